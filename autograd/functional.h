@@ -1,0 +1,124 @@
+// Every differentiable op in attnlab, in one menu.
+//
+//   #include "autograd/functional.h"
+//   using namespace attn;
+//   Var h = relu(add(matmul(x, w1, false, true), b1));   // x (B,C) w1 (H,C) b1 (H) -> (B,H)
+//   Var loss = cross_entropy(matmul(h, w2, false, true), targets);
+//   loss.backward();
+//
+// Each function is implemented in autograd/ops/<name>.cpp by a named struct (AddOp, MatmulOp,
+// SoftmaxOp, ...) whose forward() comment gives the formula and whose backward() comment gives
+// the derivative. Shapes: B batch, T time, C channels; "..." any leading axes. Every op has a
+// row in autograd/registry/ so the gradcheck sweep and the PyTorch parity suite cover it.
+#pragma once
+
+#include <vector>
+
+#include "autograd/generator.h"
+#include "autograd/tape.h"
+#include "autograd/var.h"
+
+namespace attn {
+
+// ---- elementwise arithmetic with numpy broadcasting --------------------------------------
+Var add(const Var& a, const Var& b);  // a (...), b (...) broadcastable -> broadcast shape
+Var sub(const Var& a, const Var& b);
+Var mul(const Var& a, const Var& b);
+Var div(const Var& a, const Var& b);
+Var neg(const Var& x);
+Var add_scalar(const Var& x, real s);  // x + s
+Var mul_scalar(const Var& x, real s);  // x * s
+
+// ---- elementwise functions ---------------------------------------------------------------
+Var exp(const Var& x);
+Var log(const Var& x);   // natural log; x > 0
+Var sqrt(const Var& x);  // x > 0
+Var pow(const Var& x, real p);
+Var abs(const Var& x);
+Var tanh(const Var& x);
+Var sigmoid(const Var& x);
+Var relu(const Var& x);
+enum class GeluApprox { kNone, kTanh };  // PyTorch's approximate='none' | 'tanh'
+Var gelu(const Var& x, GeluApprox approx = GeluApprox::kNone);
+Var silu(const Var& x);
+Var elu(const Var& x, real alpha = 1);
+
+// ---- reductions ---------------------------------------------------------------------------
+Var sum(const Var& x);                                  // all elements -> ()
+Var sum(const Var& x, int axis, bool keepdim = false);  // over one axis
+Var mean(const Var& x);
+Var mean(const Var& x, int axis, bool keepdim = false);
+Var max(const Var& x);  // gradient flows to the (first) argmax
+Var max(const Var& x, int axis, bool keepdim = false);
+
+// ---- linear algebra -----------------------------------------------------------------------
+// a (...,M,K) or its transpose, b (...,K,N) or (K,N) or their transposes -> (...,M,N).
+// Rank 2 to 4. When b is rank 2 and a has batch axes, b is shared by every batch entry (the
+// Linear layer case, one GEMM over all rows). Otherwise batch axes must match exactly.
+Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+
+// ---- shape ----------------------------------------------------------------------------------
+Var reshape(const Var& x, const Shape& shape);            // one extent may be -1
+Var transpose(const Var& x);                              // swap the last two axes (a copy)
+Var permute(const Var& x, const std::vector<int>& dims);  // y.shape[i] = x.shape[dims[i]]
+Var concat(const std::vector<Var>& xs, int axis);
+Var stack(const std::vector<Var>& xs, int axis);                // new axis
+Var slice(const Var& x, int axis, int64_t start, int64_t end);  // [start, end) on one axis
+
+// ---- selection ------------------------------------------------------------------------------
+// cond (...) of 0/1 values, broadcastable with a and b: y = cond ? a : b.
+Var where(const Tensor& cond, const Var& a, const Var& b);
+// mask (...) of 0/1 broadcastable to x: y = mask ? value : x (PyTorch's masked_fill).
+Var masked_fill(const Var& x, const Tensor& mask, real value);
+
+// ---- normalisation and probabilities (fused for speed; tests show each equals its
+//      composition of primitives) --------------------------------------------------------------
+Var softmax(const Var& x);      // over the last axis, max-subtracted for stability
+Var log_softmax(const Var& x);  // over the last axis
+Var layer_norm(const Var& x,
+               const Var& weight,
+               const Var& bias,
+               real eps = 1e-5);                                 // x (...,C), w,b (C)
+Var rms_norm(const Var& x, const Var& weight, real eps = 1e-6);  // x (...,C), w (C)
+
+// ---- lookup, regularisation, losses ----------------------------------------------------------
+// weight (V,C), indices (...) holding whole numbers in [0,V) -> (...,C); backward scatter-adds.
+Var embedding(const Var& weight, const Tensor& indices);
+// Inverted dropout: zero with probability p, scale survivors by 1/(1-p). Identity when
+// !training or p == 0. The mask is drawn from gen, so runs are reproducible.
+Var dropout(const Var& x, real p, Generator& gen, bool training = true);
+// Mean cross-entropy over rows. logits (N,C) or (B,T,C); targets (N) or (B,T) class ids.
+// Rows whose target is ignore_index do not count. label_smoothing as PyTorch's.
+Var cross_entropy(const Var& logits,
+                  const Tensor& targets,
+                  int64_t ignore_index = -100,
+                  real label_smoothing = 0);
+Var mse_loss(const Var& a, const Var& b);  // mean((a-b)^2)
+
+// ---- operators ------------------------------------------------------------------------------
+inline Var operator+(const Var& a, const Var& b) {
+  return add(a, b);
+}
+inline Var operator-(const Var& a, const Var& b) {
+  return sub(a, b);
+}
+inline Var operator*(const Var& a, const Var& b) {
+  return mul(a, b);
+}
+inline Var operator/(const Var& a, const Var& b) {
+  return div(a, b);
+}
+inline Var operator-(const Var& x) {
+  return neg(x);
+}
+inline Var operator+(const Var& x, real s) {
+  return add_scalar(x, s);
+}
+inline Var operator*(const Var& x, real s) {
+  return mul_scalar(x, s);
+}
+inline Var operator*(real s, const Var& x) {
+  return mul_scalar(x, s);
+}
+
+}  // namespace attn

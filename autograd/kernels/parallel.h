@@ -1,0 +1,35 @@
+// Threads: one OpenMP pool shared by our kernels and by OpenBLAS.
+//
+//   attn::set_num_threads(2);                       // both cores (or ATTN_THREADS=2)
+//   attn::kernels::parallel_for(rows, cols, [&](int64_t r) { ... one row ... });
+//
+// attnlab links the OpenMP build of OpenBLAS, so a BLAS call made outside a parallel region
+// uses the same OpenMP threads as our loops and a call made inside one runs single-threaded:
+// the two never oversubscribe the cores (see docs/performance.md for the measurements).
+#pragma once
+
+#include <cstdint>
+
+namespace attn {
+
+// Sets OpenMP's and OpenBLAS's thread counts together. n <= 0 means "all cores".
+void set_num_threads(int n);
+int num_threads();
+// Reads ATTN_THREADS (if set) and applies it; called once by the CLI and the tests.
+void init_threads_from_env();
+
+}  // namespace attn
+
+namespace attn::kernels {
+
+// Below this many scalar operations a loop runs serially: waking threads costs more.
+inline constexpr int64_t kParallelThreshold = 1 << 15;
+
+// Calls body(i) for i in [0, n); in parallel when n * work_per_item is large enough.
+template <class Body>
+void parallel_for(int64_t n, int64_t work_per_item, Body&& body) {
+#pragma omp parallel for schedule(static) if (n * work_per_item >= kParallelThreshold && n > 1)
+  for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+}  // namespace attn::kernels

@@ -1,0 +1,85 @@
+// The tape: a Wengert list of the ops executed since it was last cleared.
+//
+//   attn::Var y = attn::tanh(attn::matmul(x, w));   // each op appends one record
+//   attn::tape().print();                            // "#0 matmul (4,3) (3,2) -> (4,2)" ...
+//   y.backward(dy);                                  // replays the records in reverse
+//   { attn::NoGrad off; auto z = attn::relu(x); }    // nothing recorded inside this scope
+//
+// An op is a named struct deriving from Op; its backward() reads the output's gradient (dy())
+// and adds its contribution to each input's gradient (accumulate()). Because every record is
+// an object with a virtual backward, `break SoftmaxOp::backward` stops in exactly one frame.
+// The tape is thread-local: each thread records its own graph.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/var.h"
+
+namespace attn {
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  // Short lowercase name as in the registry and in PyTorch where one exists ("softmax").
+  virtual const char* name() const = 0;
+  // Adds d(output)/d(input_i)^T * dy into each input that requires a gradient.
+  virtual void backward() = 0;
+
+  std::vector<Var> inputs;
+  Var output;
+
+ protected:
+  const Tensor& dy() const { return output.node().grad; }
+  bool needs_grad(size_t i) const { return inputs[i].requires_grad(); }
+  void accumulate(size_t i, const Tensor& d) {
+    if (needs_grad(i)) inputs[i].node().accumulate_grad(d);
+  }
+};
+
+class Tape {
+ public:
+  void push(std::unique_ptr<Op> op) { records_.push_back(std::move(op)); }
+  // Drops every record (and with them every intermediate value no Var still holds).
+  void clear() { records_.clear(); }
+  size_t size() const { return records_.size(); }
+  const Op& record(size_t i) const { return *records_[i]; }
+  // Runs every record's backward in reverse execution order, skipping ops whose output
+  // received no gradient.
+  void run_backward();
+  // One line per record: index, op name, input shapes -> output shape.
+  std::string to_string() const;
+  void print() const;
+
+ private:
+  std::vector<std::unique_ptr<Op>> records_;
+};
+
+// This thread's tape.
+Tape& tape();
+// Callable from gdb: `call attn::print_tape()`.
+void print_tape();
+
+// Gradient recording is on unless a NoGrad scope is alive on this thread.
+bool grad_enabled();
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Finishes an op call: when recording and any input requires a gradient, wires the op's
+// inputs and output and appends it to the tape; otherwise discards the op (and what it
+// saved). Returns the output Var. Debug builds (ATTN_CHECK_FINITE) reject NaN/Inf outputs.
+Var record(std::unique_ptr<Op> op, std::vector<Var> inputs, Tensor y);
+
+// Throws attn::Error naming `op` and `what` if t holds a NaN or Inf.
+void check_finite(const Tensor& t, const char* op, const char* what);
+
+}  // namespace attn

@@ -1,0 +1,65 @@
+// The tape's contract: accumulation, NoGrad, detach, clearing, error messages.
+#include <doctest/doctest.h>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+
+namespace attn {
+
+TEST_SUITE("autograd") {
+  TEST_CASE("a value used twice receives both gradient contributions") {
+    Var x = Var::parameter(Tensor::from_vector({2}, {3, -1}));
+    Var y = sum(mul(x, x));  // d/dx sum(x^2) = 2x, arriving through both operands of mul
+    y.backward();
+    CHECK(x.grad()[0] == doctest::Approx(6));
+    CHECK(x.grad()[1] == doctest::Approx(-2));
+  }
+
+  TEST_CASE("NoGrad records nothing and detach cuts the graph") {
+    Var x = Var::parameter(Tensor::ones({2, 2}));
+    {
+      NoGrad off;
+      Var y = add(x, x);
+      CHECK_FALSE(y.requires_grad());
+      CHECK(tape().size() == 0);
+    }
+    Var d = x.detach();
+    CHECK_FALSE(d.requires_grad());
+    CHECK(d.value().shares_storage(x.value()));
+    Var y = add(x, d);
+    CHECK(tape().size() == 1);
+    tape().clear();
+    CHECK(tape().size() == 0);
+    (void)y;
+  }
+
+  TEST_CASE("backward clears the tape unless asked to retain it") {
+    Var x = Var::parameter(Tensor::ones({3}));
+    sum(x).backward({.retain_graph = true});
+    CHECK(tape().size() == 1);
+    CHECK(tape().to_string().find("sum") != std::string::npos);
+    tape().clear();
+    x.zero_grad();
+    sum(x).backward();
+    CHECK(tape().size() == 0);
+  }
+
+  TEST_CASE("backward from a non-scalar without a gradient is an error that says what to do") {
+    Var x = Var::parameter(Tensor::ones({2, 3}));
+    Var y = add(x, x);
+    CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("non-scalar of shape (2,3)"), Error);
+    CHECK_THROWS_WITH_AS(y.backward(Tensor::ones({3})), doctest::Contains("upstream gradient"),
+                         Error);
+    tape().clear();
+  }
+
+  TEST_CASE("shape errors name the op and both shapes") {
+    Var a = Var::constant(Tensor::ones({2, 3}));
+    Var b = Var::constant(Tensor::ones({4, 5}));
+    CHECK_THROWS_WITH_AS(matmul(a, b), doctest::Contains("matmul: inner dimensions differ"), Error);
+    CHECK_THROWS_WITH_AS(matmul(a, b), doctest::Contains("(2,3)"), Error);
+    CHECK_THROWS_WITH_AS(add(a, b), doctest::Contains("add: shapes (2,3) and (4,5)"), Error);
+  }
+}
+
+}  // namespace attn
