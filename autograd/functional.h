@@ -95,6 +95,31 @@ Var cross_entropy(const Var& logits,
                   real label_smoothing = 0);
 Var mse_loss(const Var& a, const Var& b);  // mean((a-b)^2)
 
+// ---- positions and attention kernels (fused; each has registry rows and a test against its
+//      composition of primitives) ----------------------------------------------------------------
+// Rotary position embedding. Pair i of a row (columns (i, i+D/2) for kRotateHalf as in GPT-NeoX
+// and HF llama, columns (2i, 2i+1) for kInterleaved as in RoFormer and Meta's llama) is rotated by
+// the angle p * base^(-2i/D), where p = start_pos + t is the row's position on the T axis.
+enum class RopeStyle { kRotateHalf, kInterleaved };
+Var rope(const Var& x,
+         int64_t start_pos,
+         RopeStyle style,
+         double base = 10000.0);  // x (...,T,D), D even -> (...,T,D)
+// softmax(q k^T * scale [+ causal mask]) v computed block by block with an online softmax: the
+// Tq x Tk score matrix never exists, forward or backward (FlashAttention-style recomputation).
+// q (...,Tq,D), k (...,Tk,D), v (...,Tk,Dv) -> (...,Tq,Dv); causal needs Tq == Tk (query t sees
+// keys 0..t). scale 0 means 1/sqrt(D).
+Var blockwise_attention(const Var& q,
+                        const Var& k,
+                        const Var& v,
+                        bool causal = false,
+                        int64_t block_size = 64,
+                        real scale = 0);
+// Causal linear attention over feature maps fq, fk > 0 (e.g. elu(x)+1) by prefix sums, O(T D M):
+// y_t = fq_t^T S_t / (fq_t . z_t + eps),  S_t = sum_{s<=t} fk_s v_s^T,  z_t = sum_{s<=t} fk_s.
+// fq (...,T,D), fk (...,T,D), v (...,T,M) -> y (...,T,M).
+Var causal_linear_attention(const Var& fq, const Var& fk, const Var& v, real eps = 1e-6);
+
 // ---- operators ------------------------------------------------------------------------------
 inline Var operator+(const Var& a, const Var& b) {
   return add(a, b);
