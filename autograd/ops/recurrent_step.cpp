@@ -1,0 +1,88 @@
+// RecurrentStepOp: the recurrent GEMM shared by the fused RNN / GRU / LSTM steps, forward and
+// backward, and the checks of their arguments.
+#include "autograd/ops/recurrent_step.h"
+
+#include <fmt/format.h>
+
+#include "autograd/error.h"
+#include "autograd/kernels/blas.h"
+
+namespace attn {
+
+Tensor RecurrentStepOp::begin_step(const char* op,
+                                   const Tensor& gx,
+                                   int64_t step,
+                                   const Tensor& state,
+                                   const Tensor& w,
+                                   const Tensor& b,
+                                   int64_t gates,
+                                   int64_t state_parts,
+                                   const std::vector<int64_t>& lengths) {
+  auto fail = [&](const std::string& why) {
+    return Error(fmt::format("{}: {} (gx {}, state {}, w_hh {}, b_hh {})", op, why,
+                             shape_str(gx.shape()), shape_str(state.shape()), shape_str(w.shape()),
+                             shape_str(b.shape())));
+  };
+  if (w.rank() != 2 || w.size(0) != gates * w.size(1))
+    throw fail(fmt::format("w_hh must be ({}*H, H)", gates));
+  hidden = w.size(1);
+  width = gates * hidden;
+  if (gx.rank() != 3 || gx.size(2) != width)
+    throw fail(fmt::format("gx must be (T, B, {})", width));
+  batch = gx.size(1);
+  const Shape want_state =
+      state_parts == 1 ? Shape{batch, hidden} : Shape{state_parts, batch, hidden};
+  if (state.shape() != want_state) throw fail("state must be " + shape_str(want_state));
+  if (b.rank() != 1 || b.size(0) != width) throw fail(fmt::format("b_hh must be ({})", width));
+  if (step < 0 || step >= gx.size(0))
+    throw fail(fmt::format("step {} is outside [0, {})", step, gx.size(0)));
+  if (!lengths.empty() && static_cast<int64_t>(lengths.size()) != batch)
+    throw fail(fmt::format("{} lengths for a batch of {}", lengths.size(), batch));
+  t = step;
+  state_prev = state;
+  w_hh = w;
+  active.assign(batch, 1);
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    if (lengths[r] < 0 || lengths[r] > gx.size(0))
+      throw fail(
+          fmt::format("length {} of row {} is outside [0, T={}]", lengths[r], r, gx.size(0)));
+    active[r] = step < lengths[r];
+  }
+
+  // a_h (B,G*H) = b_hh (every row) + h (B,H) W_hh^T (H,G*H): one GEMM, every gate, every row.
+  Tensor a_h = Tensor::empty({batch, width});
+  for (int64_t r = 0; r < batch; ++r) std::copy(b.data(), b.data() + width, a_h.data() + r * width);
+  kernels::gemm(false, true, batch, width, hidden, 1, h_prev(), hidden, w.data(), hidden, 1,
+                a_h.data(), width);
+  return a_h;
+}
+
+void RecurrentStepOp::finish_backward(const Tensor& da_x, const Tensor& da_h, real* dh_prev) {
+  if (needs_grad(0)) {  // dgx[t] += da_x
+    real* g = grad_buffer(0).data() + t * batch * width;
+    const real* d = da_x.data();
+    for (int64_t i = 0; i < batch * width; ++i) g[i] += d[i];
+  }
+  if (needs_grad(2))  // dW_hh (G*H,H) += da_h^T (G*H,B) h_prev (B,H)
+    kernels::gemm(true, false, width, hidden, batch, 1, da_h.data(), width, h_prev(), hidden, 1,
+                  grad_buffer(2).data(), hidden);
+  if (needs_grad(3)) {  // db_hh += column sums of da_h
+    real* g = grad_buffer(3).data();
+    for (int64_t r = 0; r < batch; ++r)
+      for (int64_t j = 0; j < width; ++j) g[j] += da_h.data()[r * width + j];
+  }
+  if (needs_grad(1))  // dh_prev (B,H) += da_h (B,G*H) W_hh (G*H,H)
+    kernels::gemm(false, false, batch, hidden, width, 1, da_h.data(), width, w_hh.data(), hidden, 1,
+                  dh_prev, hidden);
+}
+
+Tensor& RecurrentStepOp::grad_buffer(size_t i) {
+  Node& n = inputs[i].node();
+  if (!n.has_grad) {
+    n.grad = Tensor::zeros(n.value.shape());
+    n.has_grad = true;
+  }
+  return n.grad;
+}
+
+}  // namespace attn

@@ -1,0 +1,72 @@
+// RecurrentStepOp: what the fused RNN / GRU / LSTM step ops (recurrent_cells.h) share.
+//
+//   struct LstmCellOp final : RecurrentStepOp {
+//     Tensor forward(...) {
+//       Tensor a_h = begin_step("lstm_cell", gx, t, state, w_hh, b_hh, 4, 2, lengths);
+//       ... gate math per row, reading gx_row(gx, b) ...
+//     }
+//     void backward() override { ... da ... ; finish_backward(da_x, da_h, dh_prev); }
+//   };
+//
+// Inputs are always {gx, state, w_hh, b_hh}. The base computes the recurrent pre-activations
+//   a_h = h_prev W_hh^T + b_hh   (one GEMM for the whole batch and every gate)
+// and, in backward, turns the gradients of the pre-activations into the gradients of the inputs:
+//   dgx[t] += da_x,  dW_hh += da_h^T h_prev,  db_hh += sum_b da_h,  dh_prev += da_h W_hh.
+// Those are added in place into the inputs' gradient buffers (gx's gradient is (T,B,G*H) and
+// only row t is touched), so a step allocates nothing of sequence size.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "autograd/tape.h"
+
+namespace attn {
+
+inline real logistic(real v) {
+  return 1 / (1 + std::exp(-v));
+}
+
+// Elementwise work per batch row and hidden unit, for parallel_for's threshold.
+inline constexpr int64_t kCellCostPerUnit = 40;
+
+struct RecurrentStepOp : Op {
+  int64_t t = 0;                // the time step of gx this op reads
+  int64_t batch = 0;            // B
+  int64_t hidden = 0;           // H
+  int64_t width = 0;            // G*H: every gate's pre-activations side by side
+  std::vector<uint8_t> active;  // per batch row: 1 while t < length, 0 when frozen
+  Tensor state_prev;            // the previous state; its first B*H values are h_prev (B,H)
+  Tensor w_hh;                  // (G*H,H)
+
+  // Checks shapes, saves what backward needs and returns a_h = h W_hh^T + b_hh (B,G*H).
+  // gx (T,B,G*H), state (B,H) or (2,B,H) (h first), w_hh (G*H,H), b_hh (G*H).
+  Tensor begin_step(const char* op,
+                    const Tensor& gx,
+                    int64_t step,
+                    const Tensor& state,
+                    const Tensor& w,
+                    const Tensor& b,
+                    int64_t gates,
+                    int64_t state_parts,  // 1: state (B,H); 2: state (2,B,H) = [h; c]
+                    const std::vector<int64_t>& lengths);
+
+  // Row b of gx[t]: the G*H input pre-activations of one batch row.
+  const real* gx_row(const Tensor& gx, int64_t b) const {
+    return gx.data() + (t * batch + b) * width;
+  }
+
+  // da_x (B,G*H) goes to gx[t]; da_h (B,G*H) through the GEMM to w_hh, b_hh and dh_prev.
+  // dh_prev points at B*H values already holding any direct (non-GEMM) contribution; the GEMM
+  // adds to them. Row b of da_x and da_h must be 0 when the row is frozen.
+  void finish_backward(const Tensor& da_x, const Tensor& da_h, real* dh_prev);
+
+  const real* h_prev() const { return state_prev.data(); }
+  bool is_active(int64_t b) const { return active[b] != 0; }
+
+  // The gradient of input i, created as zeros on first use, for adding into in place.
+  Tensor& grad_buffer(size_t i);
+};
+
+}  // namespace attn
