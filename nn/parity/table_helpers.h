@@ -1,0 +1,28 @@
+// Small helpers shared by the layer-table files (nn/parity/*_layers.cpp).
+//
+//   TensorMap in{{"x", Tensor::randn({2, 3, 8}, gen)}, {"ids", random_ids({2, 3}, 10, gen)}};
+//   in["src_key_padding_mask"] = padding_mask({3, 2}, 4);   // batch 0 keeps 3 of 4 keys
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "autograd/generator.h"
+#include "autograd/tensor.h"
+#include "nn/parity/parity_layers.h"
+
+namespace attn::nn {
+
+// Whole numbers drawn uniformly from [0, n), as a float tensor of the given shape.
+Tensor random_ids(const Shape& shape, int64_t n, Generator& gen);
+// (B, T) key padding mask, 1 = padding: row b keeps its first lengths[b] positions.
+Tensor padding_mask(const std::vector<int64_t>& lengths, int64_t t);
+// (T, T) causal mask, 1 = not allowed (j > i): PyTorch's boolean attn_mask convention.
+Tensor causal_mask(int64_t t);
+
+// The families of the nn-core table (core_parity_layers() concatenates them).
+std::vector<ParityLayerSpec> basic_parity_layers();        // basic_layers.cpp
+std::vector<ParityLayerSpec> attention_parity_layers();    // attention_layers.cpp
+std::vector<ParityLayerSpec> transformer_parity_layers();  // transformer_layers.cpp
+
+}  // namespace attn::nn
