@@ -8,26 +8,37 @@
 #include <cstring>
 
 #include "autograd/error.h"
+#include "autograd/kernels/buffer_pool.h"
 
 namespace attn {
 
+namespace {
+int64_t storage_bytes(int64_t size) {
+  return std::max<int64_t>(size, 1) * static_cast<int64_t>(sizeof(real));
+}
+
+// The Storage object and its shared_ptr control block come from the pool too (one small
+// block instead of a malloc per tensor).
+std::shared_ptr<Storage> make_storage(int64_t size) {
+  return std::allocate_shared<Storage>(kernels::PoolAllocator<Storage>{}, size);
+}
+}  // namespace
+
+// Buffers come from a per-thread pool (kernels/buffer_pool.h): 64-byte aligned (cache lines,
+// AVX loads), and reused step after step instead of going back to malloc.
 Storage::Storage(int64_t size) : size_(size) {
-  // 64-byte alignment suits AVX-512 loads and cache lines; aligned_alloc needs a multiple.
-  const size_t bytes = ((std::max<int64_t>(size, 1) * sizeof(real) + 63) / 64) * 64;
-  data_ = static_cast<real*>(std::aligned_alloc(64, bytes));
-  if (!data_) throw Error(fmt::format("Tensor: out of memory allocating {} bytes", bytes));
+  data_ = static_cast<real*>(kernels::pool_allocate(storage_bytes(size)));
+  if (!data_)
+    throw Error(fmt::format("Tensor: out of memory allocating {} bytes", storage_bytes(size)));
 }
 
 Storage::~Storage() {
-  std::free(data_);
+  kernels::pool_release(data_, storage_bytes(size_));
 }
 
 Tensor::Tensor() : Tensor(Shape{}) {}
 
-Tensor::Tensor(const Shape& shape) : shape_(shape) {
-  check_shape(shape, "Tensor");
-  numel_ = attn::numel(shape);
-  storage_ = std::make_shared<Storage>(numel_);
+Tensor::Tensor(const Shape& shape) : Tensor(Uninitialised{}, shape, "Tensor") {
   std::memset(storage_->data(), 0, sizeof(real) * numel_);
 }
 
@@ -49,13 +60,14 @@ Tensor Tensor::scalar(real value) {
   return full({}, value);
 }
 
+Tensor::Tensor(Uninitialised, const Shape& shape, const char* op) : shape_(shape) {
+  check_shape(shape, op);
+  numel_ = attn::numel(shape);
+  storage_ = make_storage(numel_);
+}
+
 Tensor Tensor::empty(const Shape& shape) {
-  check_shape(shape, "Tensor::empty");
-  Tensor t;
-  t.shape_ = shape;
-  t.numel_ = attn::numel(shape);
-  t.storage_ = std::make_shared<Storage>(t.numel_);
-  return t;
+  return Tensor(Uninitialised{}, shape, "Tensor::empty");
 }
 
 Tensor Tensor::arange(int64_t n) {

@@ -91,6 +91,10 @@ class Tensor {
   std::string str(int precision = 4) const;
 
  private:
+  struct Uninitialised {};
+  // Allocates without initialising (empty() and the zeros constructor); `op` names errors.
+  Tensor(Uninitialised, const Shape& shape, const char* op);
+
   std::shared_ptr<Storage> storage_;
   Shape shape_;
   int64_t numel_ = 1;

@@ -26,9 +26,15 @@ namespace attn::kernels {
 inline constexpr int64_t kParallelThreshold = 1 << 15;
 
 // Calls body(i) for i in [0, n); in parallel when n * work_per_item is large enough.
+// Small loops never touch OpenMP: even a one-thread `omp parallel if(false)` region costs
+// about a microsecond, more than a whole small op should.
 template <class Body>
 void parallel_for(int64_t n, int64_t work_per_item, Body&& body) {
-#pragma omp parallel for schedule(static) if (n * work_per_item >= kParallelThreshold && n > 1)
+  if (n * work_per_item < kParallelThreshold || n < 2) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) body(i);
 }
 

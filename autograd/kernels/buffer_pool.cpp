@@ -1,0 +1,172 @@
+#include "autograd/kernels/buffer_pool.h"
+
+#include <atomic>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace attn::kernels {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+constexpr int kClasses = 4 * 64;
+
+// Size classes: multiples of 64 up to 256 bytes, then four per power of two (5/4, 6/4, 7/4, 8/4
+// of the power below), so a rounded size is at most 25% larger than the request.
+struct SizeClass {
+  int index;
+  int64_t bytes;
+};
+
+SizeClass size_class(int64_t bytes) {
+  if (bytes <= 4 * kAlign) {
+    const int64_t m = std::max<int64_t>(1, (bytes + kAlign - 1) / kAlign);  // 1..4
+    return {static_cast<int>(m - 1), m * kAlign};
+  }
+  const int k = std::bit_width(static_cast<uint64_t>(bytes - 1)) - 1;  // 2^k < bytes <= 2^(k+1)
+  const int64_t step = int64_t{1} << (k - 2);
+  const int64_t m = (bytes + step - 1) / step;  // 5..8
+  return {4 * (k - 7) + static_cast<int>(m - 5) + 4, m * step};
+}
+
+bool compute_enabled() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#else
+  const char* env = std::getenv("ATTN_NO_POOL");
+  return !(env && *env && std::strcmp(env, "0") != 0);
+#endif
+}
+
+const bool g_enabled = compute_enabled();
+std::atomic<int64_t> g_live{0};
+std::atomic<int64_t> g_peak{0};
+
+void* system_allocate(int64_t bytes) {
+  return std::aligned_alloc(kAlign, static_cast<size_t>(bytes));
+}
+
+struct ThreadCache {
+  std::vector<void*> free_lists[kClasses];
+  int64_t cached = 0, hits = 0, misses = 0;
+
+  void trim() {
+    for (auto& list : free_lists) {
+      for (void* p : list) std::free(p);
+      list.clear();
+    }
+    cached = 0;
+  }
+  ~ThreadCache();
+};
+
+// The cache lives as long as its thread. A buffer freed after the cache is gone (a static
+// tensor destroyed at exit) goes straight to free(): t_cache is a plain pointer, so reading it
+// during exit is safe, and the destructor resets it.
+thread_local ThreadCache* t_cache = nullptr;
+thread_local bool t_cache_dead = false;
+
+ThreadCache::~ThreadCache() {
+  trim();
+  t_cache = nullptr;
+  t_cache_dead = true;
+}
+
+ThreadCache* cache() {
+  if (!t_cache && !t_cache_dead) {
+    thread_local ThreadCache instance;
+    t_cache = &instance;
+  }
+  return t_cache;
+}
+
+void count_live(int64_t delta) {
+  const int64_t now = g_live.fetch_add(delta, std::memory_order_relaxed) + delta;
+  int64_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+bool pool_enabled_impl() {
+  return g_enabled;
+}
+
+// Both directions take `counted`: tensor data counts towards live/peak bytes, objects do not.
+void* allocate(int64_t bytes, bool counted) {
+  const SizeClass c = size_class(bytes);
+  if (counted) count_live(c.bytes);
+  ThreadCache* tc = g_enabled && c.bytes <= kPoolMaxBuffer ? cache() : nullptr;
+  if (tc) {
+    auto& list = tc->free_lists[c.index];
+    if (!list.empty()) {
+      void* p = list.back();
+      list.pop_back();
+      tc->cached -= c.bytes;
+      ++tc->hits;
+      return p;
+    }
+    ++tc->misses;
+  }
+  void* p = system_allocate(c.bytes);
+  if (!p && counted) count_live(-c.bytes);  // the caller reports the failure
+  return p;
+}
+
+void release(void* p, int64_t bytes, bool counted) {
+  if (!p) return;
+  const SizeClass c = size_class(bytes);
+  if (counted) count_live(-c.bytes);
+  ThreadCache* tc = g_enabled && c.bytes <= kPoolMaxBuffer ? cache() : nullptr;
+  if (tc && tc->cached + c.bytes <= kPoolMaxCached) {
+    tc->free_lists[c.index].push_back(p);
+    tc->cached += c.bytes;
+    return;
+  }
+  std::free(p);
+}
+
+}  // namespace
+
+void* pool_allocate(int64_t bytes) {
+  return allocate(bytes, true);
+}
+void pool_release(void* p, int64_t bytes) {
+  release(p, bytes, true);
+}
+void* pool_allocate_object(int64_t bytes) {
+  void* p = allocate(bytes, false);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void pool_release_object(void* p, int64_t bytes) {
+  release(p, bytes, false);
+}
+
+bool pool_enabled() {
+  return pool_enabled_impl();
+}
+
+PoolStats pool_stats() {
+  PoolStats s;
+  s.live_bytes = g_live.load(std::memory_order_relaxed);
+  s.peak_live_bytes = g_peak.load(std::memory_order_relaxed);
+  if (const ThreadCache* tc = g_enabled ? cache() : nullptr) {
+    s.cached_bytes = tc->cached;
+    s.hits = tc->hits;
+    s.misses = tc->misses;
+  }
+  return s;
+}
+
+void reset_pool_peak() {
+  g_peak.store(g_live.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+void pool_trim() {
+  if (ThreadCache* tc = g_enabled ? cache() : nullptr) tc->trim();
+}
+
+}  // namespace attn::kernels

@@ -1,0 +1,274 @@
+// Micro-benchmarks of the autograd core (Google Benchmark). Not tests: nothing here asserts a time.
+//
+//   attn_microbench                                  # all, threads from ATTN_THREADS (default all)
+//   ATTN_THREADS=1 attn_microbench --benchmark_filter='sgemm|matmul'
+//
+// - matmul through the tape (forward, forward+backward) against raw cblas_sgemm doing the same
+//   FLOPs with the same threads: the gap is what the tape costs on top of BLAS.
+// - softmax / layer_norm forward and forward+backward in GB/s (bytes each kernel must touch).
+// - tape overhead: a chain of ops on 1-element tensors, so the arithmetic is free and the time
+//   is all bookkeeping (allocating the Op, the output Node and Storage, recording, replaying).
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <string>
+#include <vector>
+
+#include "autograd/functional.h"
+#include "autograd/kernels/parallel.h"
+
+namespace {
+
+using namespace attn;
+
+Tensor random_tensor(const Shape& shape, uint64_t seed) {
+  Generator gen(seed);
+  return Tensor::randn(shape, gen);
+}
+
+void set_flops(benchmark::State& state, double flops_per_iter) {
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void set_bytes(benchmark::State& state, double bytes_per_iter) {
+  state.counters["GB/s"] =
+      benchmark::Counter(bytes_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Nanoseconds per op: kInvert turns "ops per second" into "seconds per op", scaled by 1e9.
+void set_ns_per_op(benchmark::State& state, int ops_per_iter) {
+  state.counters["ns/op"] =
+      benchmark::Counter(ops_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
+                                                  benchmark::Counter::kInvert);
+}
+
+// ---- matmul ------------------------------------------------------------------------------------
+
+// C (n,n) = A B: the reference the tape is measured against.
+void BM_sgemm_raw(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = random_tensor({n, n}, 1), b = random_tensor({n, n}, 2), c = Tensor::empty({n, n});
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0,
+                c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  set_flops(state, 2.0 * n * n * n);
+}
+
+// The three GEMMs of a forward+backward (C = A B, dA = dC B^T, dB = A^T dC), raw.
+void BM_sgemm_raw_x3(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = random_tensor({n, n}, 1), b = random_tensor({n, n}, 2), g = random_tensor({n, n}, 3);
+  Tensor c = Tensor::empty({n, n}), da = Tensor::empty({n, n}), db = Tensor::empty({n, n});
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0,
+                c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1, g.data(), n, b.data(), n, 0,
+                da.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, n, n, 1, a.data(), n, g.data(), n, 0,
+                db.data(), n);
+    benchmark::DoNotOptimize(db.data());
+  }
+  set_flops(state, 3 * 2.0 * n * n * n);
+}
+
+void BM_matmul_tape_fwd(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Var a = Var::parameter(random_tensor({n, n}, 1)), b = Var::parameter(random_tensor({n, n}, 2));
+  for (auto _ : state) {
+    Var y = matmul(a, b);  // recorded: the op, its saved inputs and output Node
+    benchmark::DoNotOptimize(y.value().data());
+    tape().clear();
+  }
+  set_flops(state, 2.0 * n * n * n);
+}
+
+void BM_matmul_tape_fwd_bwd(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Var a = Var::parameter(random_tensor({n, n}, 1)), b = Var::parameter(random_tensor({n, n}, 2));
+  const Tensor g = random_tensor({n, n}, 3);
+  for (auto _ : state) {
+    a.zero_grad();
+    b.zero_grad();
+    matmul(a, b).backward(g);  // includes copying g into the output's gradient
+    benchmark::DoNotOptimize(b.grad().data());
+  }
+  set_flops(state, 3 * 2.0 * n * n * n);
+}
+
+#define ATTN_MATMUL_SIZES \
+  ->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime()
+BENCHMARK(BM_sgemm_raw) ATTN_MATMUL_SIZES;
+BENCHMARK(BM_matmul_tape_fwd) ATTN_MATMUL_SIZES;
+BENCHMARK(BM_sgemm_raw_x3) ATTN_MATMUL_SIZES;
+BENCHMARK(BM_matmul_tape_fwd_bwd) ATTN_MATMUL_SIZES;
+
+// ---- softmax and layer norm
+// ---------------------------------------------------------------------- Bytes: forward reads x and
+// writes y (2 n floats); backward reads y and dy and writes dx (3 n).
+
+void BM_softmax_fwd(benchmark::State& state) {
+  const int64_t rows = state.range(0), c = state.range(1);
+  Var x = Var::parameter(random_tensor({rows, c}, 1));
+  for (auto _ : state) {
+    Var y = softmax(x);
+    benchmark::DoNotOptimize(y.value().data());
+    tape().clear();
+  }
+  set_bytes(state, 2.0 * rows * c * sizeof(real));
+}
+
+void BM_softmax_fwd_bwd(benchmark::State& state) {
+  const int64_t rows = state.range(0), c = state.range(1);
+  Var x = Var::parameter(random_tensor({rows, c}, 1));
+  const Tensor g = random_tensor({rows, c}, 2);
+  for (auto _ : state) {
+    x.zero_grad();
+    softmax(x).backward(g);
+    benchmark::DoNotOptimize(x.grad().data());
+  }
+  set_bytes(state, 5.0 * rows * c * sizeof(real));
+}
+
+void BM_layer_norm_fwd(benchmark::State& state) {
+  const int64_t rows = state.range(0), c = state.range(1);
+  Var x = Var::parameter(random_tensor({rows, c}, 1));
+  Var w = Var::parameter(Tensor::ones({c})), b = Var::parameter(Tensor::zeros({c}));
+  for (auto _ : state) {
+    Var y = layer_norm(x, w, b);
+    benchmark::DoNotOptimize(y.value().data());
+    tape().clear();
+  }
+  set_bytes(state, 2.0 * rows * c * sizeof(real));
+}
+
+void BM_layer_norm_fwd_bwd(benchmark::State& state) {
+  const int64_t rows = state.range(0), c = state.range(1);
+  Var x = Var::parameter(random_tensor({rows, c}, 1));
+  Var w = Var::parameter(Tensor::ones({c})), b = Var::parameter(Tensor::zeros({c}));
+  const Tensor g = random_tensor({rows, c}, 2);
+  for (auto _ : state) {
+    x.zero_grad();
+    w.zero_grad();
+    b.zero_grad();
+    layer_norm(x, w, b).backward(g);
+    benchmark::DoNotOptimize(x.grad().data());
+  }
+  // backward reads x (or the normalised x), dy, and writes dx: counted like softmax's.
+  set_bytes(state, 5.0 * rows * c * sizeof(real));
+}
+
+// (rows, C): attention scores of 8 heads x T=128 rows of 128; a (B*T, d_model) activation.
+#define ATTN_ROW_SHAPES               \
+  ->Args({64 * 8 * 32, 32})           \
+      ->Args({8 * 128, 128})          \
+      ->Args({4096, 512})             \
+      ->Args({256, 4096})             \
+      ->Unit(benchmark::kMicrosecond) \
+      ->UseRealTime()
+BENCHMARK(BM_softmax_fwd) ATTN_ROW_SHAPES;
+BENCHMARK(BM_softmax_fwd_bwd) ATTN_ROW_SHAPES;
+BENCHMARK(BM_layer_norm_fwd) ATTN_ROW_SHAPES;
+BENCHMARK(BM_layer_norm_fwd_bwd) ATTN_ROW_SHAPES;
+
+// ---- tape overhead
+// ------------------------------------------------------------------------------- A chain of kOps
+// dependent ops on 1-element tensors: the arithmetic costs nothing, so the time per op is the
+// tape's bookkeeping. Reported as ns per op (forward, or forward + backward).
+constexpr int kOps = 100;
+
+// One forward+backward of the chain; also run alone by `attn_microbench --count-tape N` so
+// callgrind can count instructions per op (repeatable where wall time on a shared machine is not).
+void tape_chain_step(const Var& x, const Var& w) {
+  Var h = x;
+  for (int i = 0; i < kOps; ++i) h = (i % 2) ? mul(h, w) : add(h, w);
+  h.backward();
+}
+
+void BM_tape_overhead_fwd(benchmark::State& state) {
+  Var x = Var::parameter(Tensor::scalar(0.5f)), w = Var::parameter(Tensor::scalar(0.999f));
+  for (auto _ : state) {
+    Var h = x;
+    for (int i = 0; i < kOps; ++i) h = (i % 2) ? mul(h, w) : add(h, w);
+    benchmark::DoNotOptimize(h.value().data());
+    tape().clear();
+  }
+  set_ns_per_op(state, kOps);
+}
+
+void BM_tape_overhead_fwd_bwd(benchmark::State& state) {
+  Var x = Var::parameter(Tensor::scalar(0.5f)), w = Var::parameter(Tensor::scalar(0.999f));
+  for (auto _ : state) {
+    x.zero_grad();
+    w.zero_grad();
+    tape_chain_step(x, w);
+    benchmark::DoNotOptimize(w.grad().data());
+  }
+  set_ns_per_op(state, kOps);
+}
+
+// The same chain under NoGrad: what an op costs when nothing is recorded.
+void BM_tape_overhead_nograd(benchmark::State& state) {
+  Var x = Var::parameter(Tensor::scalar(0.5f)), w = Var::parameter(Tensor::scalar(0.999f));
+  NoGrad off;
+  for (auto _ : state) {
+    Var h = x;
+    for (int i = 0; i < kOps; ++i) h = (i % 2) ? mul(h, w) : add(h, w);
+    benchmark::DoNotOptimize(h.value().data());
+  }
+  set_ns_per_op(state, kOps);
+}
+
+BENCHMARK(BM_tape_overhead_fwd)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_tape_overhead_fwd_bwd)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_tape_overhead_nograd)->Unit(benchmark::kMicrosecond);
+
+// ---- mixed BLAS + OpenMP: one attention head, forward + backward
+// ----------------------------------- s = q k^T / sqrt(d), p = softmax(s), o = p v: GEMMs and an
+// OpenMP softmax alternate, which is where two thread pools (OpenBLAS pthreads and OpenMP) fight
+// over the cores.
+void BM_attention_head_fwd_bwd(benchmark::State& state) {
+  const int64_t t = state.range(0), d = 64;
+  Var q = Var::parameter(random_tensor({t, d}, 1)), k = Var::parameter(random_tensor({t, d}, 2));
+  Var v = Var::parameter(random_tensor({t, d}, 3));
+  const Tensor g = random_tensor({t, d}, 4);
+  for (auto _ : state) {
+    for (Var* p : {&q, &k, &v}) p->zero_grad();
+    Var o = matmul(softmax(mul_scalar(matmul(q, k, false, true), 0.125f)), v);
+    o.backward(g);
+    benchmark::DoNotOptimize(q.grad().data());
+  }
+  set_flops(state, 3 * 2 * 2.0 * t * t * d);  // two (t,t,d) GEMMs, three times (fwd + 2 bwd)
+}
+BENCHMARK(BM_attention_head_fwd_bwd)
+    ->Arg(128)
+    ->Arg(512)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// `--count-tape N`: N chain steps and nothing else. Instructions per op =
+// (Ir(N2) - Ir(N1)) / ((N2 - N1) * 100) from `valgrind --tool=callgrind`.
+int count_tape(int steps) {
+  Var x = Var::parameter(Tensor::scalar(0.5f)), w = Var::parameter(Tensor::scalar(0.999f));
+  for (int s = 0; s < steps; ++s) {
+    x.zero_grad();
+    w.zero_grad();
+    tape_chain_step(x, w);
+  }
+  return w.grad().item() > 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  attn::init_threads_from_env();
+  if (argc == 3 && std::string(argv[1]) == "--count-tape") return count_tape(std::stoi(argv[2]));
+  benchmark::AddCustomContext("attn_threads", std::to_string(attn::num_threads()));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
