@@ -1,0 +1,4 @@
+# tools/: small programs the test scripts drive (not part of any library).
+#   attn_optim_dump  optimizer steps for tests/parity/check_optim.py
+add_executable(attn_optim_dump ${CMAKE_SOURCE_DIR}/tools/optim_dump.cpp)
+target_link_libraries(attn_optim_dump PRIVATE attn_train attn_nn attn_data attn_autograd)
