@@ -1,0 +1,192 @@
+// BlockwiseAttentionOp: softmax(q k^T * scale) v without ever holding the Tq x Tk score matrix.
+//
+// The scores are produced one (block x block) tile at a time. Forward keeps, per query row, the
+// running max m and the running sum l of exp(s - m) (the "online softmax"): when a new tile
+// raises the max to m', what was accumulated so far is rescaled by exp(m - m'). Only the output
+// o and one number per row, the log-sum-exp L = m + log l, are saved. Backward recomputes each
+// tile's probabilities exactly as P = exp(s - L) and never needs the softmax normaliser again.
+// Extra memory: O(Tq) for L and the row dots D, plus O(block^2) scratch per thread.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+#include "autograd/kernels/blas.h"
+#include "autograd/kernels/parallel.h"
+
+namespace attn {
+
+namespace {
+constexpr real kNegInf = -std::numeric_limits<real>::infinity();
+}  // namespace
+
+struct BlockwiseAttentionOp final : Op {
+  Tensor q, k, v;  // the inputs (shared storage, no copy)
+  Tensor o;        // the output, shared with the result Var
+  Tensor lse;      // (batch, Tq): L_i = log sum_j exp(s_ij), the only other thing saved
+  int64_t batch = 1, tq = 0, tk = 0, d = 0, dv = 0, block = 64;
+  bool causal = false;
+  real scale = 1;
+
+  // One tile of scores s = scale * Q[qb:qb+br] K[kb:kb+bc]^T into s (br,bc); causally hidden
+  // entries (key after query) become -inf.
+  void score_tile(const real* qp,
+                  const real* kp,
+                  int64_t qb,
+                  int64_t br,
+                  int64_t kb,
+                  int64_t bc,
+                  real* s) const {
+    kernels::gemm(false, true, br, bc, d, scale, qp + qb * d, d, kp + kb * d, d, 0, s, bc);
+    if (!causal || kb + bc - 1 <= qb) return;  // tile entirely at or below the diagonal
+    for (int64_t r = 0; r < br; ++r)
+      for (int64_t c = std::max<int64_t>(0, qb + r - kb + 1); c < bc; ++c) s[r * bc + c] = kNegInf;
+  }
+  // Keys a query block can see: all of them, or (causal) those up to its last row.
+  int64_t key_end(int64_t qb, int64_t br) const { return causal ? std::min(tk, qb + br) : tk; }
+
+  // q (...,Tq,D), k (...,Tk,D), v (...,Tk,Dv) -> o (...,Tq,Dv)
+  //   o_i = sum_j p_ij v_j,  p_ij = exp(s_ij - L_i),  s_ij = scale q_i.k_j (-inf if causal j > i)
+  // computed per query block as: for each key tile, m' = max(m, rowmax s);
+  //   l = l exp(m - m') + sum_j exp(s_j - m');  acc = acc exp(m - m') + exp(s - m') V_tile;
+  // finally o = acc / l and L = m + log l.
+  Tensor forward(const Tensor& q_in,
+                 const Tensor& k_in,
+                 const Tensor& v_in,
+                 bool is_causal,
+                 int64_t block_size,
+                 real scale_in) {
+    q = q_in, k = k_in, v = v_in, causal = is_causal, block = block_size;
+    check_shapes();
+    scale = scale_in != 0 ? scale_in : static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
+    Shape out_shape = q.shape();
+    out_shape.back() = dv;
+    o = Tensor::zeros(out_shape);
+    lse = Tensor::empty({batch, tq});
+    const int64_t nqb = (tq + block - 1) / block;
+    // Query blocks are independent: parallel over (batch entry, query block).
+    kernels::parallel_for(batch * nqb, block * tk * (d + dv), [&](int64_t job) {
+      const int64_t bi = job / nqb, qb = (job % nqb) * block, br = std::min(block, tq - qb);
+      const real* qp = q.data() + bi * tq * d;
+      const real* kp = k.data() + bi * tk * d;
+      const real* vp = v.data() + bi * tk * dv;
+      real* acc = o.data() + (bi * tq + qb) * dv;
+      std::vector<real> s(static_cast<size_t>(br * block)), m(br, kNegInf), l(br, 0);
+      const int64_t kend = key_end(qb, br);
+      for (int64_t kb = 0; kb < kend; kb += block) {
+        const int64_t bc = std::min(block, kend - kb);
+        score_tile(qp, kp, qb, br, kb, bc, s.data());
+        for (int64_t r = 0; r < br; ++r) {
+          real* sr = s.data() + r * bc;
+          const real m_new = std::max(m[r], *std::max_element(sr, sr + bc));
+          if (m_new == kNegInf) continue;  // nothing visible yet in this row
+          const real alpha = std::exp(m[r] - m_new);
+          real row_sum = 0;
+          for (int64_t c = 0; c < bc; ++c) row_sum += (sr[c] = std::exp(sr[c] - m_new));
+          l[r] = l[r] * alpha + row_sum;
+          m[r] = m_new;
+          if (alpha != 1)
+            for (int64_t j = 0; j < dv; ++j) acc[r * dv + j] *= alpha;
+        }
+        kernels::gemm(false, false, br, dv, bc, 1, s.data(), bc, vp + kb * dv, dv, 1, acc, dv);
+      }
+      for (int64_t r = 0; r < br; ++r) {
+        const real inv = 1 / l[r];
+        for (int64_t j = 0; j < dv; ++j) acc[r * dv + j] *= inv;
+        lse[bi * tq + qb + r] = m[r] + std::log(l[r]);
+      }
+    });
+    return o;
+  }
+
+  // With P the probabilities, D_i = sum_j p_ij (dO_i . v_j) = dO_i . o_i (one dot per row):
+  //   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - D),  dQ = scale dS K,  dK = scale dS^T Q,
+  // all tile by tile; P is recomputed from L, so no Tq x Tk matrix exists here either.
+  void backward() override {
+    const Tensor& g = dy();
+    Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
+           dvv = Tensor::zeros(v.shape());
+    kernels::parallel_for(batch, tq * tk * (2 * d + 2 * dv), [&](int64_t bi) {
+      const real* qp = q.data() + bi * tq * d;
+      const real* kp = k.data() + bi * tk * d;
+      const real* vp = v.data() + bi * tk * dv;
+      const real* op = o.data() + bi * tq * dv;
+      const real* gp = g.data() + bi * tq * dv;
+      const real* lp = lse.data() + bi * tq;
+      real* dqp = dq.data() + bi * tq * d;
+      real* dkp = dk.data() + bi * tk * d;
+      real* dvp = dvv.data() + bi * tk * dv;
+      std::vector<real> row_dot(static_cast<size_t>(tq));
+      for (int64_t i = 0; i < tq; ++i) {
+        real acc = 0;
+        for (int64_t j = 0; j < dv; ++j) acc += gp[i * dv + j] * op[i * dv + j];
+        row_dot[i] = acc;
+      }
+      std::vector<real> p(static_cast<size_t>(block * block)), dp(p.size());
+      for (int64_t kb = 0; kb < tk; kb += block) {
+        const int64_t bc = std::min(block, tk - kb);
+        // Causal: query blocks that end before this key block see none of it; query blocks
+        // start at multiples of the block size like key blocks, so the first to see it is kb.
+        for (int64_t qb = causal ? kb : 0; qb < tq; qb += block) {
+          const int64_t br = std::min(block, tq - qb);
+          score_tile(qp, kp, qb, br, kb, bc, p.data());
+          for (int64_t r = 0; r < br; ++r)
+            for (int64_t c = 0; c < bc; ++c)
+              p[r * bc + c] = std::exp(p[r * bc + c] - lp[qb + r]);  // -inf -> 0
+          // dV_tile += P^T dO_rows;  dP = dO_rows V_tile^T
+          kernels::gemm(true, false, bc, dv, br, 1, p.data(), bc, gp + qb * dv, dv, 1,
+                        dvp + kb * dv, dv);
+          kernels::gemm(false, true, br, bc, dv, 1, gp + qb * dv, dv, vp + kb * dv, dv, 0,
+                        dp.data(), bc);
+          for (int64_t r = 0; r < br; ++r)
+            for (int64_t c = 0; c < bc; ++c)
+              dp[r * bc + c] = p[r * bc + c] * (dp[r * bc + c] - row_dot[qb + r]);  // dS
+          // dQ_rows += scale dS K_tile;  dK_tile += scale dS^T Q_rows
+          kernels::gemm(false, false, br, d, bc, scale, dp.data(), bc, kp + kb * d, d, 1,
+                        dqp + qb * d, d);
+          kernels::gemm(true, false, bc, d, br, scale, dp.data(), bc, qp + qb * d, d, 1,
+                        dkp + kb * d, d);
+        }
+      }
+    });
+    accumulate(0, dq);
+    accumulate(1, dk);
+    accumulate(2, dvv);
+  }
+
+  const char* name() const override { return "blockwise_attention"; }
+
+ private:
+  void check_shapes() {
+    const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
+    auto fail = [&](const std::string& why) {
+      return Error(fmt::format("blockwise_attention: {}: q {}, k {}, v {}", why, shape_str(qs),
+                               shape_str(ks), shape_str(vs)));
+    };
+    if (qs.size() < 2 || qs.size() != ks.size() || qs.size() != vs.size())
+      throw fail("q, k, v need the same rank >= 2");
+    if (!std::equal(qs.begin(), qs.end() - 2, ks.begin()) ||
+        !std::equal(qs.begin(), qs.end() - 2, vs.begin()))
+      throw fail("leading (batch/head) axes must match");
+    tq = qs[qs.size() - 2], d = qs.back(), tk = ks[ks.size() - 2], dv = vs.back();
+    if (ks.back() != d) throw fail("q and k need the same last axis");
+    if (vs[vs.size() - 2] != tk) throw fail("k and v need the same number of positions");
+    if (tq == 0 || tk == 0 || d == 0) throw fail("empty attention");
+    if (causal && tq != tk) throw fail("causal needs as many queries as keys");
+    if (block <= 0) throw fail(fmt::format("block_size must be positive, got {}", block));
+    batch = q.numel() / (tq * d);
+  }
+};
+
+Var blockwise_attention(
+    const Var& q, const Var& k, const Var& v, bool causal, int64_t block_size, real scale) {
+  auto op = std::make_unique<BlockwiseAttentionOp>();
+  Tensor y = op->forward(q.value(), k.value(), v.value(), causal, block_size, scale);
+  return record(std::move(op), {q, k, v}, std::move(y));
+}
+
+}  // namespace attn
