@@ -12,6 +12,7 @@
 #include <cblas.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/functional.h"
@@ -98,13 +99,6 @@ void BM_matmul_tape_fwd_bwd(benchmark::State& state) {
   set_flops(state, 3 * 2.0 * n * n * n);
 }
 
-#define ATTN_MATMUL_SIZES \
-  ->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime()
-BENCHMARK(BM_sgemm_raw) ATTN_MATMUL_SIZES;
-BENCHMARK(BM_matmul_tape_fwd) ATTN_MATMUL_SIZES;
-BENCHMARK(BM_sgemm_raw_x3) ATTN_MATMUL_SIZES;
-BENCHMARK(BM_matmul_tape_fwd_bwd) ATTN_MATMUL_SIZES;
-
 // ---- softmax and layer norm
 // ---------------------------------------------------------------------- Bytes: forward reads x and
 // writes y (2 n floats); backward reads y and dy and writes dx (3 n).
@@ -161,17 +155,6 @@ void BM_layer_norm_fwd_bwd(benchmark::State& state) {
 }
 
 // (rows, C): attention scores of 8 heads x T=128 rows of 128; a (B*T, d_model) activation.
-#define ATTN_ROW_SHAPES               \
-  ->Args({64 * 8 * 32, 32})           \
-      ->Args({8 * 128, 128})          \
-      ->Args({4096, 512})             \
-      ->Args({256, 4096})             \
-      ->Unit(benchmark::kMicrosecond) \
-      ->UseRealTime()
-BENCHMARK(BM_softmax_fwd) ATTN_ROW_SHAPES;
-BENCHMARK(BM_softmax_fwd_bwd) ATTN_ROW_SHAPES;
-BENCHMARK(BM_layer_norm_fwd) ATTN_ROW_SHAPES;
-BENCHMARK(BM_layer_norm_fwd_bwd) ATTN_ROW_SHAPES;
 
 // ---- tape overhead
 // ------------------------------------------------------------------------------- A chain of kOps
@@ -221,10 +204,6 @@ void BM_tape_overhead_nograd(benchmark::State& state) {
   set_ns_per_op(state, kOps);
 }
 
-BENCHMARK(BM_tape_overhead_fwd)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_tape_overhead_fwd_bwd)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_tape_overhead_nograd)->Unit(benchmark::kMicrosecond);
-
 // ---- mixed BLAS + OpenMP: one attention head, forward + backward
 // ----------------------------------- s = q k^T / sqrt(d), p = softmax(s), o = p v: GEMMs and an
 // OpenMP softmax alternate, which is where two thread pools (OpenBLAS pthreads and OpenMP) fight
@@ -242,11 +221,44 @@ void BM_attention_head_fwd_bwd(benchmark::State& state) {
   }
   set_flops(state, 3 * 2 * 2.0 * t * t * d);  // two (t,t,d) GEMMs, three times (fwd + 2 bwd)
 }
-BENCHMARK(BM_attention_head_fwd_bwd)
-    ->Arg(128)
-    ->Arg(512)
-    ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
+
+// Registers every benchmark. With one thread the time is this thread's CPU time (on a shared
+// machine wall time also counts waiting for a core); with more, wall time (CPU time would
+// count only the main thread's share of the work).
+void register_all() {
+  const bool wall = num_threads() > 1;
+  auto reg = [&](const char* name, void (*fn)(benchmark::State&)) {
+    auto* b = benchmark::RegisterBenchmark(name, fn)->Unit(benchmark::kMicrosecond);
+    if (wall) b->UseRealTime();
+    return b;
+  };
+  using Fn = void (*)(benchmark::State&);
+  const std::pair<const char*, Fn> matmuls[] = {{"sgemm_raw", BM_sgemm_raw},
+                                                {"matmul_tape_fwd", BM_matmul_tape_fwd},
+                                                {"sgemm_raw_x3", BM_sgemm_raw_x3},
+                                                {"matmul_tape_fwd_bwd", BM_matmul_tape_fwd_bwd}};
+  for (const auto& [name, fn] : matmuls) reg(name, fn)->Arg(128)->Arg(256)->Arg(512)->Arg(1024);
+  // (rows, C): 8 heads x 32x32 scores for a batch of 64; 8 heads x T=128; a (B*T, d_ff)
+  // activation; a few long rows.
+  const std::pair<const char*, Fn> rows[] = {{"softmax_fwd", BM_softmax_fwd},
+                                             {"softmax_fwd_bwd", BM_softmax_fwd_bwd},
+                                             {"layer_norm_fwd", BM_layer_norm_fwd},
+                                             {"layer_norm_fwd_bwd", BM_layer_norm_fwd_bwd}};
+  for (const auto& [name, fn] : rows)
+    reg(name, fn)
+        ->Args({64 * 8 * 32, 32})
+        ->Args({8 * 128, 128})
+        ->Args({4096, 512})
+        ->Args({256, 4096});
+  // Tape overhead is single-threaded work: always CPU time.
+  benchmark::RegisterBenchmark("tape_overhead_fwd", BM_tape_overhead_fwd)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("tape_overhead_fwd_bwd", BM_tape_overhead_fwd_bwd)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("tape_overhead_nograd", BM_tape_overhead_nograd)
+      ->Unit(benchmark::kMicrosecond);
+  reg("attention_head_fwd_bwd", BM_attention_head_fwd_bwd)->Arg(128)->Arg(512);
+}
 
 // `--count-tape N`: N chain steps and nothing else. Instructions per op =
 // (Ir(N2) - Ir(N1)) / ((N2 - N1) * 100) from `valgrind --tool=callgrind`.
@@ -266,6 +278,7 @@ int main(int argc, char** argv) {
   attn::init_threads_from_env();
   if (argc == 3 && std::string(argv[1]) == "--count-tape") return count_tape(std::stoi(argv[2]));
   benchmark::AddCustomContext("attn_threads", std::to_string(attn::num_threads()));
+  register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -1,0 +1,57 @@
+#include "bench/harness.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "autograd/kernels/buffer_pool.h"
+#include "autograd/tape.h"
+
+namespace attn::bench {
+
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+CaseResult measure(const BenchCase& c, int warmup, int steps) {
+  using Clock = std::chrono::steady_clock;
+  if (c.max_steps > 0) {
+    steps = std::min(steps, c.max_steps);
+    warmup = std::min(warmup, 1);
+  }
+  if (c.setup) c.setup();
+  kernels::reset_pool_peak();
+  for (int i = 0; i < warmup; ++i) c.step();
+  std::vector<double> ms;
+  ms.reserve(steps);
+  for (int i = 0; i < steps; ++i) {
+    const auto t0 = Clock::now();
+    c.step();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  tape().clear();  // a forward-only case leaves its last graph behind
+  CaseResult r;
+  r.workload = c.workload;
+  r.name = c.name;
+  r.steps = steps;
+  r.peak_tensor_bytes = kernels::pool_stats().peak_live_bytes;
+  if (c.teardown) c.teardown();
+  kernels::pool_trim();
+  r.peak_rss_bytes = peak_rss_bytes();
+  if (ms.empty()) return r;
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  r.median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  r.min_ms = ms.front();
+  r.max_ms = ms.back();
+  if (r.median_ms > 0) {
+    r.gflops = c.flops / (r.median_ms * 1e-3) * 1e-9;
+    r.tokens_per_s = c.tokens / (r.median_ms * 1e-3);
+  }
+  return r;
+}
+
+}  // namespace attn::bench

@@ -1,0 +1,48 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "autograd/error.h"
+#include "bench/workloads/workloads.h"
+
+namespace attn::bench {
+
+Tensor random_ids(int64_t rows, int64_t cols, int64_t lo, int64_t hi, uint64_t seed) {
+  Generator gen(seed);
+  Tensor t = Tensor::empty({rows, cols});
+  for (int64_t i = 0; i < t.numel(); ++i) t[i] = static_cast<real>(lo + gen.randint(hi - lo));
+  return t;
+}
+
+const std::vector<WorkloadInfo>& workloads() {
+  static const std::vector<WorkloadInfo> table = {
+      {"W1", "reversal encoder-decoder transformer train step (post-norm, d 128, 8 heads, 2+2)",
+       w1_w4_available(), w1_cases},
+      {"W2", "LSTM seq2seq + Luong dot attention train step (emb/hidden 128, batch 64)", true,
+       w2_cases},
+      {"W3", "RNN (hidden 64) vs single-head attention (d 64), batch 1, T 16..1024", true,
+       w3_cases},
+      {"W4", "decoder-only char LM train step (pre-norm, 4 layers, d 128, ctx 128, AdamW)",
+       w1_w4_available(), w4_cases},
+      {"W5", "attention memory: naive vs blockwise fwd+bwd, d 64, T 1024..16384", true, w5_cases},
+  };
+  return table;
+}
+
+std::vector<BenchCase> workload_cases(const std::string& id) {
+  std::string upper = id;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  for (const WorkloadInfo& w : workloads())
+    if (w.id == upper) {
+      if (!w.available)
+        throw Error(fmt::format("bench: workload {} needs layers that are not built yet", w.id));
+      return w.cases();
+    }
+  std::string known;
+  for (const WorkloadInfo& w : workloads()) known += " " + w.id;
+  throw UsageError(fmt::format("bench: unknown workload '{}' (known:{} all)", id, known));
+}
+
+}  // namespace attn::bench
