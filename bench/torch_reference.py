@@ -1,0 +1,324 @@
+#!/usr/bin/python3
+"""The attnlab benchmark workloads (W1..W5) in PyTorch, for side-by-side ratios.
+
+    /usr/bin/python3 bench/torch_reference.py --workload W3 --intra 1 --blas 2 --json
+
+Same shapes, data layout, optimizer and FLOP counts as bench/workloads/*.cpp, and the same
+case names, so scripts/bench can pair every attnlab case with its PyTorch twin. Thread
+settings must be chosen before torch is imported (OpenBLAS reads OPENBLAS_NUM_THREADS when it
+loads, and torch.set_num_threads does not limit OpenBLAS's own pthreads), so this script
+sets the environment first and should be run once per setting in a fresh process.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import sys
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workload", "-w", default="all", help="W1..W5 or all")
+    p.add_argument("--filter", default="", help="only cases whose name contains this")
+    p.add_argument("--intra", type=int, default=1, help="PyTorch intra-op (OpenMP) threads")
+    p.add_argument("--blas", type=int, default=2, help="OpenBLAS threads")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--json", action="store_true")
+    return p.parse_args()
+
+
+ARGS = parse_args()
+os.environ["OMP_NUM_THREADS"] = str(ARGS.intra)
+os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.blas)
+os.environ["MKL_NUM_THREADS"] = str(ARGS.intra)
+
+import torch  # noqa: E402  (after the environment is set)
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+torch.set_num_threads(ARGS.intra)
+torch.set_num_interop_threads(1)
+
+
+class Case:
+    def __init__(self, workload, name, flops, tokens, setup, step, max_steps=0):
+        self.workload, self.name, self.flops, self.tokens = workload, name, flops, tokens
+        self.setup, self.step, self.max_steps = setup, step, max_steps
+
+
+def random_ids(rows, cols, lo, hi, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(lo, hi, (rows, cols), generator=g)
+
+
+# ---- W1 / W4: transformers ------------------------------------------------------------------
+
+def sinusoidal(t, d):
+    pos = torch.arange(t, dtype=torch.float32)[:, None]
+    i = torch.arange(0, d, 2, dtype=torch.float32)
+    angle = pos / torch.pow(10000.0, i / d)
+    pe = torch.zeros(t, d)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(angle), torch.cos(angle)
+    return pe
+
+
+class Seq2SeqTransformer(nn.Module):
+    def __init__(self, vocab, d, heads, ff, layers):
+        super().__init__()
+        self.src_emb, self.tgt_emb = nn.Embedding(vocab, d), nn.Embedding(vocab, d)
+        self.core = nn.Transformer(d, heads, layers, layers, ff, dropout=0.0, batch_first=True)
+        self.out = nn.Linear(d, vocab)
+        self.scale = math.sqrt(d)
+        self.register_buffer("pe", sinusoidal(64, d))
+
+    def forward(self, src, tgt_in):
+        t = tgt_in.shape[1]
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        s = self.src_emb(src) * self.scale + self.pe[: src.shape[1]]
+        y = self.tgt_emb(tgt_in) * self.scale + self.pe[:t]
+        return self.out(self.core(s, y, tgt_mask=mask))
+
+
+def transformer_flops(tokens_q, tokens_kv, pairs, d, ff, self_attn, cross_attn):
+    """Forward GEMM FLOPs of one layer: projections, the two attention products, feed-forward."""
+    f = 0.0
+    if self_attn:
+        f += 2 * tokens_q * 4 * d * d + 2 * 2 * pairs[0] * d
+    if cross_attn:
+        f += 2 * tokens_q * 2 * d * d + 2 * tokens_kv * 2 * d * d + 2 * 2 * pairs[1] * d
+    return f + 2 * tokens_q * 2 * d * ff
+
+
+def w1_cases():
+    b, s, t, v, d, h, ff = 64, 32, 33, 16, 128, 8, 512
+    state = {}
+
+    def setup():
+        torch.manual_seed(0)
+        model = Seq2SeqTransformer(v, d, h, ff, 2)
+        src = random_ids(b, s, 3, v, 11)
+        tgt_in = torch.cat([torch.ones(b, 1, dtype=torch.long), src.flip(1)], 1)
+        tgt_out = torch.cat([src.flip(1), torch.full((b, 1), 2, dtype=torch.long)], 1)
+        state.update(model=model, opt=torch.optim.Adam(model.parameters(), lr=1e-3),
+                     src=src, tgt_in=tgt_in, tgt_out=tgt_out)
+
+    def step():
+        m, opt = state["model"], state["opt"]
+        opt.zero_grad()
+        logits = m(state["src"], state["tgt_in"])
+        F.cross_entropy(logits.reshape(-1, v), state["tgt_out"].reshape(-1)).backward()
+        opt.step()
+
+    enc = transformer_flops(b * s, 0, (b * s * s, 0), d, ff, True, False)
+    dec = transformer_flops(b * t, b * s, (b * t * t, b * t * s), d, ff, True, True)
+    flops = 3 * (2 * enc + 2 * dec + 2 * b * t * d * v)
+    return [Case("W1", "transformer enc-dec train step", flops, b * t, setup, step)]
+
+
+class CharLM(nn.Module):
+    def __init__(self, vocab, ctx, d, heads, ff, layers):
+        super().__init__()
+        self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
+        self.register_buffer("mask", torch.triu(torch.full((ctx, ctx), float("-inf")), 1))
+
+    def forward(self, x):
+        t = x.shape[1]
+        h = self.emb(x) + self.pos(torch.arange(t))
+        return self.head(self.norm(self.blocks(h, mask=self.mask[:t, :t])))
+
+
+def w4_cases():
+    b, t, v, d, h, ff, layers = 32, 128, 64, 128, 4, 512, 4
+    state = {}
+
+    def setup():
+        torch.manual_seed(0)
+        model = CharLM(v, t, d, h, ff, layers)
+        ids = random_ids(b, t + 1, 0, v, 13)
+        state.update(model=model, opt=torch.optim.AdamW(model.parameters(), lr=1e-3),
+                     x=ids[:, :-1].contiguous(), y=ids[:, 1:].contiguous())
+
+    def step():
+        m, opt = state["model"], state["opt"]
+        opt.zero_grad()
+        F.cross_entropy(m(state["x"]).reshape(-1, v), state["y"].reshape(-1)).backward()
+        opt.step()
+
+    layer = transformer_flops(b * t, 0, (b * t * t, 0), d, ff, True, False)
+    flops = 3 * (layers * layer + 2 * b * t * d * v)
+    return [Case("W4", "decoder-only char LM train step", flops, b * t, setup, step)]
+
+
+# ---- W2: LSTM seq2seq with Luong dot attention ---------------------------------------------
+
+class LuongSeq2Seq(nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.enc_emb, self.dec_emb = nn.Embedding(vocab, d), nn.Embedding(vocab, d)
+        self.encoder = nn.LSTM(d, d, batch_first=True)
+        self.decoder = nn.LSTM(d, d, batch_first=True)
+        self.combine = nn.Linear(2 * d, d, bias=False)
+        self.out = nn.Linear(d, vocab)
+
+    def forward(self, src, tgt_in):
+        mem, state = self.encoder(self.enc_emb(src))
+        s, _ = self.decoder(self.dec_emb(tgt_in), state)
+        w = torch.softmax(s @ mem.transpose(1, 2), dim=-1)  # (B,T,S)
+        c = w @ mem
+        return self.out(torch.tanh(self.combine(torch.cat([c, s], 2))))
+
+
+def w2_cases():
+    b, s, t, v, d = 64, 32, 33, 16, 128
+    state = {}
+
+    def setup():
+        torch.manual_seed(0)
+        model = LuongSeq2Seq(v, d)
+        src = random_ids(b, s, 3, v, 11)
+        tgt_in = torch.cat([torch.ones(b, 1, dtype=torch.long), src.flip(1)], 1)
+        tgt_out = torch.cat([src.flip(1), torch.full((b, 1), 2, dtype=torch.long)], 1)
+        state.update(model=model, opt=torch.optim.Adam(model.parameters(), lr=1e-3),
+                     src=src, tgt_in=tgt_in, tgt_out=tgt_out)
+
+    def step():
+        m, opt = state["model"], state["opt"]
+        opt.zero_grad()
+        logits = m(state["src"], state["tgt_in"])
+        F.cross_entropy(logits.reshape(-1, v), state["tgt_out"].reshape(-1), ignore_index=0).backward()
+        opt.step()
+
+    gates = 4 * d
+    fwd = (2.0 * b * s * 2 * d * gates + 2.0 * b * t * 2 * d * gates + 2 * 2.0 * b * t * s * d
+           + 2.0 * b * t * 2 * d * d + 2.0 * b * t * d * v)
+    return [Case("W2", "lstm seq2seq luong-dot train step", 3 * fwd, b * t, setup, step)]
+
+
+# ---- W3: RNN vs self-attention ----------------------------------------------------------------
+
+def attention(q, k, v):
+    return torch.softmax(q @ k.transpose(1, 2) / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+def w3_cases():
+    d, cases = 64, []
+    for backward in (False, True):
+        for t in (16, 64, 256, 1024):
+            tag = "fwd+bwd" if backward else "fwd"
+            st = {}
+
+            def rnn_setup(st=st, t=t, backward=backward):
+                torch.manual_seed(0)
+                st["rnn"] = nn.RNN(d, d, batch_first=True)
+                st["x"] = torch.randn(1, t, d, requires_grad=backward)
+
+            def rnn_step(st=st, backward=backward):
+                y, _ = st["rnn"](st["x"])
+                if backward:
+                    st["rnn"].zero_grad()
+                    st["x"].grad = None
+                    y.sum().backward()
+
+            at = {}
+
+            def attn_setup(at=at, t=t, backward=backward):
+                torch.manual_seed(1)
+                for n in "qkv":
+                    at[n] = torch.randn(1, t, d, requires_grad=backward)
+
+            def attn_step(at=at, backward=backward):
+                y = attention(at["q"], at["k"], at["v"])
+                if backward:
+                    for n in "qkv":
+                        at[n].grad = None
+                    y.sum().backward()
+
+            mult = 3 if backward else 1
+            cases.append(Case("W3", f"rnn {tag} T={t}", 2 * 2.0 * t * d * d * mult, t,
+                              rnn_setup, rnn_step))
+            cases.append(Case("W3", f"attention {tag} T={t}", 2 * 2.0 * t * t * d * mult, t,
+                              attn_setup, attn_step))
+    return cases
+
+
+# ---- W5: naive attention memory (PyTorch 1.13 has no blockwise CPU kernel) -----------------
+
+def w5_cases():
+    d, cases = 64, []
+    for t in (1024, 2048, 4096, 8192):
+        st = {}
+
+        def setup(st=st, t=t):
+            torch.manual_seed(5)
+            for n in "qkv":
+                st[n] = torch.randn(1, t, d, requires_grad=True)
+            st["dy"] = torch.randn(1, t, d)
+
+        def step(st=st):
+            for n in "qkv":
+                st[n].grad = None
+            attention(st["q"], st["k"], st["v"]).backward(st["dy"])
+
+        cases.append(Case("W5", f"naive fwd+bwd T={t}", 2.0 * t * t * d * 6, t, setup, step,
+                          max_steps=3 if t >= 4096 else 0))
+    return cases
+
+
+WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W5": w5_cases}
+
+
+def measure(case, warmup, steps):
+    if case.max_steps:
+        steps, warmup = min(steps, case.max_steps), min(warmup, 1)
+    case.setup()
+    for _ in range(warmup):
+        case.step()
+    ms = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        case.step()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    ms.sort()
+    n = len(ms)
+    med = ms[n // 2] if n % 2 else 0.5 * (ms[n // 2 - 1] + ms[n // 2])
+    return {"workload": case.workload, "name": case.name, "steps": n, "median_ms": med,
+            "min_ms": ms[0], "max_ms": ms[-1], "gflops": case.flops / (med * 1e-3) * 1e-9,
+            "tokens_per_s": case.tokens / (med * 1e-3),
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main():
+    ids = list(WORKLOADS) if ARGS.workload.lower() == "all" else [ARGS.workload.upper()]
+    for w in ids:
+        if w not in WORKLOADS:
+            print(f"error: unknown workload {w!r} (known: {' '.join(WORKLOADS)} all)",
+                  file=sys.stderr)
+            return 2
+    results = []
+    if not ARGS.json:
+        print(f"torch {torch.__version__}: intra-op {ARGS.intra}, OpenBLAS {ARGS.blas} threads")
+    for w in ids:
+        for case in WORKLOADS[w]():
+            if ARGS.filter and ARGS.filter not in case.name:
+                continue
+            r = measure(case, ARGS.warmup, ARGS.steps)
+            results.append(r)
+            if not ARGS.json:
+                print(f"{r['workload']:<4} {r['name']:<36} {r['steps']:>5} {r['median_ms']:>10.3f}"
+                      f" {r['min_ms']:>10.3f} {r['max_ms']:>10.3f} {r['gflops']:>8.1f}", flush=True)
+    if ARGS.json:
+        print(json.dumps({"tool": "torch", "version": torch.__version__, "intra": ARGS.intra,
+                          "blas": ARGS.blas, "warmup": ARGS.warmup, "steps": ARGS.steps,
+                          "results": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
