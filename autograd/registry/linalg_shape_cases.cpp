@@ -3,6 +3,17 @@
 
 namespace attn {
 
+namespace {
+
+// 0/1 entries, each 1 with probability 1/2: conditions and masks for where / masked_fill.
+Tensor coin_flips(const Shape& shape, Generator& g) {
+  Tensor m = Tensor::empty(shape);
+  for (int64_t i = 0; i < m.numel(); ++i) m[i] = g.uniform() < 0.5 ? 1 : 0;
+  return m;
+}
+
+}  // namespace
+
 std::vector<OpCase> linalg_shape_cases() {
   std::vector<OpCase> rows;
   auto mm = [&](std::string name, Shape sa, Shape sb, bool ta, bool tb, std::string torch) {
@@ -23,6 +34,85 @@ std::vector<OpCase> linalg_shape_cases() {
   mm("matmul_shared_b", {2, 3, 4}, {4, 5}, false, false, "a @ b");
   mm("matmul_shared_b_tb", {2, 3, 4}, {5, 4}, false, true, "a @ b.mT");
   mm("matmul_shared_b_ta", {2, 4, 3}, {4, 5}, true, false, "a.mT @ b");
+
+  // One float input x of shape s, transformed by f.
+  auto unary = [&](std::string name, Shape s, std::string torch, std::function<Var(Var)> f) {
+    rows.push_back(
+        {std::move(name), std::move(torch),
+         [s](Generator& g) { return std::vector{float_input("x", Tensor::randn(s, g))}; },
+         [f](const std::vector<Var>& v) { return f(v[0]); }});
+  };
+  unary("reshape", {2, 3, 4}, "x.reshape(4, -1)", [](Var x) { return reshape(x, {4, -1}); });
+  unary("reshape_flatten", {2, 3, 2}, "x.reshape(-1)", [](Var x) { return reshape(x, {-1}); });
+  unary("transpose_2d", {3, 4}, "x.mT", [](Var x) { return transpose(x); });
+  unary("transpose_4d", {2, 2, 3, 4}, "x.transpose(-1, -2)", [](Var x) { return transpose(x); });
+  unary("permute_3d", {2, 3, 4}, "x.permute(2, 0, 1)", [](Var x) { return permute(x, {2, 0, 1}); });
+  unary("permute_4d_heads", {2, 3, 2, 4}, "x.permute(0, 2, 1, 3)", [](Var x) {
+    return permute(x, {0, 2, 1, 3});
+  });
+  unary("permute_negative_dims", {2, 3, 4}, "x.permute(0, -1, 1)", [](Var x) {
+    return permute(x, {0, -1, 1});
+  });
+  unary("slice_middle_axis", {3, 5, 2}, "x[:, 1:4]", [](Var x) { return slice(x, 1, 1, 4); });
+  unary("slice_first_axis", {4, 3}, "x[1:3]", [](Var x) { return slice(x, 0, 1, 3); });
+  unary("slice_negative_range", {3, 6}, "x[:, -3:-1]", [](Var x) { return slice(x, -1, -3, -1); });
+
+  // Several float inputs named a, b, c, ... with the given shapes, joined by f.
+  auto many = [&](std::string name, std::vector<Shape> shapes, std::string torch,
+                  std::function<Var(const std::vector<Var>&)> f) {
+    rows.push_back(
+        {std::move(name), std::move(torch),
+         [shapes](Generator& g) {
+           std::vector<CaseInput> in;
+           for (size_t i = 0; i < shapes.size(); ++i)
+             in.push_back(float_input(std::string(1, char('a' + i)), Tensor::randn(shapes[i], g)));
+           return in;
+         },
+         std::move(f)});
+  };
+  many("concat_last_axis", {{2, 3}, {2, 2}}, "torch.cat([a, b], 1)",
+       [](const std::vector<Var>& v) { return concat(v, 1); });
+  many("concat_first_axis_3", {{1, 2, 3}, {2, 2, 3}, {1, 2, 3}}, "torch.cat([a, b, c], 0)",
+       [](const std::vector<Var>& v) { return concat(v, 0); });
+  many("concat_same_input_twice", {{2, 3}}, "torch.cat([a, a], -1)", [](const std::vector<Var>& v) {
+    return concat({v[0], v[0]}, -1);
+  });
+  many("stack_new_first_axis", {{2, 3}, {2, 3}}, "torch.stack([a, b], 0)",
+       [](const std::vector<Var>& v) { return stack(v, 0); });
+  many("stack_new_middle_axis", {{2, 3}, {2, 3}, {2, 3}}, "torch.stack([a, b, c], 1)",
+       [](const std::vector<Var>& v) { return stack(v, 1); });
+  many("stack_new_last_axis", {{3, 2}, {3, 2}}, "torch.stack([a, b], -1)",
+       [](const std::vector<Var>& v) { return stack(v, -1); });
+
+  rows.push_back({"where_broadcast", "torch.where(c, a, b)",
+                  [](Generator& g) {
+                    return std::vector{mask_input("c", coin_flips({3, 1}, g)),
+                                       float_input("a", Tensor::randn({2, 3, 4}, g)),
+                                       float_input("b", Tensor::randn({4}, g))};
+                  },
+                  [](const std::vector<Var>& v) { return where(v[0].value(), v[1], v[2]); }});
+  rows.push_back({"where_same_shape", "torch.where(c, a, b)",
+                  [](Generator& g) {
+                    return std::vector{mask_input("c", coin_flips({3, 4}, g)),
+                                       float_input("a", Tensor::randn({3, 4}, g)),
+                                       float_input("b", Tensor::randn({3, 4}, g))};
+                  },
+                  [](const std::vector<Var>& v) { return where(v[0].value(), v[1], v[2]); }});
+  rows.push_back({"masked_fill_broadcast", "x.masked_fill(m, -1e9)",
+                  [](Generator& g) {
+                    return std::vector{float_input("x", Tensor::randn({2, 3, 4}, g)),
+                                       mask_input("m", coin_flips({3, 4}, g))};
+                  },
+                  [](const std::vector<Var>& v) { return masked_fill(v[0], v[1].value(), -1e9); }});
+  rows.push_back({"masked_fill_causal", "x.masked_fill(m, -1e9)",
+                  [](Generator& g) {
+                    Tensor causal({1, 1, 3, 3});  // 1 above the diagonal: future positions
+                    for (int64_t i = 0; i < 3; ++i)
+                      for (int64_t j = i + 1; j < 3; ++j) causal.at({0, 0, i, j}) = 1;
+                    return std::vector{float_input("x", Tensor::randn({2, 2, 3, 3}, g)),
+                                       mask_input("m", causal)};
+                  },
+                  [](const std::vector<Var>& v) { return masked_fill(v[0], v[1].value(), -1e9); }});
   return rows;
 }
 
