@@ -1,5 +1,10 @@
 #include "autograd/kernels/reduce.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
 
 namespace attn::kernels {
@@ -22,6 +27,13 @@ Shape AxisSplit::reduced_shape(const Shape& shape, bool keepdim) const {
   return out;
 }
 
+double sum_all(const Tensor& x) {
+  const real* px = x.data();
+  double total = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) total += px[i];
+  return total;
+}
+
 Tensor sum_axis(const Tensor& x, const AxisSplit& s, bool keepdim) {
   Tensor y(s.reduced_shape(x.shape(), keepdim));
   const real* px = x.data();
@@ -42,6 +54,44 @@ Tensor expand_axis(const Tensor& g, const AxisSplit& s, const Shape& x_shape, re
       for (int64_t i = 0; i < s.inner; ++i)
         pd[(o * s.n + k) * s.inner + i] = scale * pg[o * s.inner + i];
   });
+  return dx;
+}
+
+AxisMax max_axis(const Tensor& x, const AxisSplit& s, bool keepdim, const char* op) {
+  if (s.n == 0)
+    throw Error(fmt::format("{}: cannot take the maximum over axis {} of extent 0 (shape {})", op,
+                            s.axis, shape_str(x.shape())));
+  AxisMax m{Tensor::empty(s.reduced_shape(x.shape(), keepdim)),
+            std::vector<int64_t>(s.outer * s.inner)};
+  const real* px = x.data();
+  real* pv = m.values.data();
+  parallel_for(s.outer, s.n * s.inner, [&](int64_t o) {
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const real* col = px + o * s.n * s.inner + i;  // x[o, k, i] = col[k * inner]
+      int64_t best = 0;
+      for (int64_t k = 1; k < s.n && !std::isnan(col[best * s.inner]); ++k) {
+        const real v = col[k * s.inner];
+        if (v > col[best * s.inner] || std::isnan(v)) best = k;  // strict >: first max wins
+      }
+      m.argmax[o * s.inner + i] = best;
+      pv[o * s.inner + i] = col[best * s.inner];
+    }
+  });
+  return m;
+}
+
+Tensor scatter_axis(const Tensor& g,
+                    const std::vector<int64_t>& argmax,
+                    const AxisSplit& s,
+                    const Shape& x_shape) {
+  Tensor dx(x_shape);  // zeros: only the argmax positions receive a gradient
+  const real* pg = g.data();
+  real* pd = dx.data();
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const int64_t j = o * s.inner + i;
+      pd[(o * s.n + argmax[j]) * s.inner + i] = pg[j];
+    }
   return dx;
 }
 
