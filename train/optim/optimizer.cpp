@@ -58,6 +58,15 @@ TensorMap Optimizer::state_dict() const {
 }
 
 void Optimizer::load_state_dict(const TensorMap& state) {
+  state_ = parse_state(state);
+  steps_ = static_cast<int64_t>(state.at("steps").item());
+}
+
+void Optimizer::check_state_dict(const TensorMap& state) const {
+  parse_state(state);
+}
+
+std::vector<std::map<std::string, Tensor>> Optimizer::parse_state(const TensorMap& state) const {
   const std::vector<std::string> allowed = buffer_names();
   std::vector<std::string> problems;
   std::vector<std::map<std::string, Tensor>> next(params_.size());
@@ -101,8 +110,7 @@ void Optimizer::load_state_dict(const TensorMap& state) {
     for (const auto& p : problems) msg += "\n  " + p;
     throw Error(msg);
   }
-  state_ = std::move(next);
-  steps_ = static_cast<int64_t>(state.at("steps").item());
+  return next;
 }
 
 }  // namespace attn::train

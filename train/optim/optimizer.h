@@ -48,6 +48,8 @@ class Optimizer {
   TensorMap state_dict() const;
   // Checks every name and shape (listing all problems) before changing anything.
   void load_state_dict(const TensorMap& state);
+  // The same checks without loading (throws attn::Error listing the problems).
+  void check_state_dict(const TensorMap& state) const;
 
  protected:
   // One parameter's update. `state` holds its buffers (empty before its first update).
@@ -56,6 +58,8 @@ class Optimizer {
   virtual std::vector<std::string> buffer_names() const = 0;
 
  private:
+  // The per-parameter buffers of a state dict, or an attn::Error listing every problem.
+  std::vector<std::map<std::string, Tensor>> parse_state(const TensorMap& state) const;
   std::vector<Var> params_;
   std::vector<std::map<std::string, Tensor>> state_;
   double lr_;
