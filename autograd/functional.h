@@ -107,8 +107,10 @@ Var rope(const Var& x,
          double base = 10000.0);  // x (...,T,D), D even -> (...,T,D)
 // softmax(q k^T * scale [+ causal mask]) v computed block by block with an online softmax: the
 // Tq x Tk score matrix never exists, forward or backward (FlashAttention-style recomputation).
-// q (...,Tq,D), k (...,Tk,D), v (...,Tk,Dv) -> (...,Tq,Dv); causal needs Tq == Tk (query t sees
-// keys 0..t). scale 0 means 1/sqrt(D).
+// q (...,H,Tq,D), k (...,Hkv,Tk,D), v (...,Hkv,Tk,Dv) -> (...,H,Tq,Dv), H a multiple of Hkv (GQA:
+// query head h reads kv head h/(H/Hkv), no copy). causal: the queries are the last Tq of the Tk
+// positions, query i sees keys j <= i + Tk - Tq (nn::scaled_dot_product_attention's rule).
+// scale 0 means 1/sqrt(D).
 Var blockwise_attention(const Var& q,
                         const Var& k,
                         const Var& v,

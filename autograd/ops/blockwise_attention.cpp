@@ -28,12 +28,13 @@ struct BlockwiseAttentionOp final : Op {
   Tensor q, k, v;  // the inputs (shared storage, no copy)
   Tensor o;        // the output, shared with the result Var
   Tensor lse;      // (batch, Tq): L_i = log sum_j exp(s_ij), the only other thing saved
-  int64_t batch = 1, tq = 0, tk = 0, d = 0, dv = 0, block = 64;
+  int64_t batch = 1, group = 1, tq = 0, tk = 0, d = 0, dv = 0, block = 64;
+  int64_t offset = 0;  // causal: query i is position i + offset, offset = Tk - Tq
   bool causal = false;
   real scale = 1;
 
   // One tile of scores s = scale * Q[qb:qb+br] K[kb:kb+bc]^T into s (br,bc); causally hidden
-  // entries (key after query) become -inf.
+  // entries (key after the query's position) become -inf.
   void score_tile(const real* qp,
                   const real* kp,
                   int64_t qb,
@@ -42,15 +43,18 @@ struct BlockwiseAttentionOp final : Op {
                   int64_t bc,
                   real* s) const {
     kernels::gemm(false, true, br, bc, d, scale, qp + qb * d, d, kp + kb * d, d, 0, s, bc);
-    if (!causal || kb + bc - 1 <= qb) return;  // tile entirely at or below the diagonal
+    if (!causal || kb + bc - 1 <= qb + offset) return;  // tile entirely on or below the diagonal
     for (int64_t r = 0; r < br; ++r)
-      for (int64_t c = std::max<int64_t>(0, qb + r - kb + 1); c < bc; ++c) s[r * bc + c] = kNegInf;
+      for (int64_t c = std::max<int64_t>(0, qb + r + offset - kb + 1); c < bc; ++c)
+        s[r * bc + c] = kNegInf;
   }
-  // Keys a query block can see: all of them, or (causal) those up to its last row.
-  int64_t key_end(int64_t qb, int64_t br) const { return causal ? std::min(tk, qb + br) : tk; }
+  // Keys a query block can see: all of them, or (causal) those up to its last row's position.
+  int64_t key_end(int64_t qb, int64_t br) const {
+    return causal ? std::min(tk, qb + br + offset) : tk;
+  }
 
   // q (...,Tq,D), k (...,Tk,D), v (...,Tk,Dv) -> o (...,Tq,Dv)
-  //   o_i = sum_j p_ij v_j,  p_ij = exp(s_ij - L_i),  s_ij = scale q_i.k_j (-inf if causal j > i)
+  //   o_i = sum_j p_ij v_j,  p_ij = exp(s_ij - L_i),  s_ij = scale q_i.k_j (-inf if hidden)
   // computed per query block as: for each key tile, m' = max(m, rowmax s);
   //   l = l exp(m - m') + sum_j exp(s_j - m');  acc = acc exp(m - m') + exp(s - m') V_tile;
   // finally o = acc / l and L = m + log l.
@@ -72,8 +76,8 @@ struct BlockwiseAttentionOp final : Op {
     kernels::parallel_for(batch * nqb, block * tk * (d + dv), [&](int64_t job) {
       const int64_t bi = job / nqb, qb = (job % nqb) * block, br = std::min(block, tq - qb);
       const real* qp = q.data() + bi * tq * d;
-      const real* kp = k.data() + bi * tk * d;
-      const real* vp = v.data() + bi * tk * dv;
+      const real* kp = k.data() + (bi / group) * tk * d;  // GQA: `group` query heads per kv head
+      const real* vp = v.data() + (bi / group) * tk * dv;
       real* acc = o.data() + (bi * tq + qb) * dv;
       std::vector<real> s(static_cast<size_t>(br * block)), m(br, kNegInf), l(br, 0);
       const int64_t kend = key_end(qb, br);
@@ -106,50 +110,52 @@ struct BlockwiseAttentionOp final : Op {
   // With P the probabilities, D_i = sum_j p_ij (dO_i . v_j) = dO_i . o_i (one dot per row):
   //   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - D),  dQ = scale dS K,  dK = scale dS^T Q,
   // all tile by tile; P is recomputed from L, so no Tq x Tk matrix exists here either.
+  // Parallel over key/value heads: the `group` query heads sharing one add into its dK, dV.
   void backward() override {
     const Tensor& g = dy();
     Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
            dvv = Tensor::zeros(v.shape());
-    kernels::parallel_for(batch, tq * tk * (2 * d + 2 * dv), [&](int64_t bi) {
-      const real* qp = q.data() + bi * tq * d;
-      const real* kp = k.data() + bi * tk * d;
-      const real* vp = v.data() + bi * tk * dv;
-      const real* op = o.data() + bi * tq * dv;
-      const real* gp = g.data() + bi * tq * dv;
-      const real* lp = lse.data() + bi * tq;
-      real* dqp = dq.data() + bi * tq * d;
-      real* dkp = dk.data() + bi * tk * d;
-      real* dvp = dvv.data() + bi * tk * dv;
+    kernels::parallel_for(batch / group, group * tq * tk * (2 * d + 2 * dv), [&](int64_t kvi) {
+      const real* kp = k.data() + kvi * tk * d;
+      const real* vp = v.data() + kvi * tk * dv;
+      real* dkp = dk.data() + kvi * tk * d;
+      real* dvp = dvv.data() + kvi * tk * dv;
       std::vector<real> row_dot(static_cast<size_t>(tq));
-      for (int64_t i = 0; i < tq; ++i) {
-        real acc = 0;
-        for (int64_t j = 0; j < dv; ++j) acc += gp[i * dv + j] * op[i * dv + j];
-        row_dot[i] = acc;
-      }
       std::vector<real> p(static_cast<size_t>(block * block)), dp(p.size());
-      for (int64_t kb = 0; kb < tk; kb += block) {
-        const int64_t bc = std::min(block, tk - kb);
-        // Causal: query blocks that end before this key block see none of it; query blocks
-        // start at multiples of the block size like key blocks, so the first to see it is kb.
-        for (int64_t qb = causal ? kb : 0; qb < tq; qb += block) {
-          const int64_t br = std::min(block, tq - qb);
-          score_tile(qp, kp, qb, br, kb, bc, p.data());
-          for (int64_t r = 0; r < br; ++r)
-            for (int64_t c = 0; c < bc; ++c)
-              p[r * bc + c] = std::exp(p[r * bc + c] - lp[qb + r]);  // -inf -> 0
-          // dV_tile += P^T dO_rows;  dP = dO_rows V_tile^T
-          kernels::gemm(true, false, bc, dv, br, 1, p.data(), bc, gp + qb * dv, dv, 1,
-                        dvp + kb * dv, dv);
-          kernels::gemm(false, true, br, bc, dv, 1, gp + qb * dv, dv, vp + kb * dv, dv, 0,
-                        dp.data(), bc);
-          for (int64_t r = 0; r < br; ++r)
-            for (int64_t c = 0; c < bc; ++c)
-              dp[r * bc + c] = p[r * bc + c] * (dp[r * bc + c] - row_dot[qb + r]);  // dS
-          // dQ_rows += scale dS K_tile;  dK_tile += scale dS^T Q_rows
-          kernels::gemm(false, false, br, d, bc, scale, dp.data(), bc, kp + kb * d, d, 1,
-                        dqp + qb * d, d);
-          kernels::gemm(true, false, bc, d, br, scale, dp.data(), bc, qp + qb * d, d, 1,
-                        dkp + kb * d, d);
+      for (int64_t bi = kvi * group; bi < (kvi + 1) * group; ++bi) {
+        const real* qp = q.data() + bi * tq * d;
+        const real* gp = g.data() + bi * tq * dv;
+        const real* lp = lse.data() + bi * tq;
+        real* dqp = dq.data() + bi * tq * d;
+        for (int64_t i = 0; i < tq; ++i) {
+          const real* oi = o.data() + (bi * tq + i) * dv;
+          real acc = 0;
+          for (int64_t j = 0; j < dv; ++j) acc += gp[i * dv + j] * oi[j];
+          row_dot[i] = acc;
+        }
+        for (int64_t kb = 0; kb < tk; kb += block) {
+          const int64_t bc = std::min(block, tk - kb);
+          for (int64_t qb = 0; qb < tq; qb += block) {
+            const int64_t br = std::min(block, tq - qb);
+            if (causal && qb + br - 1 + offset < kb) continue;  // this key tile is all future
+            score_tile(qp, kp, qb, br, kb, bc, p.data());
+            for (int64_t r = 0; r < br; ++r)
+              for (int64_t c = 0; c < bc; ++c)
+                p[r * bc + c] = std::exp(p[r * bc + c] - lp[qb + r]);  // -inf -> 0
+            // dV_tile += P^T dO_rows;  dP = dO_rows V_tile^T
+            kernels::gemm(true, false, bc, dv, br, 1, p.data(), bc, gp + qb * dv, dv, 1,
+                          dvp + kb * dv, dv);
+            kernels::gemm(false, true, br, bc, dv, 1, gp + qb * dv, dv, vp + kb * dv, dv, 0,
+                          dp.data(), bc);
+            for (int64_t r = 0; r < br; ++r)
+              for (int64_t c = 0; c < bc; ++c)
+                dp[r * bc + c] = p[r * bc + c] * (dp[r * bc + c] - row_dot[qb + r]);  // dS
+            // dQ_rows += scale dS K_tile;  dK_tile += scale dS^T Q_rows
+            kernels::gemm(false, false, br, d, bc, scale, dp.data(), bc, kp + kb * d, d, 1,
+                          dqp + qb * d, d);
+            kernels::gemm(true, false, bc, d, br, scale, dp.data(), bc, qp + qb * d, d, 1,
+                          dkp + kb * d, d);
+          }
         }
       }
     });
@@ -167,17 +173,24 @@ struct BlockwiseAttentionOp final : Op {
       return Error(fmt::format("blockwise_attention: {}: q {}, k {}, v {}", why, shape_str(qs),
                                shape_str(ks), shape_str(vs)));
     };
-    if (qs.size() < 2 || qs.size() != ks.size() || qs.size() != vs.size())
-      throw fail("q, k, v need the same rank >= 2");
-    if (!std::equal(qs.begin(), qs.end() - 2, ks.begin()) ||
-        !std::equal(qs.begin(), qs.end() - 2, vs.begin()))
-      throw fail("leading (batch/head) axes must match");
-    tq = qs[qs.size() - 2], d = qs.back(), tk = ks[ks.size() - 2], dv = vs.back();
+    const size_t r = qs.size();
+    if (r < 2 || ks.size() != r || vs.size() != r) throw fail("q, k, v need the same rank >= 2");
+    if (!std::equal(ks.begin(), ks.end() - 2, vs.begin())) throw fail("k and v batch axes differ");
+    // Leading axes match, except that the head axis (-3) of q may be a multiple of k's (GQA).
+    for (size_t i = 0; i + 3 < r; ++i)
+      if (qs[i] != ks[i]) throw fail("leading (batch) axes must match");
+    if (r >= 3) {
+      if (ks[r - 3] == 0 || qs[r - 3] % ks[r - 3] != 0)
+        throw fail("q's heads must be a multiple of k's heads");
+      group = qs[r - 3] / ks[r - 3];
+    }
+    tq = qs[r - 2], d = qs.back(), tk = ks[r - 2], dv = vs.back();
     if (ks.back() != d) throw fail("q and k need the same last axis");
-    if (vs[vs.size() - 2] != tk) throw fail("k and v need the same number of positions");
+    if (vs[r - 2] != tk) throw fail("k and v need the same number of positions");
     if (tq == 0 || tk == 0 || d == 0) throw fail("empty attention");
-    if (causal && tq != tk) throw fail("causal needs as many queries as keys");
+    if (causal && tq > tk) throw fail("causal needs Tq <= Tk");
     if (block <= 0) throw fail(fmt::format("block_size must be positive, got {}", block));
+    offset = tk - tq;
     batch = q.numel() / (tq * d);
   }
 };

@@ -30,14 +30,18 @@ std::string torch_rope_interleaved(int64_t t, int64_t d, int64_t start) {
       fmt::arg("t", t), fmt::arg("s", start), fmt::arg("d", d));
 }
 
-// softmax(q k^T / sqrt(d)) v, optionally with the strictly-upper triangle set to -inf.
-std::string torch_attention(int64_t t, int64_t d, bool causal) {
-  const std::string scores = fmt::format("q @ k.mT / math.sqrt({})", d);
-  if (!causal) return fmt::format("torch.softmax({}, -1) @ v", scores);
+// softmax(q k^T / sqrt(d)) v, optionally causal (the queries being the last tq of tk positions,
+// so the hidden part is the triangle above diagonal tk - tq); k and v repeated per query head
+// when there are fewer kv heads (GQA).
+std::string torch_attention(int64_t tq, int64_t tk, int64_t d, int64_t group, bool causal) {
+  const std::string kk = group > 1 ? fmt::format("k.repeat_interleave({}, 1)", group) : "k";
+  const std::string vv = group > 1 ? fmt::format("v.repeat_interleave({}, 1)", group) : "v";
+  const std::string scores = fmt::format("q @ {}.mT / math.sqrt({})", kk, d);
+  if (!causal) return fmt::format("torch.softmax({}, -1) @ {}", scores, vv);
   return fmt::format(
-      "torch.softmax(({}).masked_fill(torch.ones({t}, {t}, dtype=torch.bool).triu(1), "
-      "float('-inf')), -1) @ v",
-      scores, fmt::arg("t", t));
+      "torch.softmax(({}).masked_fill(torch.ones({}, {}, dtype=torch.bool).triu({}), "
+      "float('-inf')), -1) @ {}",
+      scores, tq, tk, 1 + tk - tq, vv);
 }
 
 OpCase rope_row(std::string name, RopeStyle style, int64_t start) {
@@ -51,13 +55,15 @@ OpCase rope_row(std::string name, RopeStyle style, int64_t start) {
           [=](const std::vector<Var>& v) { return rope(v[0], start, style); }};
 }
 
-OpCase blockwise_row(std::string name, int64_t tq, int64_t tk, bool causal, int64_t block) {
+// q (2,hq,tq,4), k (2,hkv,tk,4), v (2,hkv,tk,3).
+OpCase blockwise_row(
+    std::string name, int64_t hq, int64_t hkv, int64_t tq, int64_t tk, bool causal, int64_t block) {
   const int64_t d = 4, dv = 3;
-  return {std::move(name), torch_attention(tk, d, causal),
+  return {std::move(name), torch_attention(tq, tk, d, hq / hkv, causal),
           [=](Generator& g) {
-            return std::vector{float_input("q", Tensor::randn({2, 2, tq, d}, g)),
-                               float_input("k", Tensor::randn({2, 2, tk, d}, g)),
-                               float_input("v", Tensor::randn({2, 2, tk, dv}, g))};
+            return std::vector{float_input("q", Tensor::randn({2, hq, tq, d}, g)),
+                               float_input("k", Tensor::randn({2, hkv, tk, d}, g)),
+                               float_input("v", Tensor::randn({2, hkv, tk, dv}, g))};
           },
           [=](const std::vector<Var>& v) {
             return blockwise_attention(v[0], v[1], v[2], causal, block);
@@ -71,9 +77,11 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(rope_row("rope_rotate_half", RopeStyle::kRotateHalf, 3));
   rows.push_back(rope_row("rope_interleaved", RopeStyle::kInterleaved, 0));
   // T not a multiple of the block size; more keys than queries; causal crossing block edges.
-  rows.push_back(blockwise_row("blockwise_attention", 7, 9, false, 3));
-  rows.push_back(blockwise_row("blockwise_attention_causal", 7, 7, true, 3));
-  rows.push_back(blockwise_row("blockwise_attention_one_block", 5, 5, true, 64));
+  rows.push_back(blockwise_row("blockwise_attention", 2, 2, 7, 9, false, 3));
+  rows.push_back(blockwise_row("blockwise_attention_causal", 2, 2, 7, 7, true, 3));
+  rows.push_back(blockwise_row("blockwise_attention_one_block", 2, 2, 5, 5, true, 64));
+  // Grouped-query heads (4 query heads on 2 kv heads), causal with a cache (3 new of 7 keys).
+  rows.push_back(blockwise_row("blockwise_attention_gqa_cache", 4, 2, 3, 7, true, 2));
   rows.push_back(
       {"causal_linear_attention",
        "(lambda a: (a @ v) / (a.sum(-1, keepdim=True) + 1e-6))((fq @ fk.mT).tril())",
