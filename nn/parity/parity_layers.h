@@ -51,7 +51,9 @@ struct ParityLayerSpec {
   std::function<ParityLayer(LayerConfig&, Generator&)> build;
   // Small configurations for the double-precision gradcheck (row name suffix, config) ...
   std::vector<std::pair<std::string, ConfigMap>> gradcheck_configs;
-  // ... and the inputs for one of them (floats from gen; masks, ids as the layer expects).
+  // ... and the inputs for one of them (floats from gen; masks, ids as the layer expects). It may
+  // read extra keys that only shape these inputs (e.g. cross=true for a memory); such keys appear
+  // only in gradcheck_configs, never on a parity command line.
   std::function<TensorMap(LayerConfig&, Generator&)> make_inputs;
 };
 

@@ -1,0 +1,119 @@
+// Multi-head attention for self and cross attention, PyTorch's nn.MultiheadAttention, plus
+// grouped-query / multi-query heads, a KV cache and an optional rotary position hook.
+//
+//   attn::Generator gen(0);
+//   attn::nn::MultiheadAttention mha(/*embed_dim=*/64, /*num_heads=*/8, gen);
+//   auto a = mha.forward(x, x, x);                 // self-attention, x (B,T,64)
+//   a.out;                                         // (B,T,64)
+//   a.weights;                                     // (B,8,T,T) per head, for heatmaps
+//   auto c = mha.forward(y, memory, memory, {.key_padding_mask = src_pad});  // cross-attention
+//
+//   MultiheadAttentionOptions o;  o.n_kv_heads = 2;  o.rope = RopeStyle::kRotateHalf;
+//   MultiheadAttention gqa(64, 8, gen, o);           // 8 query heads share 2 key/value heads
+//   KVCache cache;                                   // incremental decoding:
+//   gqa.forward(prompt, prompt, prompt, {.causal = true}, &cache);   // fills the cache
+//   gqa.forward(next, next, next, {.causal = true}, &cache);         // one new token (B,1,64)
+//
+// Per head h (D = E/H): head_h = softmax(Q_h K_h^T / sqrt(D)) V_h, and the heads are concatenated
+// and mixed by out_proj. Dropout (training only) acts on the attention weights, as in PyTorch.
+//
+// Parameter names. n_kv_heads == num_heads (ordinary MHA) uses PyTorch's names and layout, so a
+// state_dict of nn.MultiheadAttention(E, H, bias=..., batch_first=True) loads directly:
+//   in_proj_weight (3E,E) = [W_q; W_k; W_v],  in_proj_bias (3E),  out_proj.weight (E,E),
+//   out_proj.bias (E).
+// Grouped/multi-query heads (n_kv_heads < num_heads), or separate_projections = true, use
+//   q_proj.{weight,bias} (E,E), k_proj / v_proj (n_kv_heads*D, E), out_proj (E,E)
+// (docs/checkpoint-format.md). Initialisation: the projection weights are U(-b, b) with
+// b = sqrt(6 / (E + 3E)) either way (PyTorch's xavier_uniform_ of the packed (3E,E) matrix),
+// the projection biases 0, out_proj.weight nn.Linear's default and out_proj.bias 0.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "autograd/generator.h"
+#include "nn/attention/sdpa.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/positional/rope.h"
+
+namespace attn::nn {
+
+struct MultiheadAttentionOptions {
+  int64_t n_kv_heads = 0;   // 0: = num_heads (MHA); 1: MQA; otherwise GQA (divides num_heads)
+  bool bias = true;         // biases of the four projections
+  double dropout = 0.0;     // on the attention weights, in training
+  bool batch_first = true;  // false: inputs and outputs are (T,B,E) as PyTorch's default
+  bool separate_projections = false;  // q_proj/k_proj/v_proj even when n_kv_heads == num_heads
+  // Rotary positions: when set, q and k are rotated (after the projections, before the scores)
+  // by nn::apply_rope at their absolute positions (cache length + t). For self-attention.
+  std::optional<RopeStyle> rope;
+  double rope_base = 10000.0;
+  bool scale = true;  // false: no 1/sqrt(D) on the scores (the scaling experiment)
+};
+
+// Keys and values of earlier steps, per layer, for incremental decoding.
+struct KVCache {
+  Var k, v;  // (B, Hkv, T, D) once filled
+  bool filled = false;
+  // Cross-attention: the keys/values come from the fixed encoder memory, so they are computed on
+  // the first call and reused afterwards (the key/value arguments are then ignored).
+  bool fixed = false;
+
+  int64_t length() const { return filled ? k.size(2) : 0; }
+  void clear() { k = Var(), v = Var(), filled = false; }
+};
+
+class MultiheadAttention : public Module {
+ public:
+  // dropout_gen: the model's dropout generator (needed when options.dropout > 0).
+  MultiheadAttention(int64_t embed_dim,
+                     int64_t num_heads,
+                     Generator& gen,
+                     const MultiheadAttentionOptions& options = {},
+                     std::shared_ptr<Generator> dropout_gen = nullptr);
+
+  // query (B,Tq,E), key (B,Tk,E), value (B,Tk,E) (or (T,B,E) when !batch_first, or unbatched
+  // (T,E)) -> out like query, weights (B,H,Tq,Tk). With a cache, the new keys/values are appended
+  // to it first and the queries attend over the whole cache; masks then describe all Tk keys.
+  AttentionOutput forward(const Var& query,
+                          const Var& key,
+                          const Var& value,
+                          const AttentionMasks& masks = {},
+                          KVCache* cache = nullptr);
+
+  // The weights of the last forward call, (B,H,Tq,Tk), for plots.
+  const Tensor& last_weights() const { return last_weights_; }
+
+  int64_t embed_dim() const { return e_; }
+  int64_t num_heads() const { return h_; }
+  int64_t n_kv_heads() const { return hkv_; }
+  int64_t head_dim() const { return e_ / h_; }
+  bool packed() const { return packed_; }
+  const MultiheadAttentionOptions& options() const { return opt_; }
+
+  // packed (PyTorch) layout:
+  Var in_proj_weight, in_proj_bias;
+  // separate layout:
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj;
+  std::shared_ptr<Linear> out_proj;
+
+ private:
+  // Projected q (B,Tq,E), k and v (B,Tk,Hkv*D), batch first.
+  void project(const Var& query,
+               const Var& key,
+               const Var& value,
+               bool need_kv,
+               Var& q,
+               Var& k,
+               Var& v) const;
+
+  int64_t e_, h_, hkv_;
+  bool packed_;
+  MultiheadAttentionOptions opt_;
+  std::shared_ptr<Generator> dropout_gen_;
+  Tensor last_weights_;
+};
+
+}  // namespace attn::nn
