@@ -1,0 +1,153 @@
+#include "experiments/cli/commands.h"
+
+#include <chrono>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "autograd/error.h"
+#include "autograd/kernels/parallel.h"
+#include "experiments/registry.h"
+
+namespace attn::experiments {
+
+namespace {
+
+bool is_flag(const std::string& s) {
+  return s.size() > 2 && s.rfind("--", 0) == 0;
+}
+
+int parse_threads(const std::string& text) {
+  char* end = nullptr;
+  const long n = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n < 0 || n > 1024)
+    throw UsageError("--threads: expected a whole number of threads (0 = all cores), got '" + text +
+                     "'");
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+RunRequest parse_run_args(const std::vector<std::string>& args) {
+  RunRequest r;
+  size_t i = 0;
+  auto take_value = [&](const std::string& flag, std::optional<std::string> inline_value) {
+    if (inline_value) return *inline_value;
+    if (i + 1 >= args.size() || is_flag(args[i + 1]))
+      throw UsageError(flag + " needs a value (e.g. " + flag + " 4)");
+    return args[++i];
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") {
+      r.help = true;
+      continue;
+    }
+    if (!is_flag(a)) {
+      if (r.name.empty() && !a.empty() && a[0] != '-') {
+        r.name = a;
+        continue;
+      }
+      throw UsageError("unexpected argument '" + a +
+                       "': fields are given as --name value (see attnlab run <experiment> --help)");
+    }
+    std::string key = a.substr(2);
+    std::optional<std::string> value;
+    if (const size_t eq = key.find('='); eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    }
+    if (key == "quick") {
+      r.quick = value ? (*value != "false" && *value != "0") : true;
+    } else if (key == "out") {
+      r.out = take_value("--out", value);
+    } else if (key == "threads") {
+      r.threads = parse_threads(take_value("--threads", value));
+    } else {
+      // A field. A flag followed by another flag (or nothing) is a bare boolean: "true".
+      if (!value && (i + 1 >= args.size() || is_flag(args[i + 1]))) value = "true";
+      r.overrides.emplace_back(key, take_value("--" + key, value));
+    }
+  }
+  if (r.name.empty() && !r.help)
+    throw UsageError("attnlab run: which experiment? (`attnlab list` shows them)");
+  return r;
+}
+
+Config resolve_config(const Experiment& e, const RunRequest& request) {
+  Config cfg = e.config;
+  try {
+    if (request.quick)
+      for (const auto& [k, v] : e.quick) cfg.set(k, v);
+    for (const auto& [k, v] : request.overrides) cfg.set(k, v);
+  } catch (const UsageError& err) {
+    throw UsageError("run " + e.name + ": " + err.what());
+  }
+  return cfg;
+}
+
+std::string run_help(const Experiment& e, const Config& cfg) {
+  std::string s = fmt::format(
+      "attnlab run {} [--field value ...] [--out DIR] [--seed S] "
+      "[--threads N] [--quick]\n\n  {}\n  source: {}   typical time: {}\n\n",
+      e.name, e.purpose, e.source, e.typical_time);
+  s += "Fields (defaults are the document's settings; '-' and '_' are interchangeable):\n";
+  s += cfg.help_text();
+  s += "\nOptions:\n";
+  s += "  --out DIR      write the run folder here (default runs/" + e.name + "/<time>/)\n";
+  s += "  --threads N    threads for BLAS and our kernels (default: ATTN_THREADS or all cores)\n";
+  s += "  --quick        a fast, smaller run (for tests)";
+  if (!e.quick.empty()) {
+    s += ":";
+    for (const auto& [k, v] : e.quick) s += " --" + k + " " + v;
+  }
+  return s + "\n";
+}
+
+void apply_threads(std::optional<int> threads) {
+  init_threads_from_env();
+  if (threads) set_num_threads(*threads);
+}
+
+int run_experiment(const RunRequest& request, const std::string& command) {
+  const Experiment& e = find_experiment(request.name);
+  const Config cfg = resolve_config(e, request);
+  if (request.help) {
+    fmt::print("{}", run_help(e, cfg));
+    return 0;
+  }
+  apply_threads(request.threads);
+  RunOptions options;
+  options.out = request.out;
+  options.quick = request.quick;
+  options.threads = num_threads();
+  options.command = command;
+  RunContext ctx(e, cfg, options);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  try {
+    e.run(ctx.config(), ctx);
+  } catch (const UsageError& err) {
+    ctx.finish(elapsed(), err.what());
+    throw;
+  } catch (const std::exception& err) {
+    ctx.finish(elapsed(), err.what());
+    fmt::print(stderr, "attnlab run {}: failed: {}\n", e.name, err.what());
+    return 1;
+  }
+  ctx.finish(elapsed());
+  fmt::print("{}: done in {:.2f} s\n", e.name, elapsed());
+  return 0;
+}
+
+std::string list_text() {
+  Table t("", {"experiment", "source", "time (2 cores)", "purpose"});
+  for (const auto& e : all_experiments()) t.add_row({e.name, e.source, e.typical_time, e.purpose});
+  return t.text() +
+         "\nRun one with `attnlab run <experiment>`; `attnlab run <experiment> --help` lists "
+         "its settings.\n";
+}
+
+}  // namespace attn::experiments

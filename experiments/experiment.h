@@ -1,0 +1,44 @@
+// Experiment: what `attnlab list` shows and `attnlab run <name>` runs.
+//
+//   // experiments/worked_example.cpp
+//   namespace attn::experiments {
+//   Experiment worked_example() {
+//     Experiment e;
+//     e.name = "worked-example";
+//     e.source = "002 §39.2.1";
+//     e.purpose = "Self-attention by hand on 3 tokens, every intermediate matrix";
+//     e.typical_time = "< 1 s";
+//     e.config.add_real("scale", 1 / std::sqrt(2.0), "score scale 1/sqrt(d_k)");
+//     e.quick = {};                          // overrides for --quick (tests), if any
+//     e.run = [](const Config& cfg, RunContext& ctx) { ... ctx.compare(...); };
+//     return e;
+//   }
+//   }  // namespace attn::experiments
+//
+// and ONE line in experiments/registry.cpp: `X(worked_example)`. See docs/adding-an-experiment.md.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/config.h"
+
+namespace attn::experiments {
+
+class RunContext;
+
+struct Experiment {
+  std::string name;          // kebab-case, what the user types: "worked-example"
+  std::string source;        // seed document and section: "002 §39.2.1"
+  std::string purpose;       // one line
+  std::string typical_time;  // with defaults on 2 cores: "< 1 s", "~20 s", "~3 min"
+  Config config;             // defaults = the document's settings (a "seed" field is always added)
+  // Field overrides applied by --quick (before the user's own overrides), for fast tests.
+  std::vector<std::pair<std::string, std::string>> quick;
+  // Does the work. Throw attn::Error to fail the run (exit code 1).
+  std::function<void(const Config&, RunContext&)> run;
+};
+
+}  // namespace attn::experiments

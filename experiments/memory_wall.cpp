@@ -1,0 +1,217 @@
+// memory-wall [002 §39.3.2, 000 §V]: the T x T attention matrix, counted and measured.
+//
+//   attnlab run memory-wall
+//   attnlab run memory-wall --measure_lengths 1024,2048,4096,8192,16384 --max_naive_mib 4096
+//
+// Part 1 recomputes the document's table: storing one T x T matrix per head and layer for the
+// backward pass costs bytes * B * h * L * T^2. Part 2 measures, on this machine, the peak extra
+// memory of one attention forward+backward (1 head, d = 64): naive attention (scores, softmax
+// and their gradients are T x T tensors) against blockwise attention (attn::blockwise_attention,
+// an online softmax over tiles that never holds the T x T matrix). Naive grows like T^2,
+// blockwise like T.
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autograd/functional.h"
+#include "experiments/common/attention_steps.h"
+#include "experiments/common/peak_memory.h"
+#include "experiments/experiment.h"
+#include "experiments/report/charts.h"
+#include "experiments/run_context.h"
+
+namespace attn::experiments {
+
+namespace {
+
+// 002 §39.3.2's printed table (B = 1, h = 16, L = 32, fp16), one decimal.
+const std::vector<int64_t> kDocT{512, 2048, 8192, 32768, 131072};
+const std::vector<double> kDocPerMatrixMiB{0.5, 8.0, 128.0, 2048.0, 32768.0};
+const std::vector<double> kDocTotalGiB{0.2, 4.0, 64.0, 1024.0, 16384.0};
+
+constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
+constexpr double kBoltzmann = 1.380649e-23;  // J/K
+
+void counted_part(const Config& cfg, RunContext& ctx) {
+  const double bytes = cfg.get_real("bytes_per_element");
+  const int64_t b = cfg.get_int("batch"), h = cfg.get_int("heads"), l = cfg.get_int("layers");
+  ctx.section("Part 1: the document's table, computed");
+  Table t(fmt::format("Attention matrices kept for backward: {} bytes x B={} x h={} x L={} x T^2",
+                      bytes, b, h, l),
+          {"T", "one matrix (MiB)", "one layer, all heads (MiB)", "whole model (GiB)",
+           "> 80 GiB (A100)?"});
+  std::vector<double> per_matrix, per_layer, total;
+  for (int64_t T : cfg.get_ints("lengths")) {
+    const double t2 = static_cast<double>(T) * static_cast<double>(T);
+    per_matrix.push_back(bytes * t2 / kMiB);
+    per_layer.push_back(bytes * b * h * t2 / kMiB);
+    total.push_back(bytes * b * h * l * t2 / kGiB);
+    t.add_row({std::to_string(T), fixed(per_matrix.back(), 1), fixed(per_layer.back(), 1),
+               fixed(total.back(), 2), total.back() > 80 ? "yes" : "no"});
+  }
+  ctx.table(t);
+  ctx.result("lengths", cfg.get_ints("lengths"));
+  ctx.result("one_matrix_mib", per_matrix);
+  ctx.result("one_layer_mib", per_layer);
+  ctx.result("total_gib", total);
+  ctx.note(
+      "The document labels its middle column 'per-layer attn matrix', but its formula 2 T^2 "
+      "counts one matrix: one head of one example. A layer with 16 heads holds 16 of them (our "
+      "third column). Its totals are right.");
+
+  DocumentComparison cmp("002 §39.3.2 and 000 §V vs ours");
+  if (cfg.get_ints("lengths") == kDocT) {
+    cmp.add("one matrix (MiB)", kDocPerMatrixMiB, per_matrix, 0.05 + 1e-9, "", 1);
+    cmp.add("total (GiB)", kDocTotalGiB, total, 0.05 + 1e-9,
+            "the document rounds 0.25 to 0.2 (one decimal, round-half-even)", 2);
+    cmp.add_exact("T = 32768 exceeds an A100's 80 GiB", "yes", total[3] > 80 ? "yes" : "no");
+    cmp.add_exact("T = 131072 needs terabytes", "yes", total[4] >= 1024 ? "yes" : "no");
+  }
+  // 000 §V.1: the number of entries of one attention matrix.
+  cmp.add("entries at N = 512", 262144, 512.0 * 512.0, 0, "", 0);
+  cmp.add("entries at N = 2048", 4194304, 2048.0 * 2048.0, 0, "", 0);
+  // 000 §V.3: Landauer's bound, k_B T ln 2 per erased bit, for N^2 attention weights at 300 K.
+  const double n2 = 2048.0 * 2048.0, per_bit = kBoltzmann * 300 * std::log(2.0);
+  const double joules = n2 * per_bit;
+  ctx.result("landauer_joules_n2048_1bit", joules);
+  ctx.result("landauer_joules_n2048_32bit", 32 * joules);
+  cmp.add("Landauer bound at N = 2048, log10(J)", -18, std::log10(joules), 0.5,
+          fmt::format("N^2 k_B T ln2 = {:.3g} bits x {:.3g} J = {:.2g} J (or {:.2g} J for 32-bit "
+                      "weights); the document's '10^18' (its exponent's sign lost in the text) is "
+                      "off by about 4 orders either way",
+                      n2, per_bit, joules, 32 * joules),
+          2);
+  ctx.compare(cmp);
+}
+
+// One forward + backward of attention over (1, T, d) inputs; returns the output for checking.
+Tensor attention_pass(bool blockwise, int64_t t, int64_t d, int64_t block, Generator& gen) {
+  Var q = Var::parameter(Tensor::randn({1, t, d}, gen));
+  Var k = Var::parameter(Tensor::randn({1, t, d}, gen));
+  Var v = Var::parameter(Tensor::randn({1, t, d}, gen));
+  const double scale = 1 / std::sqrt(static_cast<double>(d));
+  Var y = blockwise ? blockwise_attention(q, k, v, false, block, static_cast<real>(scale))
+                    : attention_steps(q, k, v, scale).out;
+  Tensor out = y.value();
+  sum(y).backward();
+  return out;
+}
+
+void measured_part(const Config& cfg, RunContext& ctx) {
+  ctx.section("Part 2: measured on this machine (1 head, forward + backward)");
+  PeakMemory probe;
+  const int64_t d = cfg.get_int("d"), block = cfg.get_int("block");
+  const double limit = static_cast<double>(cfg.get_int("max_naive_mib"));
+  Generator gen(ctx.seed());
+  {  // correctness first: both compute the same attention
+    Generator g1(ctx.seed()), g2(ctx.seed());
+    const double diff = max_abs_diff(attention_pass(false, 256, d, block, g1),
+                                     attention_pass(true, 256, d, block, g2));
+    ctx.note(fmt::format("At T = 256 blockwise and naive outputs differ by at most {:.2g}.", diff));
+    ctx.result("naive_vs_blockwise_max_diff_T256", diff);
+  }
+  Table t("Peak extra memory of one forward + backward: tensors (exact) and process (OS)",
+          {"T", "naive tensors (MiB)", "blockwise tensors (MiB)", "ratio", "naive process (MiB)",
+           "blockwise process (MiB)", "T^2 x 4 B (MiB)", "naive (s)", "blockwise (s)"});
+  std::vector<double> ts, mib[2], rss[2], secs[2];
+  for (int64_t T : cfg.get_ints("measure_lengths")) {
+    const double t2 = static_cast<double>(T) * static_cast<double>(T);
+    const double naive_estimate = 6.0 * 4.0 * t2 / kMiB;  // six T x T tensors at the peak
+    ts.push_back(static_cast<double>(T));
+    for (int which = 0; which < 2; ++which) {
+      if (which == 0 && naive_estimate > limit) {
+        mib[0].push_back(NAN);
+        rss[0].push_back(NAN);
+        secs[0].push_back(NAN);
+        continue;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const PeakUse use = probe.measure([&] { attention_pass(which == 1, T, d, block, gen); });
+      secs[which].push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      mib[which].push_back(static_cast<double>(use.tensor_bytes) / kMiB);
+      rss[which].push_back(use.resident_bytes < 0 ? NAN
+                                                  : static_cast<double>(use.resident_bytes) / kMiB);
+    }
+    auto cell = [](double v, int p) { return std::isnan(v) ? std::string("-") : fixed(v, p); };
+    t.add_row({std::to_string(T), cell(mib[0].back(), 1), cell(mib[1].back(), 2),
+               std::isnan(mib[0].back()) ? "-" : fixed(mib[0].back() / mib[1].back(), 0) + "x",
+               cell(rss[0].back(), 1), cell(rss[1].back(), 1), fixed(4.0 * t2 / kMiB, 1),
+               cell(secs[0].back(), 3), cell(secs[1].back(), 3)});
+  }
+  ctx.table(t);
+  ctx.note(fmt::format(
+      "'-': naive skipped above an estimated {} MiB (--max_naive_mib). Tensor memory includes "
+      "the inputs q, k, v, the output and all gradients (7 T x d floats). Process memory also "
+      "counts per-thread scratch and allocator slack, and is missing where /proc/self/clear_refs "
+      "cannot be written.",
+      cfg.get_int("max_naive_mib")));
+  ctx.result("measure_lengths", cfg.get_ints("measure_lengths"));
+  ctx.result("naive_tensor_peak_mib", mib[0]);
+  ctx.result("blockwise_tensor_peak_mib", mib[1]);
+  ctx.result("naive_process_peak_mib", rss[0]);
+  ctx.result("blockwise_process_peak_mib", rss[1]);
+  ctx.result("naive_seconds", secs[0]);
+  ctx.result("blockwise_seconds", secs[1]);
+
+  // Growth exponents between the two largest lengths where each ran: ~2 naive, ~1 blockwise.
+  auto slope = [&](const std::vector<double>& ys) {
+    std::vector<size_t> ok;
+    for (size_t i = 0; i < ys.size(); ++i)
+      if (std::isfinite(ys[i]) && ys[i] > 0) ok.push_back(i);
+    if (ok.size() < 2) return static_cast<double>(NAN);
+    const size_t a = ok[ok.size() - 2], b = ok.back();
+    return std::log(ys[b] / ys[a]) / std::log(ts[b] / ts[a]);
+  };
+  const double sn = slope(mib[0]), sb = slope(mib[1]);
+  ctx.result("naive_growth_exponent", sn);
+  ctx.result("blockwise_growth_exponent", sb);
+  ctx.note(fmt::format(
+      "Tensor memory grows between the two largest lengths like T^{:.2f} (naive) and T^{:.2f} "
+      "(blockwise).",
+      sn, sb));
+
+  LinePlot p;
+  p.series = {{"naive attention", ts, mib[0]}, {"blockwise attention", ts, mib[1]}};
+  std::vector<double> ref;
+  for (double T : ts) ref.push_back(4.0 * T * T / kMiB);
+  p.series.push_back({"one T x T float matrix", ts, ref, "#9ca3af", true, false});
+  p.log_x = p.log_y = true;
+  p.title = "Peak tensor memory of attention forward + backward (d = " + std::to_string(d) + ")";
+  p.x_label = "sequence length T";
+  p.y_label = "MiB";
+  ctx.figure("peak_memory", line_plot_svg(p), "Naive grows like T^2, blockwise like T");
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  counted_part(cfg, ctx);
+  if (cfg.get_bool("measure")) measured_part(cfg, ctx);
+}
+
+}  // namespace
+
+Experiment memory_wall() {
+  Experiment e;
+  e.name = "memory-wall";
+  e.source = "002 §39.3.2";
+  e.purpose = "The O(T^2) attention memory: the document's table, then naive vs blockwise measured";
+  e.typical_time = "~15 s";
+  e.config.add_int("batch", 1, "B: examples per batch", {.min = 1})
+      .add_int("heads", 16, "h: attention heads per layer", {.min = 1})
+      .add_int("layers", 32, "L: layers", {.min = 1})
+      .add_real("bytes_per_element", 2, "bytes per stored weight (2 = fp16)", {.min = 0})
+      .add_ints("lengths", {512, 2048, 8192, 32768, 131072}, "T values of the table", {.min = 1})
+      .add_bool("measure", true, "also measure naive vs blockwise on this machine")
+      .add_ints("measure_lengths", {512, 1024, 2048, 4096, 8192}, "T values to measure",
+                {.min = 16})
+      .add_int("d", 64, "head dimension for the measurement", {.min = 1})
+      .add_int("block", 64, "tile size of blockwise attention", {.min = 1})
+      .add_int("max_naive_mib", 2048, "skip naive runs whose T x T tensors would exceed this",
+               {.min = 1});
+  e.quick = {{"measure_lengths", "256,512,1024"}};
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments

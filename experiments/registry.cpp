@@ -1,0 +1,64 @@
+#include "experiments/registry.h"
+
+#include <set>
+
+#include "autograd/error.h"
+#include "experiments/suggest.h"
+
+namespace attn::experiments {
+
+// ---- THE TABLE ------------------------------------------------------------------------------
+// One line per experiment: X(function). The function lives in experiments/<something>.cpp,
+// returns an Experiment, and is declared and called by the two expansions below. To add an
+// experiment, write its file and add its line here (docs/adding-an-experiment.md).
+#define ATTN_EXPERIMENT_TABLE(X) \
+  X(demo)                        \
+  X(worked_example)              \
+  X(cat_sat_mat)                 \
+  X(identity_lookup)             \
+  X(memory_wall)
+// ---------------------------------------------------------------------------------------------
+
+#define ATTN_DECLARE(fn) Experiment fn();
+ATTN_EXPERIMENT_TABLE(ATTN_DECLARE)
+#undef ATTN_DECLARE
+
+namespace {
+
+std::vector<Experiment> build_table() {
+  std::vector<Experiment> table;
+#define ATTN_ADD(fn) table.push_back(fn());
+  ATTN_EXPERIMENT_TABLE(ATTN_ADD)
+#undef ATTN_ADD
+  std::set<std::string> seen;
+  for (auto& e : table) {
+    if (e.name.empty() || !e.run) throw Error("experiment registry: an entry has no name or run");
+    if (!seen.insert(e.name).second)
+      throw Error("experiment registry: two experiments are named '" + e.name + "'");
+    if (!e.config.has("seed"))
+      e.config.add_int("seed", 0, "random seed (weights, data)", {.min = 0});
+  }
+  return table;
+}
+
+}  // namespace
+
+const std::vector<Experiment>& all_experiments() {
+  static const std::vector<Experiment> table = build_table();
+  return table;
+}
+
+std::vector<std::string> experiment_names() {
+  std::vector<std::string> names;
+  for (const auto& e : all_experiments()) names.push_back(e.name);
+  return names;
+}
+
+const Experiment& find_experiment(const std::string& name) {
+  for (const auto& e : all_experiments())
+    if (e.name == name) return e;
+  throw UsageError("unknown experiment '" + name + "'." + did_you_mean(name, experiment_names()) +
+                   " (`attnlab list` shows them all)");
+}
+
+}  // namespace attn::experiments

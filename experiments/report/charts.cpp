@@ -1,0 +1,258 @@
+#include "experiments/report/charts.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/error.h"
+#include "experiments/report/scale.h"
+#include "experiments/report/svg.h"
+#include "experiments/report/table.h"
+
+namespace attn::experiments {
+
+namespace {
+
+const std::string kRed = "#ef4444";
+
+size_t chars(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+const std::string& colour_of(const std::string& given, size_t i) {
+  return given.empty() ? palette(i) : given;
+}
+
+// A legend box in the top-right corner of the plot area.
+void legend(Svg& svg,
+            double right,
+            double top,
+            const std::vector<std::string>& names,
+            const std::vector<std::string>& colours,
+            const std::vector<bool>& dashed) {
+  size_t longest = 0;
+  for (const auto& n : names) longest = std::max(longest, chars(n));
+  const double w = 34 + static_cast<double>(longest) * 6.6, h = 6 + 17.0 * names.size();
+  svg.rect(right - w - 6, top + 6, w, h, "rgba(255,255,255,0.85)", "#bbb");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const double y = top + 6 + 14 + 17.0 * i;
+    svg.line(right - w, y - 4, right - w + 20, y - 4, colours[i], 2.5, dashed[i] ? "5 3" : "");
+    svg.text(right - w + 26, y, names[i], {.size = 11});
+  }
+}
+
+struct BarGeometry {
+  double left = 56, right = 16, top = 28, bottom;
+  double plot_w, plot_h = 130;
+  bool rotate;
+};
+
+BarGeometry bar_geometry(const BarChart& c) {
+  BarGeometry g;
+  size_t longest = 0;
+  for (const auto& l : c.labels) longest = std::max(longest, chars(l));
+  const double n = static_cast<double>(c.labels.size());
+  const double group = std::max(14.0, 10.0 * static_cast<double>(c.series.size()) + 6);
+  g.plot_w = c.width > 0 ? c.width - g.left - g.right : std::max(360.0, n * group);
+  g.rotate = static_cast<double>(longest) * 6.5 > g.plot_w / std::max(1.0, n);
+  g.bottom =
+      (g.rotate ? static_cast<double>(longest) * 6.5 + 10 : 18) + (c.x_label.empty() ? 4 : 20);
+  return g;
+}
+
+double data_max(const std::vector<BarChart>& cs) {
+  double m = 0;
+  for (const auto& c : cs) {
+    if (c.y_max) return *c.y_max;
+    for (const auto& s : c.series)
+      for (double v : s.values)
+        if (std::isfinite(v)) m = std::max(m, v);
+  }
+  return m > 0 ? m * 1.05 : 1;
+}
+
+void draw_bars(Svg& svg, double y0, const BarChart& c, const BarGeometry& g, double ymax) {
+  for (const auto& s : c.series)
+    if (s.values.size() != c.labels.size())
+      throw Error("bar chart '" + c.title + "': series '" + s.name + "' has " +
+                  std::to_string(s.values.size()) + " values for " +
+                  std::to_string(c.labels.size()) + " labels");
+  const double x0 = g.left, py = y0 + g.top;
+  auto Y = [&](double v) { return py + g.plot_h * (1 - std::clamp(v / ymax, 0.0, 1.0)); };
+  if (!c.title.empty())
+    svg.text(x0 + g.plot_w / 2, y0 + 18, c.title, {.size = 13, .anchor = "middle", .bold = true});
+  for (double t : nice_ticks(0, ymax, 4)) {
+    svg.line(x0, Y(t), x0 + g.plot_w, Y(t), "#e5e7eb");
+    svg.text(x0 - 5, Y(t), sig(t, 3), {.size = 10, .anchor = "end", .baseline = "middle"});
+  }
+  const double n = static_cast<double>(c.labels.size());
+  const double group = g.plot_w / std::max(1.0, n);
+  const double bar = group * 0.8 / static_cast<double>(std::max<size_t>(1, c.series.size()));
+  for (size_t i = 0; i < c.labels.size(); ++i) {
+    const double gx = x0 + group * static_cast<double>(i) + group * 0.1;
+    for (size_t s = 0; s < c.series.size(); ++s) {
+      const double v = c.series[s].values[i];
+      const bool red = s == 0 && static_cast<int>(i) == c.highlight;
+      svg.rect(gx + bar * static_cast<double>(s), Y(v), bar * 0.92, py + g.plot_h - Y(v),
+               red ? kRed : colour_of(c.series[s].colour, s), "none",
+               c.labels[i] + ": " + sig(v, 4));
+    }
+    const double lx = x0 + group * (static_cast<double>(i) + 0.5), ly = py + g.plot_h + 5;
+    if (g.rotate)
+      svg.text(lx, ly, c.labels[i],
+               {.size = 10, .anchor = "end", .rotate = -90, .baseline = "middle"});
+    else
+      svg.text(lx, ly, c.labels[i], {.size = 10, .anchor = "middle", .baseline = "hanging"});
+  }
+  svg.line(x0, py + g.plot_h, x0 + g.plot_w, py + g.plot_h, "#444");
+  svg.line(x0, py, x0, py + g.plot_h, "#444");
+  if (!c.y_label.empty())
+    svg.text(14, py + g.plot_h / 2, c.y_label, {.size = 11, .anchor = "middle", .rotate = -90});
+  if (!c.x_label.empty())
+    svg.text(x0 + g.plot_w / 2, y0 + g.top + g.plot_h + g.bottom - 4, c.x_label,
+             {.size = 11, .anchor = "middle"});
+  if (c.series.size() > 1) {
+    std::vector<std::string> names, colours;
+    for (size_t s = 0; s < c.series.size(); ++s) {
+      names.push_back(c.series[s].name);
+      colours.push_back(colour_of(c.series[s].colour, s));
+    }
+    legend(svg, x0 + g.plot_w, py - 4, names, colours, std::vector<bool>(names.size(), false));
+  }
+}
+
+// Axis mapping for line plots: linear or log10.
+struct Axis {
+  double lo, hi, pix0, pix1;
+  bool log;
+  double map(double v) const {
+    const double a = log ? std::log10(lo) : lo, b = log ? std::log10(hi) : hi;
+    const double t = ((log ? std::log10(v) : v) - a) / (b - a);
+    return pix0 + t * (pix1 - pix0);
+  }
+  std::vector<double> ticks() const { return log ? log_ticks(lo, hi) : nice_ticks(lo, hi, 6); }
+};
+
+Axis make_axis(std::vector<double> values, bool log, double p0, double p1) {
+  if (log)
+    values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !(v > 0); }),
+                 values.end());
+  values.erase(
+      std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+      values.end());
+  double lo = values.empty() ? (log ? 1 : 0) : *std::min_element(values.begin(), values.end());
+  double hi = values.empty() ? (log ? 10 : 1) : *std::max_element(values.begin(), values.end());
+  if (log) {
+    if (hi <= lo) hi = lo * 10;
+    lo = std::pow(10.0, std::log10(lo) - 0.05 * std::log10(hi / lo));
+    hi = std::pow(10.0, std::log10(hi) + 0.05 * std::log10(hi / lo));
+  } else {
+    if (hi <= lo) hi = lo + 1;
+    const double pad = 0.04 * (hi - lo);
+    lo -= pad;
+    hi += pad;
+  }
+  return {lo, hi, p0, p1, log};
+}
+
+}  // namespace
+
+std::string bar_chart_svg(const BarChart& chart) {
+  return bar_panels_svg({chart}, "");
+}
+
+std::string bar_panels_svg(const std::vector<BarChart>& panels, const std::string& title) {
+  if (panels.empty()) throw Error("bar_panels_svg: no panels");
+  const double ymax = data_max(panels);
+  std::vector<BarGeometry> gs;
+  double width = 0, height = title.empty() ? 0 : 30;
+  for (const auto& p : panels) {
+    gs.push_back(bar_geometry(p));
+    width = std::max(width, gs.back().left + gs.back().plot_w + gs.back().right);
+    height += gs.back().top + gs.back().plot_h + gs.back().bottom;
+  }
+  Svg svg(width, height);
+  double y = 0;
+  if (!title.empty()) {
+    svg.text(width / 2, 20, title, {.size = 15, .anchor = "middle", .bold = true});
+    y = 30;
+  }
+  for (size_t i = 0; i < panels.size(); ++i) {
+    draw_bars(svg, y, panels[i], gs[i], ymax);
+    y += gs[i].top + gs[i].plot_h + gs[i].bottom;
+  }
+  return svg.str();
+}
+
+std::string line_plot_svg(const LinePlot& p) {
+  const double left = 70, right = 20, top = 34, bottom = 50;
+  std::vector<double> xs, ys;
+  for (const auto& s : p.series) {
+    if (s.x.size() != s.y.size())
+      throw Error("line plot '" + p.title + "': series '" + s.name + "' has " +
+                  std::to_string(s.x.size()) + " x and " + std::to_string(s.y.size()) +
+                  " y values");
+    xs.insert(xs.end(), s.x.begin(), s.x.end());
+    ys.insert(ys.end(), s.y.begin(), s.y.end());
+  }
+  for (const auto& r : p.refs) (r.kind == RefLine::kHorizontal ? ys : xs).push_back(r.value);
+  const Axis ax = make_axis(xs, p.log_x, left, p.width - right);
+  const Axis ay = make_axis(ys, p.log_y, p.height - bottom, top);
+  Svg svg(p.width, p.height);
+  if (!p.title.empty())
+    svg.text(p.width / 2, 20, p.title, {.size = 14, .anchor = "middle", .bold = true});
+  for (double t : ax.ticks()) {
+    const double x = ax.map(t);
+    svg.line(x, top, x, p.height - bottom, "#eee");
+    svg.text(x, p.height - bottom + 6, sig(t, 3),
+             {.size = 10, .anchor = "middle", .baseline = "hanging"});
+  }
+  for (double t : ay.ticks()) {
+    const double y = ay.map(t);
+    svg.line(left, y, p.width - right, y, "#eee");
+    svg.text(left - 6, y, sig(t, 3), {.size = 10, .anchor = "end", .baseline = "middle"});
+  }
+  svg.rect(left, top, p.width - left - right, p.height - top - bottom, "none", "#444");
+  for (const auto& r : p.refs) {
+    const bool h = r.kind == RefLine::kHorizontal;
+    const double v = h ? ay.map(r.value) : ax.map(r.value);
+    if ((h && p.log_y && r.value <= 0) || (!h && p.log_x && r.value <= 0)) continue;
+    if (h) {
+      svg.line(left, v, p.width - right, v, "#888", 1.2, "6 4");
+      svg.text(left + 6, v - 4, r.label, {.size = 10, .fill = "#555"});
+    } else {
+      svg.line(v, top, v, p.height - bottom, "#888", 1.2, "6 4");
+      svg.text(v + 4, top + 12, r.label, {.size = 10, .fill = "#555"});
+    }
+  }
+  std::vector<std::string> names, colours;
+  std::vector<bool> dashed;
+  for (size_t i = 0; i < p.series.size(); ++i) {
+    const auto& s = p.series[i];
+    const std::string& col = colour_of(s.colour, i);
+    std::vector<std::pair<double, double>> pts;
+    for (size_t k = 0; k < s.x.size(); ++k) {
+      if ((p.log_x && !(s.x[k] > 0)) || (p.log_y && !(s.y[k] > 0))) continue;
+      if (!std::isfinite(s.x[k]) || !std::isfinite(s.y[k])) continue;
+      pts.emplace_back(ax.map(s.x[k]), ay.map(s.y[k]));
+    }
+    svg.polyline(pts, col, 2, s.dashed ? "6 4" : "");
+    if (s.markers && pts.size() <= 60)
+      for (const auto& [x, y] : pts) svg.circle(x, y, 3, col);
+    if (!s.name.empty()) {
+      names.push_back(s.name);
+      colours.push_back(col);
+      dashed.push_back(s.dashed);
+    }
+  }
+  if (!names.empty()) legend(svg, p.width - right, top, names, colours, dashed);
+  svg.text((left + p.width - right) / 2, p.height - 12, p.x_label + (p.log_x ? " (log)" : ""),
+           {.size = 12, .anchor = "middle"});
+  svg.text(16, (top + p.height - bottom) / 2, p.y_label + (p.log_y ? " (log)" : ""),
+           {.size = 12, .anchor = "middle", .rotate = -90});
+  return svg.str();
+}
+
+}  // namespace attn::experiments

@@ -1,0 +1,201 @@
+#include "experiments/run_context.h"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "autograd/error.h"
+#include "autograd/safetensors.h"
+
+namespace attn::experiments {
+
+namespace {
+
+nlohmann::ordered_json tensor_json_at(const Tensor& t, int axis, int64_t offset) {
+  if (axis == t.rank()) return static_cast<double>(t[offset]);
+  int64_t stride = 1;
+  for (int a = axis + 1; a < t.rank(); ++a) stride *= t.size(a);
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (int64_t i = 0; i < t.size(axis); ++i)
+    arr.push_back(tensor_json_at(t, axis + 1, offset + i * stride));
+  return arr;
+}
+
+std::string timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::ordered_json tensor_json(const Tensor& t) {
+  return tensor_json_at(t, 0, 0);
+}
+
+std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name) {
+  const std::filesystem::path base = root / "runs" / name;
+  std::filesystem::create_directories(base);
+  const std::string stamp = timestamp();
+  for (int k = 1;; ++k) {
+    const auto dir = base / (k == 1 ? stamp : fmt::format("{}-{}", stamp, k));
+    if (std::filesystem::create_directory(dir)) return dir;  // false: taken by another run
+  }
+}
+
+CsvWriter::CsvWriter(const std::filesystem::path& path, const std::vector<std::string>& header)
+    : out_(path), columns_(header.size()) {
+  if (!out_) throw Error("cannot write " + path.string());
+  for (size_t i = 0; i < header.size(); ++i) out_ << (i ? "," : "") << header[i];
+  out_ << "\n" << std::flush;
+}
+
+void CsvWriter::row(const std::vector<double>& values) {
+  if (!out_.is_open()) return;  // a run without a folder (unit tests) writes nothing
+  if (values.size() != columns_)
+    throw Error(
+        fmt::format("CsvWriter: a row of {} values for {} columns", values.size(), columns_));
+  for (size_t i = 0; i < values.size(); ++i) out_ << (i ? "," : "") << fmt::format("{}", values[i]);
+  out_ << "\n" << std::flush;
+}
+
+RunContext::RunContext(const Experiment& experiment, const Config& config, RunOptions options)
+    : experiment_(experiment),
+      config_(config),
+      options_(std::move(options)),
+      report_(experiment.name, experiment.source + " \u2014 " + experiment.purpose) {
+  if (options_.write) {
+    if (options_.out.empty()) {
+      dir_ = new_run_dir(std::filesystem::current_path(), experiment.name);
+    } else {
+      dir_ = options_.out;
+      std::filesystem::create_directories(dir_);
+    }
+    std::filesystem::create_directories(dir_ / "figures");
+    nlohmann::ordered_json cfg{{"experiment", experiment.name}, {"source", experiment.source},
+                               {"config", config_.to_json()},   {"quick", options_.quick},
+                               {"threads", options_.threads},   {"command", options_.command}};
+    write_text("config.json", cfg.dump(2) + "\n");
+  }
+  if (options_.echo)
+    fmt::print("{} [{}] {}\n", experiment.name, experiment.source, experiment.purpose);
+  Table cfg_table("Configuration", {"field", "value", "default", "meaning"});
+  for (const auto& f : config_.fields())
+    cfg_table.add_row({f.name, format_value(f.value), format_value(f.default_value), f.help});
+  report_.heading("Configuration");
+  std::string line = "Command: " + (options_.command.empty() ? "attnlab run " + experiment.name
+                                                             : options_.command);
+  if (options_.quick) line += "   (quick mode)";
+  report_.paragraph(line);
+  report_.table(cfg_table);
+}
+
+void RunContext::write_text(const std::filesystem::path& rel, const std::string& text) const {
+  if (dir_.empty()) return;
+  write_file_atomically((dir_ / rel).string(), text);
+}
+
+void RunContext::section(const std::string& title) {
+  if (options_.echo) fmt::print("\n== {} ==\n", title);
+  report_.heading(title);
+}
+
+void RunContext::note(const std::string& text) {
+  if (options_.echo) fmt::print("{}\n", text);
+  report_.paragraph(text);
+}
+
+void RunContext::table(const Table& t) {
+  if (options_.echo) t.print();
+  report_.table(t);
+}
+
+void RunContext::preformatted(const std::string& text) {
+  if (options_.echo) fmt::print("{}\n", text);
+  report_.preformatted(text);
+}
+
+void RunContext::matrix(const std::string& name,
+                        const Tensor& values,
+                        const std::vector<std::string>& row_labels,
+                        const std::vector<std::string>& col_labels,
+                        int precision) {
+  table(Table::matrix(name, values, row_labels, col_labels, precision));
+  result(name, values);
+}
+
+void RunContext::figure(const std::string& stem,
+                        const std::string& svg,
+                        const std::string& caption) {
+  const std::string file = "figures/" + stem + ".svg";
+  write_text(file, svg);
+  figures_.push_back(file);
+  report_.figure(svg, caption, file);
+  if (options_.echo && !dir_.empty()) fmt::print("figure: {}\n", (dir_ / file).string());
+}
+
+void RunContext::compare(const DocumentComparison& comparison) {
+  if (const auto changed = config_.changed(); !changed.empty()) {
+    std::string names;
+    for (const auto& n : changed) names += (names.empty() ? "--" : ", --") + n;
+    note("Note: " + names +
+         " differ from the document's settings, so its numbers below "
+         "describe a different computation; DIFFERS is expected.");
+  }
+  if (options_.echo) {
+    comparison.table().print();
+    const int bad = comparison.num_differ();
+    fmt::print("  {} of {} entries agree with the document{}\n", comparison.entries().size() - bad,
+               comparison.entries().size(), bad ? fmt::format("; {} DIFFER", bad) : "");
+  }
+  report_.comparison(comparison);
+  comparisons_.push_back(comparison);
+}
+
+void RunContext::result(const std::string& name, const nlohmann::ordered_json& value) {
+  if (results_.contains(name)) throw Error("RunContext: result '" + name + "' reported twice");
+  results_[name] = value;
+}
+
+void RunContext::result(const std::string& name, const Tensor& value) {
+  result(name, tensor_json(value));
+}
+
+CsvWriter RunContext::csv(const std::string& stem, const std::vector<std::string>& header) {
+  if (dir_.empty()) return CsvWriter();
+  return CsvWriter(dir_ / (stem + ".csv"), header);
+}
+
+int RunContext::num_differ() const {
+  int n = 0;
+  for (const auto& c : comparisons_) n += c.num_differ();
+  return n;
+}
+
+void RunContext::finish(double seconds, const std::string& error) {
+  if (!error.empty()) {
+    report_.heading("The run failed");
+    report_.preformatted(error);
+  }
+  report_.paragraph(fmt::format("Wall time: {:.2f} s.", seconds));
+  nlohmann::ordered_json comps = nlohmann::ordered_json::array();
+  for (const auto& c : comparisons_) comps.push_back(c.to_json());
+  nlohmann::ordered_json out{{"experiment", experiment_.name},
+                             {"source", experiment_.source},
+                             {"status", error.empty() ? "ok" : "failed"},
+                             {"seconds", seconds},
+                             {"results", results_},
+                             {"comparisons", comps},
+                             {"differ", num_differ()},
+                             {"figures", figures_}};
+  if (!error.empty()) out["error"] = error;
+  write_text("results.json", out.dump(2) + "\n");
+  write_text("report.html", report_.html());
+  if (options_.echo && !dir_.empty()) fmt::print("\nreport: {}\n", (dir_ / "report.html").string());
+}
+
+}  // namespace attn::experiments
