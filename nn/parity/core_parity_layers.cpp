@@ -5,7 +5,7 @@ namespace attn::nn {
 
 std::vector<ParityLayerSpec> core_parity_layers() {
   std::vector<ParityLayerSpec> rows;
-  for (auto table : {basic_parity_layers, attention_parity_layers})
+  for (auto table : {basic_parity_layers, attention_parity_layers, transformer_parity_layers})
     for (ParityLayerSpec& s : table()) rows.push_back(std::move(s));
   return rows;
 }

@@ -10,6 +10,7 @@
 #include "autograd/generator.h"
 #include "autograd/tensor.h"
 #include "nn/parity/parity_layers.h"
+#include "nn/transformer/layer_options.h"
 
 namespace attn::nn {
 
@@ -19,6 +20,10 @@ Tensor random_ids(const Shape& shape, int64_t n, Generator& gen);
 Tensor padding_mask(const std::vector<int64_t>& lengths, int64_t t);
 // (T, T) causal mask, 1 = not allowed (j > i): PyTorch's boolean attn_mask convention.
 Tensor causal_mask(int64_t t);
+
+// The layer keys shared by the transformer rows (d_model, nhead, dim_feedforward, dropout,
+// activation, layer_norm_eps, norm_first, bias, n_kv_heads), with PyTorch's names.
+TransformerLayerOptions read_layer_options(LayerConfig& c);
 
 // The families of the nn-core table (core_parity_layers() concatenates them).
 std::vector<ParityLayerSpec> basic_parity_layers();        // basic_layers.cpp
