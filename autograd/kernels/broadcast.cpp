@@ -28,15 +28,69 @@ int64_t BroadcastIndex::operator()(int64_t flat_out) const {
   return flat_in;
 }
 
+namespace {
+
+// Extent of `in` on output axis `axis` when `in` is aligned to the output's trailing axes.
+int64_t aligned_extent(const Shape& in, const Shape& out, size_t axis) {
+  const size_t offset = out.size() - in.size();
+  return axis < offset ? 1 : in[axis - offset];
+}
+
+}  // namespace
+
+BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b) {
+  BroadcastRows plan;
+  const Shape* ins[2] = {&a, &b};
+  int status[2] = {-1, -1};  // per operand: -1 undecided, 1 has the axes, 0 broadcast
+  size_t axis = out.size();
+  while (axis > 0) {
+    const size_t ax = axis - 1;
+    bool fits = true;
+    int next[2] = {status[0], status[1]};
+    if (out[ax] != 1) {  // an axis of extent 1 fits any run
+      for (int k = 0; k < 2; ++k) {
+        const int st = aligned_extent(*ins[k], out, ax) == out[ax] ? 1 : 0;
+        if (next[k] == -1) next[k] = st;
+        fits = fits && next[k] == st;
+      }
+    }
+    if (!fits) break;
+    status[0] = next[0], status[1] = next[1];
+    plan.inner *= out[ax];
+    axis = ax;
+  }
+  for (int k = 0; k < 2; ++k) plan.stride[k] = status[k] == 0 ? 0 : 1;
+  const int64_t total = numel(out);
+  plan.rows = plan.inner == 0 ? 0 : total / plan.inner;
+  return plan;
+}
+
+BroadcastRows broadcast_rows(const Shape& out, const Shape& a) {
+  return broadcast_rows(out, a, out);  // the output itself always has stride 1
+}
+
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   broadcast_shapes(shape, grad.shape(), "sum_to_shape");  // validates compatibility
   Tensor out(shape);
   const BroadcastIndex index(shape, grad.shape());
+  const BroadcastRows plan = broadcast_rows(grad.shape(), shape);
   const real* g = grad.data();
   real* o = out.data();
-  // Serial on purpose: many output indices collide, and this is never the hot path.
-  for (int64_t i = 0; i < grad.numel(); ++i) o[index(i)] += g[i];
+  const int64_t inner = plan.inner;
+  // Serial: rows of the gradient collide on the same output elements. Each row is one
+  // vectorisable pass: added element-wise (stride 1), or summed into one element (stride 0).
+  for (int64_t r = 0; r < plan.rows; ++r) {
+    const real* gr = g + r * inner;
+    real* orow = o + index(r * inner);
+    if (plan.stride[0]) {
+      for (int64_t j = 0; j < inner; ++j) orow[j] += gr[j];
+    } else {
+      real total = 0;
+      for (int64_t j = 0; j < inner; ++j) total += gr[j];
+      orow[0] += total;
+    }
+  }
   return out;
 }
 

@@ -29,6 +29,19 @@ class BroadcastIndex {
   bool identity_;
 };
 
+// How to walk a broadcast as rows: the output seen as (rows, inner), where `inner` is the
+// longest run of trailing axes along which every operand either advances one element at a
+// time (stride 1: it has those axes) or stays put (stride 0: broadcast there). A row's start in
+// each operand comes from BroadcastIndex once per row, so the inner loop is a plain
+// (vectorisable) loop instead of a div/mod per element. E.g. x (B,T,C) + bias (C): rows B*T,
+// inner C, strides 1 and 1; x (B,T,C) * scale (B,T,1): inner C, strides 1 and 0.
+struct BroadcastRows {
+  int64_t rows = 1, inner = 1;
+  std::array<int64_t, 2> stride{};  // per operand: 1 or 0 along the inner run
+};
+BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b);
+BroadcastRows broadcast_rows(const Shape& out, const Shape& a);
+
 template <class F>
 Tensor broadcast_binary(const Tensor& a, const Tensor& b, const char* op, F f) {
   const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), op);
@@ -42,7 +55,25 @@ Tensor broadcast_binary(const Tensor& a, const Tensor& b, const char* op, F f) {
     return y;
   }
   const BroadcastIndex ia(a.shape(), out_shape), ib(b.shape(), out_shape);
-  parallel_for(n, 4, [&](int64_t i) { py[i] = f(pa[ia(i)], pb[ib(i)]); });
+  const BroadcastRows plan = broadcast_rows(out_shape, a.shape(), b.shape());
+  const int64_t inner = plan.inner, sa = plan.stride[0], sb = plan.stride[1];
+  parallel_for(plan.rows, inner, [&](int64_t r) {
+    const real* ra = pa + ia(r * inner);
+    const real* rb = pb + ib(r * inner);
+    real* ry = py + r * inner;
+    if (sa && sb) {
+      for (int64_t j = 0; j < inner; ++j) ry[j] = f(ra[j], rb[j]);
+    } else if (sa) {
+      const real vb = rb[0];
+      for (int64_t j = 0; j < inner; ++j) ry[j] = f(ra[j], vb);
+    } else if (sb) {
+      const real va = ra[0];
+      for (int64_t j = 0; j < inner; ++j) ry[j] = f(va, rb[j]);
+    } else {
+      const real v = f(ra[0], rb[0]);
+      for (int64_t j = 0; j < inner; ++j) ry[j] = v;
+    }
+  });
   return y;
 }
 
