@@ -1,0 +1,267 @@
+#include "train/run/run_train.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "autograd/error.h"
+#include "autograd/kernels/parallel.h"
+#include "autograd/safetensors.h"
+#include "autograd/tape.h"
+#include "data/mlm.h"
+#include "data/stream.h"
+#include "train/checkpoint.h"
+#include "train/metrics.h"
+#include "train/optim/adam.h"
+#include "train/optim/clip.h"
+#include "train/run/task_model.h"
+#include "train/run/task_setup.h"
+#include "train/schedule.h"
+
+namespace attn::train {
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int64_t kEvalBatch = 250;
+
+std::string default_run_dir(const TrainConfig& cfg) {
+  const std::time_t now = std::time(nullptr);
+  return fmt::format("runs/train-{}-{}-{:%Y%m%d-%H%M%S}", cfg.task, cfg.model, fmt::localtime(now));
+}
+
+nlohmann::json config_json(const TrainConfig& cfg) {
+  nlohmann::json j;
+  for (const auto& name : train_option_names()) j[name] = get_train_option(cfg, name);
+  return j;
+}
+
+// Options that change what a run computes; a resumed run must agree on all of them.
+bool affects_computation(const std::string& name) {
+  static const std::vector<std::string> free{"steps",    "eval_every", "target", "max_seconds",
+                                             "out",      "save",       "resume", "checkpoint_every",
+                                             "progress", "eval_size"};
+  return std::find(free.begin(), free.end(), name) == free.end();
+}
+
+void check_resume_config(const TrainConfig& cfg,
+                         const CheckpointInfo& info,
+                         const std::string& path) {
+  auto it = info.extra.find("config");
+  if (it == info.extra.end()) return;
+  const nlohmann::json saved = nlohmann::json::parse(it->second);
+  std::vector<std::string> diffs;
+  for (const auto& name : train_option_names())
+    if (affects_computation(name) && saved.contains(name) &&
+        saved[name] != get_train_option(cfg, name))
+      diffs.push_back(fmt::format("--{} is {} in the checkpoint but {} now", name,
+                                  saved[name].get<std::string>(), get_train_option(cfg, name)));
+  if (!diffs.empty())
+    throw UsageError(
+        fmt::format("train: cannot resume from '{}':\n  {}", path, fmt::join(diffs, "\n  ")));
+}
+
+struct Evaluation {
+  Metrics metrics;
+  std::map<int64_t, double> exact_by_length;
+  std::vector<std::vector<int64_t>> answers;  // seq2seq: first few predictions
+};
+
+template <class F>
+void in_batches(const std::vector<data::Example>& set, F&& f) {
+  for (size_t i = 0; i < set.size(); i += kEvalBatch)
+    f(std::vector<data::Example>(
+        set.begin() + static_cast<int64_t>(i),
+        set.begin() + static_cast<int64_t>(std::min(set.size(), i + kEvalBatch))));
+}
+
+Evaluation evaluate(TaskModel& model, const TaskSetup& setup) {
+  nn::Module& m = model.module();
+  m.eval();
+  NoGrad off;
+  Evaluation ev;
+  SeqMetrics seq;
+  int64_t right = 0, total = 0;
+  std::map<int64_t, std::pair<int64_t, int64_t>> by_len;  // length -> (exact, count)
+  const data::TaskKind kind = setup.heldout->kind();
+  in_batches(setup.heldout_set, [&](const std::vector<data::Example>& batch) {
+    const LossOut l = model.loss(batch);
+    seq.add_nll(l.loss.item() * static_cast<double>(l.tokens), l.tokens);
+    if (kind == data::TaskKind::kSeq2Seq) {
+      const auto answers = model.generate(batch, setup.heldout->max_tgt_len() + 1);
+      std::vector<std::vector<int64_t>> expected;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        expected.push_back(batch[i].tgt);
+        auto& [exact, count] = by_len[static_cast<int64_t>(batch[i].src.size())];
+        exact += answers[i] == batch[i].tgt;
+        ++count;
+        if (ev.answers.size() < 8) ev.answers.push_back(answers[i]);
+      }
+      seq.add_sequences(answers, expected);
+    } else if (kind == data::TaskKind::kClassification) {
+      const auto labels = model.classify(batch);
+      for (size_t i = 0; i < batch.size(); ++i) right += labels[i] == batch[i].label;
+      total += static_cast<int64_t>(batch.size());
+    }
+  });
+  m.train();
+  ev.metrics["loss"] = seq.mean_nll();
+  if (kind == data::TaskKind::kSeq2Seq) {
+    ev.metrics["exact_match"] = seq.exact_match();
+    ev.metrics["token_accuracy"] = seq.token_accuracy();
+    for (const auto& [len, ec] : by_len)
+      ev.exact_by_length[len] = static_cast<double>(ec.first) / static_cast<double>(ec.second);
+  } else if (kind == data::TaskKind::kClassification) {
+    ev.metrics["accuracy"] = static_cast<double>(right) / static_cast<double>(total);
+  } else {
+    ev.metrics["perplexity"] = seq.perplexity();
+  }
+  return ev;
+}
+
+std::unique_ptr<LrSchedule> schedule_for(const TrainConfig& cfg) {
+  ScheduleConfig s{.kind = cfg.schedule, .lr = cfg.lr, .warmup = cfg.warmup, .total = cfg.steps};
+  if (cfg.schedule == "noam") {
+    // --lr is the peak; the 2017 formula peaks at factor / sqrt(d_model * warmup).
+    s.d_model = cfg.d_model;
+    s.factor = cfg.lr * std::sqrt(static_cast<double>(cfg.d_model * cfg.warmup));
+  }
+  return make_schedule(s);
+}
+
+std::string samples_text(const TaskSetup& setup, const Evaluation& ev) {
+  const auto& tok = setup.heldout->tokenizer();
+  std::string out;
+  for (size_t i = 0; i < ev.answers.size(); ++i) {
+    const auto& ex = setup.heldout_set[i];
+    out +=
+        fmt::format("{}  ->  {}   (expected {}){}\n", tok.decode(ex.src), tok.decode(ev.answers[i]),
+                    tok.decode(ex.tgt), ev.answers[i] == ex.tgt ? "" : "   WRONG");
+  }
+  return out;
+}
+
+}  // namespace
+
+TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
+  TrainConfig cfg = cfg_in;
+  validate_train_config(cfg);
+  if (cfg.out.empty())
+    cfg.out =
+        cfg.resume.empty() ? default_run_dir(cfg) : fs::path(cfg.resume).parent_path().string();
+  if (cfg.out.empty()) cfg.out = ".";
+  if (cfg.save.empty()) cfg.save = (fs::path(cfg.out) / "checkpoint.safetensors").string();
+
+  TaskSetup setup = make_task_setup(cfg);
+  Generator init(init_seed(cfg));
+  std::unique_ptr<TaskModel> model = make_task_model(cfg, *setup.train, init);
+  data::ExampleStream stream(setup.train, stream_seed(cfg));
+  AdamW opt(model->module().parameters(), {.lr = cfg.lr, .weight_decay = cfg.weight_decay});
+  const auto schedule = schedule_for(cfg);
+  TrainingState state{.model = &model->module(),
+                      .optimizer = &opt,
+                      .generators = model->generators(),
+                      .stream = &stream};
+
+  TrainSummary summary;
+  summary.main_metric = setup.main_metric;
+  summary.model_description = model->describe();
+  if (!cfg.resume.empty()) {
+    const CheckpointInfo info = load_checkpoint(cfg.resume, state);  // validated before changing
+    check_resume_config(cfg, info, cfg.resume);
+    summary.start_step = info.step;
+    if (info.step >= cfg.steps)
+      throw UsageError(fmt::format(
+          "train: the checkpoint is at step {}; raise --steps above it to continue", info.step));
+  }
+  fs::create_directories(cfg.out);
+  summary.run_dir = cfg.out;
+  nlohmann::json cj = config_json(cfg);
+  cj["threads"] = num_threads();
+  write_file_atomically((fs::path(cfg.out) / "config.json").string(), cj.dump(2) + "\n");
+  fmt::print(out, "train {} with {}: {}\n  run folder {}, {} threads{}\n", cfg.task, cfg.model,
+             summary.model_description, cfg.out, num_threads(),
+             summary.start_step ? fmt::format(", resuming at step {}", summary.start_step) : "");
+  std::fflush(out);
+
+  const std::vector<Var> params = model->module().parameters();
+  auto step = [&](int64_t s) {
+    const std::vector<data::Example> batch = stream.next(cfg.batch_size);
+    opt.set_lr(schedule->lr(s));
+    opt.zero_grad();
+    const LossOut l = model->loss(batch);
+    l.loss.backward();
+    if (cfg.clip > 0) clip_grad_norm(params, cfg.clip);
+    opt.step();
+    return StepStats{l.loss.item(), l.tokens, opt.lr()};
+  };
+  auto eval = [&](int64_t) { return evaluate(*model, setup).metrics; };
+  const Metadata extra{{"config", config_json(cfg).dump()},
+                       {"threads", std::to_string(num_threads())}};
+  auto checkpoint = [&](int64_t s) { save_checkpoint(cfg.save, state, s, extra); };
+  const ProgressMode progress = cfg.progress == "bar"     ? ProgressMode::kBar
+                                : cfg.progress == "lines" ? ProgressMode::kLines
+                                : cfg.progress == "off"   ? ProgressMode::kOff
+                                                          : ProgressMode::kAuto;
+  const bool has_target = cfg.target > 0 && setup.main_metric != "perplexity";
+  Trainer trainer({.max_steps = cfg.steps,
+                   .eval_every = cfg.eval_every,
+                   .log_every = std::max<int64_t>(1, std::min<int64_t>(50, cfg.steps / 20)),
+                   .target_metric = has_target ? setup.main_metric : "",
+                   .target_value = cfg.target,
+                   .max_seconds = cfg.max_seconds,
+                   .checkpoint_every = cfg.checkpoint_every,
+                   .csv_path = (fs::path(cfg.out) / "metrics.csv").string(),
+                   .jsonl_path = (fs::path(cfg.out) / "metrics.jsonl").string(),
+                   .progress = progress},
+                  step, eval, checkpoint);
+  summary.result = trainer.run(summary.start_step);
+
+  const Evaluation final_ev = evaluate(*model, setup);
+  summary.final_eval = final_ev.metrics;
+  summary.exact_match_by_length = final_ev.exact_by_length;
+  nlohmann::json r;
+  r["task"] = cfg.task;
+  r["model"] = cfg.model;
+  r["model_description"] = summary.model_description;
+  r["main_metric"] = setup.main_metric;
+  r["final_eval"] = summary.final_eval;
+  nlohmann::json by_len = nlohmann::json::object();
+  for (const auto& [len, v] : summary.exact_match_by_length) by_len[std::to_string(len)] = v;
+  r["exact_match_by_length"] = by_len;
+  r["start_step"] = summary.start_step;
+  r["last_step"] = summary.result.last_step;
+  r["stop_reason"] = summary.result.stop_reason;
+  r["reached_target"] = summary.result.reached_target;
+  r["wall_seconds"] = summary.result.wall_seconds;
+  r["train_seconds"] = summary.result.train_seconds;
+  r["tokens"] = summary.result.tokens;
+  r["tokens_per_second"] = summary.result.tokens_per_second;
+  r["threads"] = num_threads();
+  write_file_atomically((fs::path(cfg.out) / "results.json").string(), r.dump(2) + "\n");
+  if (!final_ev.answers.empty())
+    write_file_atomically((fs::path(cfg.out) / "samples.txt").string(),
+                          samples_text(setup, final_ev));
+  return summary;
+}
+
+int run_train_command(const TrainConfig& cfg) {
+  const TrainSummary s = train_task(cfg);
+  fmt::print("\n{} after step {} ({}), {:.1f} s wall, {:.0f} tokens/s\n",
+             s.result.reached_target ? "target reached" : "finished", s.result.last_step,
+             s.result.stop_reason, s.result.wall_seconds, s.result.tokens_per_second);
+  for (const auto& [k, v] : s.final_eval) fmt::print("  {:<16} {:.4f}\n", k, v);
+  if (!s.exact_match_by_length.empty()) {
+    fmt::print("  exact match by held-out length:\n");
+    for (const auto& [len, v] : s.exact_match_by_length)
+      fmt::print("    {:>4}  {:6.1f}%\n", len, 100 * v);
+  }
+  fmt::print("  written to {}\n", s.run_dir);
+  return 0;
+}
+
+}  // namespace attn::train

@@ -1,0 +1,94 @@
+// TrainConfig: everything `attnlab train <task> --model <kind> [--key value ...]` can set, with
+// validation that happens before any work starts.
+//
+//   attn::train::TrainConfig cfg;                       // reversal + transformer defaults
+//   attn::train::set_train_option(cfg, "task", "reversal");
+//   attn::train::set_train_option(cfg, "d-model", "64");  // '-' and '_' are the same
+//   attn::train::validate_train_config(cfg);            // attn::UsageError naming the field
+//   attn::train::train_options_help();                  // the table `--help` prints
+//
+// Unknown keys and bad values throw attn::UsageError (exit code 2 in the CLI) naming the key
+// and, for a misspelling, the closest valid one. The defaults are small on purpose: reversal
+// with the transformer reaches >= 99% exact match on held-out lengths 8-16 in about a minute
+// on two cores.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attn::train {
+
+struct TrainConfig {
+  // what
+  std::string task = "reversal";      // reversal copy sort recall khop anagram longrange charlm
+  std::string model = "transformer";  // transformer gpt bert lstm gru rnn
+  uint64_t seed = 1;
+  // model size (transformer family)
+  int64_t d_model = 64;
+  int64_t nhead = 4;
+  int64_t num_layers = 2;  // per stack (encoder and decoder each for the transformer)
+  int64_t dim_ff = 256;
+  double dropout = 0.0;
+  bool norm_first = true;  // pre-norm: trains without a long warm-up
+  // recurrent models
+  int64_t hidden = 128;
+  std::string attention = "bahdanau";  // none bahdanau luong_dot luong_general
+  // task
+  int64_t min_len = 1;
+  int64_t max_len = 16;
+  int64_t eval_min_len = 8;  // held-out lengths
+  int64_t eval_max_len = 16;
+  std::string alphabet = "abcdefghijklmnopqrstuvwxyz";
+  int64_t num_pairs = 8;   // recall; k-hop: nodes
+  int64_t hops = 2;        // k-hop
+  int64_t seq_len = 256;   // longrange
+  std::string text_file;   // charlm: a UTF-8 file (empty: the built-in toy-grammar corpus)
+  int64_t block_len = 64;  // charlm window
+  // optimisation
+  int64_t steps = 3000;
+  int64_t batch_size = 64;
+  double lr = 1e-3;
+  std::string schedule = "warmup";  // constant warmup noam cosine
+  int64_t warmup = 100;
+  double weight_decay = 0.0;
+  double clip = 1.0;  // global gradient norm (0: off)
+  double label_smoothing = 0.0;
+  // evaluation and stopping
+  int64_t eval_size = 500;
+  int64_t eval_every = 250;
+  double target = 0.99;  // stop when the task's main metric reaches this (0: never)
+  double max_seconds = 0;
+  // files
+  std::string out;     // run folder (default runs/train-<task>-<model>-<time>)
+  std::string save;    // checkpoint path (default <out>/checkpoint.safetensors)
+  std::string resume;  // continue from this checkpoint
+  int64_t checkpoint_every = 500;
+  std::string progress = "auto";  // auto bar lines off
+};
+
+// Sets one field from text. Throws attn::UsageError for an unknown key (suggesting the closest)
+// or a value that does not parse.
+void set_train_option(TrainConfig& config, const std::string& key, const std::string& value);
+// The current value of a field as text (for the run's config.json and --help).
+std::string get_train_option(const TrainConfig& config, const std::string& key);
+std::vector<std::string> train_option_names();
+// One line per option: name, default, meaning.
+std::string train_options_help();
+
+// Throws attn::UsageError naming the field: unknown task or model, a model that cannot do the
+// task, lengths <= 0, max < min, nhead not dividing d_model, non-positive sizes or steps, an
+// unknown schedule, a missing text file, or an estimated memory need above the machine's RAM.
+void validate_train_config(const TrainConfig& config);
+
+// A rough upper bound of the bytes a run needs: parameters, gradients, Adam's two moments, and
+// the activations the tape keeps for one batch (including B*h*T^2 attention weights per layer).
+int64_t estimate_train_memory(const TrainConfig& config);
+// Bytes of RAM the machine has available now (MemAvailable), or total RAM if unknown.
+int64_t available_memory_bytes();
+
+// The task list and model list, for help texts.
+const std::vector<std::string>& train_task_names();
+const std::vector<std::string>& train_model_names();
+
+}  // namespace attn::train
