@@ -73,12 +73,20 @@ Tensor LayerInputs::tensor(const std::string& name) const {
     throw UsageError(fmt::format("missing input tensor '{}' (the inputs hold: {})", name,
                                  fmt::join(present, ", ")));
   }
+  read_.insert(name);
   return it->second;
 }
 
 std::optional<Tensor> LayerInputs::optional_mask(const std::string& name) const {
   if (!has(name)) return std::nullopt;
   return tensor(name);
+}
+
+std::vector<std::string> LayerInputs::unused() const {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : tensors_)
+    if (!read_.count(name)) out.push_back(name);
+  return out;
 }
 
 Var LayerInputs::input(const std::string& name) {

@@ -68,11 +68,14 @@ class LayerInputs {
 
   // The float inputs made so far, in the order of their first use.
   const std::vector<std::pair<std::string, Var>>& differentiable() const { return vars_; }
+  // Tensors nobody read (a misspelt mask name would otherwise be ignored silently).
+  std::vector<std::string> unused() const;
 
  private:
   Tensor tensor(const std::string& name) const;
   TensorMap tensors_;
   std::vector<std::pair<std::string, Var>> vars_;
+  mutable std::set<std::string> read_;
 };
 
 }  // namespace attn::nn
