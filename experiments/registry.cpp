@@ -16,7 +16,14 @@ namespace attn::experiments {
   X(worked_example)              \
   X(cat_sat_mat)                 \
   X(identity_lookup)             \
-  X(memory_wall)
+  X(memory_wall)                 \
+  X(attention_heatmap)           \
+  X(anagrams)                    \
+  X(query_bars)                  \
+  X(mha_heads)                   \
+  X(causal_mask)                 \
+  X(attention_flops)             \
+  X(two_relation)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

@@ -1,0 +1,19 @@
+// Timing a small piece of work the way a noisy 2-core machine needs: warm up, time every
+// repetition on its own, report the median (a repetition another process interrupted is an
+// outlier, not the typical cost).
+//
+//   attn::experiments::Timing t = attn::experiments::time_median([&] { forward(); }, 20, 3);
+//   t.median_s; t.min_s; t.max_s;
+#pragma once
+
+#include <functional>
+
+namespace attn::experiments {
+
+struct Timing {
+  double median_s = 0, min_s = 0, max_s = 0;
+};
+
+Timing time_median(const std::function<void()>& work, int reps, int warmup = 2);
+
+}  // namespace attn::experiments
