@@ -1,13 +1,17 @@
-// Layer-table rows for the transformer blocks: feedforward, encoder_layer, decoder_layer.
+// Layer-table rows for the transformer blocks: feedforward, encoder_layer, decoder_layer,
+// transformer.
 //
 // encoder_layer (nn.TransformerEncoderLayer): input x (B,T,d); optional src_mask (T,T) and
 // src_key_padding_mask (B,T). decoder_layer (nn.TransformerDecoderLayer): inputs x = tgt
 // (B,T,d) and memory (B,S,d); optional tgt_mask, memory_mask, tgt_key_padding_mask,
-// memory_key_padding_mask. Masks: 1 = not allowed. causal=true adds a causal (tgt_)mask.
+// memory_key_padding_mask. transformer (nn.Transformer): inputs src (B,S,d) and tgt (B,T,d)
+// (grad.src, grad.tgt) with any of PyTorch's six masks under PyTorch's names.
+// Masks: 1 = not allowed. causal=true adds a causal (tgt_)mask.
 #include "nn/feedforward.h"
 #include "nn/parity/table_helpers.h"
 #include "nn/transformer/decoder_layer.h"
 #include "nn/transformer/encoder_layer.h"
+#include "nn/transformer/transformer.h"
 
 namespace attn::nn {
 
@@ -142,6 +146,55 @@ std::vector<ParityLayerSpec> transformer_parity_layers() {
     return in;
   };
   rows.push_back(std::move(dec));
+
+  ParityLayerSpec tr;
+  tr.name = "transformer";
+  tr.summary =
+      std::string("nn.Transformer (batch_first): num_encoder_layers=2 num_decoder_layers=2 ") +
+      kLayerKeys +
+      "; inputs src, tgt, optional src_mask, tgt_mask, memory_mask, "
+      "src_key_padding_mask, tgt_key_padding_mask, memory_key_padding_mask";
+  tr.build = [rng](LayerConfig& c, Generator& gen) {
+    TransformerOptions o;
+    static_cast<TransformerLayerOptions&>(o) = read_layer_options(c);
+    o.num_encoder_layers = c.get_int("num_encoder_layers", 2);
+    o.num_decoder_layers = c.get_int("num_decoder_layers", 2);
+    const bool causal = c.get_bool("causal", false);
+    auto m = std::make_shared<Transformer>(o, gen, rng());
+    return ParityLayer{m, [m, causal](LayerInputs& in) {
+                         AttentionMasks src, tgt, mem;
+                         src.attn_mask = in.optional_mask("src_mask");
+                         src.key_padding_mask = in.optional_mask("src_key_padding_mask");
+                         tgt.attn_mask = in.optional_mask("tgt_mask");
+                         tgt.key_padding_mask = in.optional_mask("tgt_key_padding_mask");
+                         tgt.causal = causal;
+                         mem.attn_mask = in.optional_mask("memory_mask");
+                         mem.key_padding_mask = in.optional_mask("memory_key_padding_mask");
+                         return m->forward(in.input("src"), in.input("tgt"), src, tgt, mem);
+                       }};
+  };
+  tr.gradcheck_configs = {
+      {"post_1x1_causal_padded", with({{"num_encoder_layers", "1"},
+                                       {"num_decoder_layers", "1"},
+                                       {"causal", "true"},
+                                       {"masks", "true"}})},
+      {"pre_1x1_gelu", with({{"num_encoder_layers", "1"},
+                             {"num_decoder_layers", "1"},
+                             {"norm_first", "true"},
+                             {"activation", "gelu"}})},
+  };
+  // masks=true (gradcheck only): source padding hides source position 3 of batch 1, in the
+  // encoder and in the cross-attention.
+  tr.make_inputs = [](LayerConfig& c, Generator& gen) {
+    const int64_t d = c.get_int("d_model", 8);
+    TensorMap in{{"src", Tensor::randn({2, 4, d}, gen)}, {"tgt", Tensor::randn({2, 3, d}, gen)}};
+    if (c.get_bool("masks", false)) {
+      in["src_key_padding_mask"] = padding_mask({4, 3}, 4);
+      in["memory_key_padding_mask"] = padding_mask({4, 3}, 4);
+    }
+    return in;
+  };
+  rows.push_back(std::move(tr));
   return rows;
 }
 
