@@ -33,7 +33,8 @@ void run(const Config& cfg, RunContext& ctx) {
 
   ctx.section("Shapes");
   const std::string attn_shape = shape_str(h.weights.shape()), out_shape = shape_str(h.out.shape());
-  ctx.note(fmt::format("attention {}  (1, T, T)\noutput {}  (1, T, d_v)", attn_shape, out_shape));
+  ctx.preformatted(
+      fmt::format("attention {}  (1, T, T)\noutput    {}  (1, T, d_v)", attn_shape, out_shape));
   ctx.result("attention_shape", h.weights.shape());
   ctx.result("output_shape", h.out.shape());
   ctx.result("tokens", s.tokens);

@@ -45,8 +45,9 @@ void run(const Config& cfg, RunContext& ctx) {
   const int64_t t = static_cast<int64_t>(s.tokens.size());
   const std::string out_shape = shape_str(a.out.shape()), w_shape = shape_str(a.weights.shape());
   ctx.section("Shapes");
-  ctx.note(fmt::format("MHA output {}  (1, T, d_model)\nper-head attention {}  (1, heads, T, T)",
-                       out_shape, w_shape));
+  ctx.preformatted(fmt::format(
+      "MHA output          {}  (1, T, d_model)\nper-head attention  {}  (1, heads, T, T)",
+      out_shape, w_shape));
   ctx.result("output_shape", a.out.shape());
   ctx.result("weights_shape", a.weights.shape());
 

@@ -8,9 +8,11 @@
 // each chosen query the weights over all keys, which keys it prefers, and how much it keeps for
 // itself. Positions past the end of the sentence are dropped, as the document does.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "autograd/error.h"
 
@@ -68,14 +70,27 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.table(tab);
   ctx.result("positions", queries);
   // Same character, same query vector, same row: without positions the head cannot tell the
-  // four t's of the sentence apart.
+  // four t's of the sentence apart. (Equal up to float rounding: the GEMM may sum rows in a
+  // different order depending on where a row sits in its SIMD block.)
+  auto same_row = [&](int64_t a, int64_t b) {
+    for (int64_t j = 0; j < t; ++j)
+      if (std::fabs(w[a * t + j] - w[b * t + j]) > 1e-6) return false;
+    return true;
+  };
   std::string same;
-  for (size_t i = 0; i < queries.size(); ++i)
+  std::vector<bool> done(queries.size(), false);
+  for (size_t i = 0; i < queries.size(); ++i) {
+    std::vector<int64_t> group{queries[i]};
     for (size_t j = i + 1; j < queries.size(); ++j)
-      if (s.tokens[queries[i]] == s.tokens[queries[j]] &&
-          row_values(w, queries[i]) == row_values(w, queries[j]))
-        same += fmt::format("{}{} and {} ('{}')", same.empty() ? "" : ", ", queries[i], queries[j],
-                            labels[queries[i]]);
+      if (!done[j] && s.tokens[queries[i]] == s.tokens[queries[j]] &&
+          same_row(queries[i], queries[j])) {
+        group.push_back(queries[j]);
+        done[j] = true;
+      }
+    if (group.size() > 1)
+      same += fmt::format("{}{} ('{}')", same.empty() ? "" : "; ", fmt::join(group, ", "),
+                          labels[queries[i]]);
+  }
   if (!same.empty())
     ctx.note("Identical rows for queries " + same +
              ": the same character gives the same query vector, wherever it stands. Nothing in "

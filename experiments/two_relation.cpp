@@ -40,7 +40,6 @@ struct AttentionMaps {
 
   // x (B,T,d) -> attention weights (B,heads,T,T) = softmax(Q_h K_h^T / sqrt(d_k)).
   Var weights(const Var& x) const {
-
     Var q = nn::split_heads(wq.forward(x), heads);
     Var k = nn::split_heads(wk.forward(x), heads);
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
@@ -174,7 +173,8 @@ void run(const Config& cfg, RunContext& ctx) {
   lp.x_label = "iteration";
   lp.y_label = "loss";
   lp.log_y = true;
-  lp.refs = {{RefLine::kHorizontal, 0.125, "position-term floor 0.125 (positions 2, 3 share a code)"}};
+  lp.refs = {
+      {RefLine::kHorizontal, 0.125, "position-term floor 0.125 (positions 2, 3 share a code)"}};
   for (const std::string code : {"document", "binary"}) {
     const auto tk = make_task(code);
     for (int64_t s = 0; s < seeds; ++s) {

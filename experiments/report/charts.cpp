@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "autograd/error.h"
 #include "experiments/report/scale.h"
@@ -25,21 +26,26 @@ const std::string& colour_of(const std::string& given, size_t i) {
   return given.empty() ? palette(i) : given;
 }
 
-// A legend box in the top-right corner of the plot area.
+// Width and height of a legend box for these names.
+std::pair<double, double> legend_size(const std::vector<std::string>& names) {
+  size_t longest = 0;
+  for (const auto& n : names) longest = std::max(longest, chars(n));
+  return {34 + static_cast<double>(longest) * 6.6, 6 + 17.0 * static_cast<double>(names.size())};
+}
+
+// A legend box with its top-left corner at (x, y).
 void legend(Svg& svg,
-            double right,
-            double top,
+            double x,
+            double y,
             const std::vector<std::string>& names,
             const std::vector<std::string>& colours,
             const std::vector<bool>& dashed) {
-  size_t longest = 0;
-  for (const auto& n : names) longest = std::max(longest, chars(n));
-  const double w = 34 + static_cast<double>(longest) * 6.6, h = 6 + 17.0 * names.size();
-  svg.rect(right - w - 6, top + 6, w, h, "rgba(255,255,255,0.85)", "#bbb");
+  const auto [w, h] = legend_size(names);
+  svg.rect(x, y, w, h, "rgba(255,255,255,0.85)", "#bbb");
   for (size_t i = 0; i < names.size(); ++i) {
-    const double y = top + 6 + 14 + 17.0 * i;
-    svg.line(right - w, y - 4, right - w + 20, y - 4, colours[i], 2.5, dashed[i] ? "5 3" : "");
-    svg.text(right - w + 26, y, names[i], {.size = 11});
+    const double ty = y + 14 + 17.0 * static_cast<double>(i);
+    svg.line(x + 6, ty - 4, x + 26, ty - 4, colours[i], 2.5, dashed[i] ? "5 3" : "");
+    svg.text(x + 32, ty, names[i], {.size = 11});
   }
 }
 
@@ -55,7 +61,7 @@ BarGeometry bar_geometry(const BarChart& c) {
   for (const auto& l : c.labels) longest = std::max(longest, chars(l));
   const double n = static_cast<double>(c.labels.size());
   const double group = std::max(14.0, 10.0 * static_cast<double>(c.series.size()) + 6);
-  g.plot_w = c.width > 0 ? c.width - g.left - g.right : std::max(360.0, n * group);
+  g.plot_w = c.width > 0 ? c.width - g.left - g.right : std::max(600.0, n * group);
   g.rotate = static_cast<double>(longest) * 6.5 > g.plot_w / std::max(1.0, n);
   g.bottom =
       (g.rotate ? static_cast<double>(longest) * 6.5 + 10 : 18) + (c.x_label.empty() ? 4 : 20);
@@ -119,7 +125,8 @@ void draw_bars(Svg& svg, double y0, const BarChart& c, const BarGeometry& g, dou
       names.push_back(c.series[s].name);
       colours.push_back(colour_of(c.series[s].colour, s));
     }
-    legend(svg, x0 + g.plot_w, py - 4, names, colours, std::vector<bool>(names.size(), false));
+    legend(svg, x0 + g.plot_w - legend_size(names).first - 6, py + 2, names, colours,
+           std::vector<bool>(names.size(), false));
   }
 }
 
@@ -229,6 +236,7 @@ std::string line_plot_svg(const LinePlot& p) {
   }
   std::vector<std::string> names, colours;
   std::vector<bool> dashed;
+  std::vector<std::pair<double, double>> drawn;  // every point, to keep the legend off the data
   for (size_t i = 0; i < p.series.size(); ++i) {
     const auto& s = p.series[i];
     const std::string& col = colour_of(s.colour, i);
@@ -239,6 +247,13 @@ std::string line_plot_svg(const LinePlot& p) {
       pts.emplace_back(ax.map(s.x[k]), ay.map(s.y[k]));
     }
     svg.polyline(pts, col, 2, s.dashed ? "6 4" : "");
+    for (size_t k = 0; k < pts.size(); ++k) {  // the points and 9 more along each segment
+      drawn.push_back(pts[k]);
+      if (k + 1 < pts.size())
+        for (int m = 1; m < 10; ++m)
+          drawn.emplace_back(pts[k].first + (pts[k + 1].first - pts[k].first) * m / 10,
+                             pts[k].second + (pts[k + 1].second - pts[k].second) * m / 10);
+    }
     if (s.markers && pts.size() <= 60)
       for (const auto& [x, y] : pts) svg.circle(x, y, 3, col);
     if (!s.name.empty()) {
@@ -247,7 +262,27 @@ std::string line_plot_svg(const LinePlot& p) {
       dashed.push_back(s.dashed);
     }
   }
-  if (!names.empty()) legend(svg, p.width - right, top, names, colours, dashed);
+  if (!names.empty()) {
+    // The place (corners first, then the middles of the sides) whose legend box covers the
+    // fewest drawn points.
+    const auto [w, h] = legend_size(names);
+    const double xs[2] = {p.width - right - w - 6, left + 6};
+    const double ys[3] = {top + 6, p.height - bottom - h - 6, (top + p.height - bottom - h) / 2};
+    double best_x = xs[0], best_y = ys[0];
+    size_t best = SIZE_MAX;
+    for (double y : ys)
+      for (double x : xs) {
+        size_t covered = 0;
+        for (const auto& [px_, py_] : drawn)
+          covered += px_ >= x - 4 && px_ <= x + w + 4 && py_ >= y - 4 && py_ <= y + h + 4;
+        if (covered < best) {
+          best = covered;
+          best_x = x;
+          best_y = y;
+        }
+      }
+    legend(svg, best_x, best_y, names, colours, dashed);
+  }
   svg.text((left + p.width - right) / 2, p.height - 12, p.x_label + (p.log_x ? " (log)" : ""),
            {.size = 12, .anchor = "middle"});
   svg.text(16, (top + p.height - bottom) / 2, p.y_label + (p.log_y ? " (log)" : ""),

@@ -47,7 +47,7 @@ struct Layout {
   bool rotate_cols;
 };
 
-Layout layout(const Heatmap& h) {
+Layout layout(const Heatmap& h, double target) {
   if (h.values.rank() != 2)
     throw Error("heatmap '" + h.title + "': needs a (R,C) matrix, got " +
                 shape_str(h.values.shape()));
@@ -62,7 +62,7 @@ Layout layout(const Heatmap& h) {
                             L.row_labels.size(), L.col_labels.size(), shape_str(h.values.shape())));
   L.cell = h.cell > 0
                ? h.cell
-               : std::clamp(440.0 / static_cast<double>(std::max(L.rows, L.cols)), 10.0, 64.0);
+               : std::clamp(target / static_cast<double>(std::max(L.rows, L.cols)), 8.0, 64.0);
   L.font = std::clamp(L.cell * 0.62, 8.0, 13.0);
   const double col_text = static_cast<double>(longest(L.col_labels)) * L.font * kCharWidth;
   L.rotate_cols = col_text > L.cell * 0.95;
@@ -161,8 +161,9 @@ std::string heatmap_grid_svg(const std::vector<Heatmap>& panels,
   value_range(panels, lo, hi);
   std::vector<Layout> layouts;
   double pw = 0, ph = 0;  // the largest panel: every grid slot gets this size
+  const double target = columns == 1 ? 440 : 280;  // pixels across the cells of one panel
   for (const auto& p : panels) {
-    layouts.push_back(layout(p));
+    layouts.push_back(layout(p, target));
     pw = std::max(pw, layouts.back().width);
     ph = std::max(ph, layouts.back().height);
   }

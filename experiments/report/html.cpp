@@ -14,7 +14,8 @@ h2 { font-size: 19px; border-bottom: 1px solid #e5e7eb; padding-bottom: 3px; mar
 .subtitle { color: #4b5563; margin-top: 0; }
 table { border-collapse: collapse; margin: 10px 0 18px; font-size: 13px; }
 caption { text-align: left; font-weight: bold; padding: 4px 0; }
-th, td { border: 1px solid #d1d5db; padding: 3px 8px; vertical-align: top; }
+th, td { border: 1px solid #d1d5db; padding: 3px 8px; vertical-align: top; white-space: nowrap; }
+td:last-child { white-space: normal; }
 th { background: #f3f4f6; }
 td.num { text-align: right; font-family: "DejaVu Sans Mono", monospace; }
 tr.flag td { background: #fef2f2; }

@@ -65,7 +65,7 @@ std::vector<double> log_ticks(double lo, double hi) {
   if (!(lo > 0) || !(hi > lo)) return {lo};
   const int a = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
   const int b = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
-  const bool few = b - a < 3;
+  const bool few = b - a <= 3;
   for (int e = a; e <= b; ++e)
     for (double m : few ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
       const double v = m * std::pow(10.0, e);

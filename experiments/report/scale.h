@@ -22,7 +22,7 @@ bool viridis_is_dark(double t);
 
 // Round numbers (steps of 1, 2 or 5 times a power of ten) covering [lo, hi], at most ~max_count.
 std::vector<double> nice_ticks(double lo, double hi, int max_count = 6);
-// Powers of ten within [lo, hi] (lo > 0); adds 2x and 5x when there are fewer than 3 decades.
+// Powers of ten within [lo, hi] (lo > 0); adds 2x and 5x over 3 decades or fewer.
 std::vector<double> log_ticks(double lo, double hi);
 
 // A token as a label: ' ' -> '␣', '\n' -> '⏎', tab -> '⇥'.
