@@ -21,7 +21,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_SCRIPT = os.path.join(ROOT, "bench", "torch_reference.py")
 # PyTorch's fastest setting on the 2-core reference machine (see docs/performance.md).
-DEFAULT_TORCH = (1, 2)  # (intra-op threads, OpenBLAS threads)
+DEFAULT_TORCH = (1, 1)  # (intra-op threads, OpenBLAS threads)
 WORKLOADS = ["W1", "W2", "W3", "W4", "W5"]
 
 

@@ -11,12 +11,15 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
 
 namespace {
 
@@ -99,9 +102,8 @@ void BM_matmul_tape_fwd_bwd(benchmark::State& state) {
   set_flops(state, 3 * 2.0 * n * n * n);
 }
 
-// ---- softmax and layer norm
-// ---------------------------------------------------------------------- Bytes: forward reads x and
-// writes y (2 n floats); backward reads y and dy and writes dx (3 n).
+// ---- softmax and layer norm ------------------------------------------------------------------
+// Bytes: forward reads x and writes y (2 n floats); backward reads y and dy and writes dx (3 n).
 
 void BM_softmax_fwd(benchmark::State& state) {
   const int64_t rows = state.range(0), c = state.range(1);
@@ -154,12 +156,43 @@ void BM_layer_norm_fwd_bwd(benchmark::State& state) {
   set_bytes(state, 5.0 * rows * c * sizeof(real));
 }
 
-// (rows, C): attention scores of 8 heads x T=128 rows of 128; a (B*T, d_model) activation.
+// The softmax inner loops alone, without the tape: libm's std::exp per element (the loop
+// SoftmaxOp uses) against kernels::softmax_row (vectorised vexp). Rows of 512, single thread.
+void BM_softmax_rows_std_exp(benchmark::State& state) {
+  const int64_t rows = 4096, c = 512;
+  const Tensor x = random_tensor({rows, c}, 1);
+  Tensor y = Tensor::empty({rows, c});
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const real* xr = x.data() + r * c;
+      real* yr = y.data() + r * c;
+      const real m = *std::max_element(xr, xr + c);
+      real total = 0;
+      for (int64_t j = 0; j < c; ++j) total += (yr[j] = std::exp(xr[j] - m));
+      const real inv = 1 / total;
+      for (int64_t j = 0; j < c; ++j) yr[j] *= inv;
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_bytes(state, 2.0 * rows * c * sizeof(real));
+}
 
-// ---- tape overhead
-// ------------------------------------------------------------------------------- A chain of kOps
-// dependent ops on 1-element tensors: the arithmetic costs nothing, so the time per op is the
-// tape's bookkeeping. Reported as ns per op (forward, or forward + backward).
+void BM_softmax_rows_vexp(benchmark::State& state) {
+  const int64_t rows = 4096, c = 512;
+  const Tensor x = random_tensor({rows, c}, 1);
+  Tensor y = Tensor::empty({rows, c});
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) kernels::softmax_row(x.data() + r * c, y.data() + r * c, c);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_bytes(state, 2.0 * rows * c * sizeof(real));
+}
+
+// ---- tape overhead ---------------------------------------------------------------------------
+// A chain of kOps dependent ops on 1-element tensors: the arithmetic costs nothing, so the time
+// per op is the tape's bookkeeping. Reported as ns per op (forward, or forward + backward) of
+// this thread's CPU time: single-threaded work, so CPU time is the honest measure on a machine
+// shared with other jobs, where wall time also counts waiting for a core.
 constexpr int kOps = 100;
 
 // One forward+backward of the chain; also run alone by `attn_microbench --count-tape N` so
@@ -204,10 +237,9 @@ void BM_tape_overhead_nograd(benchmark::State& state) {
   set_ns_per_op(state, kOps);
 }
 
-// ---- mixed BLAS + OpenMP: one attention head, forward + backward
-// ----------------------------------- s = q k^T / sqrt(d), p = softmax(s), o = p v: GEMMs and an
-// OpenMP softmax alternate, which is where two thread pools (OpenBLAS pthreads and OpenMP) fight
-// over the cores.
+// ---- mixed BLAS + OpenMP: one attention head, forward + backward -----------------------------
+// s = q k^T / sqrt(d), p = softmax(s), o = p v: GEMMs and an OpenMP softmax alternate, which is
+// where two thread pools (OpenBLAS pthreads and OpenMP) fight over the cores.
 void BM_attention_head_fwd_bwd(benchmark::State& state) {
   const int64_t t = state.range(0), d = 64;
   Var q = Var::parameter(random_tensor({t, d}, 1)), k = Var::parameter(random_tensor({t, d}, 2));
@@ -258,6 +290,10 @@ void register_all() {
   benchmark::RegisterBenchmark("tape_overhead_nograd", BM_tape_overhead_nograd)
       ->Unit(benchmark::kMicrosecond);
   reg("attention_head_fwd_bwd", BM_attention_head_fwd_bwd)->Arg(128)->Arg(512);
+  benchmark::RegisterBenchmark("softmax_rows_std_exp", BM_softmax_rows_std_exp)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("softmax_rows_vexp", BM_softmax_rows_vexp)
+      ->Unit(benchmark::kMicrosecond);
 }
 
 // `--count-tape N`: N chain steps and nothing else. Instructions per op =

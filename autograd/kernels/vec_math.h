@@ -1,0 +1,68 @@
+// exp that the compiler can vectorise, and the softmax row kernel built on it.
+//
+//   attn::kernels::vexp_n(x, y, n);                 // y = exp(x), 8 floats per AVX2 instruction
+//   attn::kernels::softmax_row(x_row, y_row, c);    // y = softmax(x) over one row of c
+//
+// std::exp is a call into libm per element (~20-40 cycles) that GCC cannot vectorise without
+// -ffast-math; softmax, cross-entropy, sigmoid and GELU spend most of their time there. vexp
+// is the classic range reduction exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln2 / 2,
+// with a degree-6 polynomial for exp(r) (Cephes' expf coefficients): at most 2 ulp from
+// std::exp over the float range (tests/autograd/vec_math_test.cpp), exp(-inf) = 0 exactly (so
+// masked scores get weight 0), overflow gives inf, NaN stays NaN. In the double build
+// (gradcheck) vexp is std::exp: the checks see the exact function. The loops live in
+// vec_math.cpp, compiled with -fno-trapping-math: without it GCC will not vectorise the
+// clamping selects (attnlab never enables floating-point traps, so nothing changes).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "autograd/real.h"
+
+namespace attn::kernels {
+
+inline float vexp(float x) {
+  const float hi = 88.7228391f;   // log(FLT_MAX)
+  const float lo = -103.972084f;  // below: the result rounds to 0 even as a denormal
+  float xc = x > hi ? hi : x;     // comparisons keep NaN (NaN > hi is false)
+  xc = xc < lo ? lo : xc;
+  // n = round(x / ln2) by the 1.5 * 2^23 trick (adding it pushes the fraction out of the
+  // mantissa); unlike std::floor this stays inline and vectorises without -ffast-math.
+  const float shifter = 12582912.0f;
+  const float n = (xc * 1.44269504089f + shifter) - shifter;
+  // r = x - n ln2, with ln2 split in two so n * ln2_hi is exact.
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^n as two factors 2^(n/2) 2^(n - n/2): each exponent stays in range for n in [-150, 128].
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t n1 = ni >> 1, n2 = ni - n1;
+  float s1, s2;
+  const int32_t b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
+  std::memcpy(&s1, &b1, sizeof s1);
+  std::memcpy(&s2, &b2, sizeof s2);
+  const float y = p * s1 * s2;
+  // Branch-free fix-ups (selects, so the loop still vectorises): overflow, underflow, NaN.
+  const float big = x > hi ? INFINITY : y;
+  const float small = x < lo ? 0.0f : big;
+  return x != x ? x : small;
+}
+
+inline double vexp(double x) {
+  return std::exp(x);
+}
+
+// y_i = exp(x_i) for n values (x and y may be the same array).
+void vexp_n(const real* x, real* y, int64_t n);
+// y = softmax(x) over one contiguous row of c values (max-subtracted, so no overflow). A row of
+// only -inf gives NaN, as PyTorch.
+void softmax_row(const real* x, real* y, int64_t c);
+
+}  // namespace attn::kernels
