@@ -49,6 +49,7 @@ std::vector<OpCase> reduction_cases() {
       {{3, 4}, 0, false},       {{2, 3, 4}, 1, true}, {{2, 3, 4}, -1, false},
       {{2, 3, 4}, -3, true},    {{2, 3, 4}, 2, true}, {{2, 3, 2, 2}, 2, false},
       {{2, 3, 2, 2}, -4, true}, {{5}, 0, false},      {{}, 0, false},
+      {{3, 19}, 1, false},  // a long last axis: the row kernel's 8-wide blocks and a remainder
   };
   std::vector<OpCase> rows;
   for (const Reduction& r : reductions) {

@@ -39,6 +39,11 @@ TEST_SUITE("autograd") {
     Var z = Var::constant(Tensor::arange(8).reshape({2, 2, 2}));
     check_close(sum(z, 1).value(), {2, 2}, {2, 4, 10, 12});
     check_close(max(z, 1, true).value(), {2, 1, 2}, {2, 3, 6, 7});
+    // A last axis longer than the 8-wide blocks of the row kernel, with a remainder of 3.
+    Var w = Var::constant(Tensor::arange(38).reshape({2, 19}));
+    check_close(sum(w, -1).value(), {2}, {171, 532});  // 0+..+18, 19+..+37
+    check_close(mean(w, 1, true).value(), {2, 1}, {9, 28});
+    check_close(max(w, 1).value(), {2}, {18, 37});
     // A rank-0 tensor reduces over its single (virtual) axis to itself, as in PyTorch.
     Var s = Var::constant(Tensor::scalar(7));
     check_close(mean(s, 0).value(), {}, {7});
