@@ -15,7 +15,12 @@ struct StackOp final : Op {
   Tensor forward(const std::vector<const Tensor*>& xs, int requested_axis) {
     if (xs.empty()) throw Error("stack: needs at least one tensor, got none");
     const Shape& first = xs[0]->shape();
-    const int axis = norm_axis(requested_axis, static_cast<int>(first.size()) + 1, "stack");
+    const int r = static_cast<int>(first.size());
+    if (requested_axis < -(r + 1) || requested_axis > r)
+      throw Error(fmt::format(
+          "stack: axis {} is out of range for stacking tensors of shape {} (valid: {}..{})",
+          requested_axis, shape_str(first), -(r + 1), r));
+    const int axis = requested_axis < 0 ? requested_axis + r + 1 : requested_axis;
     std::vector<const real*> parts;
     for (size_t i = 0; i < xs.size(); ++i) {
       if (xs[i]->shape() != first)
