@@ -11,8 +11,8 @@ struct GruCellOp final : RecurrentStepOp {
   Tensor gates;  // (B,3H): r, z after the sigmoid, then a_h_n = (h W_hn^T + b_hn) as computed
   Tensor n;      // (B,H): the candidate state
 
-  // gx (T,B,3H), h (B,H), w_hh (3H,H), b_hh (3H) -> h' (B,H)
-  //   x = gx[t] and a_h = h W_hh^T + b_hh, both split into r, z, n parts (H columns each)
+  // gx (T,B,3H), h (B,H), w_hh (3H,H), b_ih, b_hh (3H) -> h' (B,H)
+  //   x = gx[t] + b_ih and a_h = h W_hh^T + b_hh, both split into r, z, n parts (H columns each)
   //   r = s(x_r + a_h_r),  z = s(x_z + a_h_z),  n = tanh(x_n + r a_h_n)
   //   h' = (1 - z) n + z h
   // The reset gate multiplies a_h_n, which already holds b_hn: PyTorch's placement, which is
@@ -22,9 +22,10 @@ struct GruCellOp final : RecurrentStepOp {
                  int64_t step,
                  const Tensor& h_in,
                  const Tensor& w,
-                 const Tensor& b,
+                 const Tensor& b_ih,
+                 const Tensor& b_hh,
                  const std::vector<int64_t>& lengths) {
-    gates = begin_step("gru_cell", gx, step, h_in, w, b, 3, 1, lengths);
+    gates = begin_step("gru_cell", gx, step, h_in, w, b_ih, b_hh, 3, 1, lengths);
     const int64_t rows = batch, h = hidden;
     n = Tensor::empty({rows, h});
     Tensor y = Tensor::empty({rows, h});
@@ -36,7 +37,7 @@ struct GruCellOp final : RecurrentStepOp {
         return;
       }
       real* a = gates.data() + r * 3 * h;
-      const real* x = gx_row(gx, r);
+      const real* x = ax_row(r);
       for (int64_t j = 0; j < h; ++j) {
         const real rg = logistic(x[j] + a[j]);
         const real z = logistic(x[h + j] + a[h + j]);
@@ -53,7 +54,7 @@ struct GruCellOp final : RecurrentStepOp {
   //   da_n = dn (1 - n^2)                      (pre-activation of n)
   //   da_r = da_n a_h_n r (1-r),  da_z = dz z (1-z)
   // The input part receives [da_r, da_z, da_n]; the recurrent part [da_r, da_z, da_n r]
-  // (r scales a_h_n), which finish_backward sends through the GEMM to W_hh, b_hh and h.
+  // (r scales a_h_n), which finish_backward sends to the biases and through the GEMM to W_hh and h.
   // A frozen row passes dh' straight to dh.
   void backward() override {
     const int64_t rows = batch, h = hidden;
@@ -95,11 +96,13 @@ Var gru_cell(const Var& gx,
              int64_t t,
              const Var& h,
              const Var& w_hh,
+             const Var& b_ih,
              const Var& b_hh,
              const std::vector<int64_t>& lengths) {
   auto op = std::make_unique<GruCellOp>();
-  Tensor y = op->forward(gx.value(), t, h.value(), w_hh.value(), b_hh.value(), lengths);
-  return record(std::move(op), {gx, h, w_hh, b_hh}, std::move(y));
+  Tensor y =
+      op->forward(gx.value(), t, h.value(), w_hh.value(), b_ih.value(), b_hh.value(), lengths);
+  return record(std::move(op), {gx, h, w_hh, b_ih, b_hh}, std::move(y));
 }
 
 }  // namespace attn

@@ -11,8 +11,8 @@ struct LstmCellOp final : RecurrentStepOp {
   Tensor gates;   // (B,4H): i, f, g, o after their nonlinearities (unused in frozen rows)
   Tensor tanh_c;  // (B,H): tanh(c')
 
-  // gx (T,B,4H), state (2,B,H) = [h; c], w_hh (4H,H), b_hh (4H) -> (2,B,H) = [h'; c']
-  //   a = gx[t] + h W_hh^T + b_hh, split into a_i, a_f, a_g, a_o (H columns each)
+  // gx (T,B,4H), state (2,B,H) = [h; c], w_hh (4H,H), b_ih, b_hh (4H) -> (2,B,H) = [h'; c']
+  //   a = (gx[t] + b_ih) + (h W_hh^T + b_hh), split into a_i, a_f, a_g, a_o (H columns each)
   //   i = s(a_i), f = s(a_f), g = tanh(a_g), o = s(a_o)      s = logistic sigmoid
   //   c' = f c + i g,  h' = o tanh(c')
   // A frozen row (t >= its length) copies [h; c] through.
@@ -20,9 +20,10 @@ struct LstmCellOp final : RecurrentStepOp {
                  int64_t step,
                  const Tensor& state,
                  const Tensor& w,
-                 const Tensor& b,
+                 const Tensor& b_ih,
+                 const Tensor& b_hh,
                  const std::vector<int64_t>& lengths) {
-    gates = begin_step("lstm_cell", gx, step, state, w, b, 4, 2, lengths);
+    gates = begin_step("lstm_cell", gx, step, state, w, b_ih, b_hh, 4, 2, lengths);
     const int64_t n = batch, h = hidden;
     tanh_c = Tensor::empty({n, h});
     Tensor y = Tensor::empty({2, n, h});
@@ -37,7 +38,7 @@ struct LstmCellOp final : RecurrentStepOp {
         return;
       }
       real* a = gates.data() + r * 4 * h;
-      const real* x = gx_row(gx, r);
+      const real* x = ax_row(r);
       for (int64_t j = 0; j < h; ++j) {
         const real i = logistic(a[j] + x[j]);
         const real f = logistic(a[h + j] + x[h + j]);
@@ -56,9 +57,9 @@ struct LstmCellOp final : RecurrentStepOp {
 
   // With dh', dc' the gradients of the two halves of the output:
   //   dc~ = dc' + dh' o (1 - tanh(c')^2)          (all the gradient reaching c')
-  //   da_i = dc~ g i (1-i),  da_f = dc~ c f (1-f),  da_g = dc~ i (1-g^2),  da_o = dh' tanh(c') o
-  //   (1-o) dc = dc~ f,  and da flows to gx[t], W_hh, b_hh and h through the GEMM
-  //   (finish_backward).
+  //   da_i = dc~ g i (1-i),   da_f = dc~ c f (1-f),
+  //   da_g = dc~ i (1-g^2),   da_o = dh' tanh(c') o (1-o),   dc = dc~ f
+  // and da goes to gx[t], b_ih, b_hh, and through the GEMM to W_hh and h (finish_backward).
   // A frozen row passes [dh'; dc'] straight to [dh; dc] and gives its gates nothing.
   void backward() override {
     const int64_t n = batch, h = hidden;
@@ -100,11 +101,13 @@ Var lstm_cell(const Var& gx,
               int64_t t,
               const Var& state,
               const Var& w_hh,
+              const Var& b_ih,
               const Var& b_hh,
               const std::vector<int64_t>& lengths) {
   auto op = std::make_unique<LstmCellOp>();
-  Tensor y = op->forward(gx.value(), t, state.value(), w_hh.value(), b_hh.value(), lengths);
-  return record(std::move(op), {gx, state, w_hh, b_hh}, std::move(y));
+  Tensor y =
+      op->forward(gx.value(), t, state.value(), w_hh.value(), b_ih.value(), b_hh.value(), lengths);
+  return record(std::move(op), {gx, state, w_hh, b_ih, b_hh}, std::move(y));
 }
 
 }  // namespace attn

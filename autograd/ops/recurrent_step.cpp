@@ -14,14 +14,15 @@ Tensor RecurrentStepOp::begin_step(const char* op,
                                    int64_t step,
                                    const Tensor& state,
                                    const Tensor& w,
+                                   const Tensor& b_ih,
                                    const Tensor& b,
                                    int64_t gates,
                                    int64_t state_parts,
                                    const std::vector<int64_t>& lengths) {
   auto fail = [&](const std::string& why) {
-    return Error(fmt::format("{}: {} (gx {}, state {}, w_hh {}, b_hh {})", op, why,
+    return Error(fmt::format("{}: {} (gx {}, state {}, w_hh {}, b_ih {}, b_hh {})", op, why,
                              shape_str(gx.shape()), shape_str(state.shape()), shape_str(w.shape()),
-                             shape_str(b.shape())));
+                             shape_str(b_ih.shape()), shape_str(b.shape())));
   };
   if (w.rank() != 2 || w.size(0) != gates * w.size(1))
     throw fail(fmt::format("w_hh must be ({}*H, H)", gates));
@@ -33,7 +34,8 @@ Tensor RecurrentStepOp::begin_step(const char* op,
   const Shape want_state =
       state_parts == 1 ? Shape{batch, hidden} : Shape{state_parts, batch, hidden};
   if (state.shape() != want_state) throw fail("state must be " + shape_str(want_state));
-  if (b.rank() != 1 || b.size(0) != width) throw fail(fmt::format("b_hh must be ({})", width));
+  if (b.shape() != Shape{width} || b_ih.shape() != Shape{width})
+    throw fail(fmt::format("b_ih and b_hh must be ({})", width));
   if (step < 0 || step >= gx.size(0))
     throw fail(fmt::format("step {} is outside [0, {})", step, gx.size(0)));
   if (!lengths.empty() && static_cast<int64_t>(lengths.size()) != batch)
@@ -49,12 +51,25 @@ Tensor RecurrentStepOp::begin_step(const char* op,
     active[r] = step < lengths[r];
   }
 
-  // a_h (B,G*H) = b_hh (every row) + h (B,H) W_hh^T (H,G*H): one GEMM, every gate, every row.
+  // a_x (B,G*H) = gx[t] + b_ih;  a_h (B,G*H) = b_hh + h (B,H) W_hh^T (H,G*H), the GEMM.
+  a_x = Tensor::empty({batch, width});
   Tensor a_h = Tensor::empty({batch, width});
-  for (int64_t r = 0; r < batch; ++r) std::copy(b.data(), b.data() + width, a_h.data() + r * width);
+  const real* x = gx.data() + step * batch * width;
+  for (int64_t r = 0; r < batch; ++r)
+    for (int64_t j = 0; j < width; ++j) {
+      a_x[r * width + j] = x[r * width + j] + b_ih[j];
+      a_h[r * width + j] = b[j];
+    }
   kernels::gemm(false, true, batch, width, hidden, 1, h_prev(), hidden, w.data(), hidden, 1,
                 a_h.data(), width);
   return a_h;
+}
+
+void RecurrentStepOp::add_column_sums(size_t input, const Tensor& d) {
+  if (!needs_grad(input)) return;
+  real* g = grad_buffer(input).data();
+  for (int64_t r = 0; r < batch; ++r)
+    for (int64_t j = 0; j < width; ++j) g[j] += d[r * width + j];
 }
 
 void RecurrentStepOp::finish_backward(const Tensor& da_x, const Tensor& da_h, real* dh_prev) {
@@ -66,12 +81,9 @@ void RecurrentStepOp::finish_backward(const Tensor& da_x, const Tensor& da_h, re
   if (needs_grad(2))  // dW_hh (G*H,H) += da_h^T (G*H,B) h_prev (B,H)
     kernels::gemm(true, false, width, hidden, batch, 1, da_h.data(), width, h_prev(), hidden, 1,
                   grad_buffer(2).data(), hidden);
-  if (needs_grad(3)) {  // db_hh += column sums of da_h
-    real* g = grad_buffer(3).data();
-    for (int64_t r = 0; r < batch; ++r)
-      for (int64_t j = 0; j < width; ++j) g[j] += da_h.data()[r * width + j];
-  }
-  if (needs_grad(1))  // dh_prev (B,H) += da_h (B,G*H) W_hh (G*H,H)
+  add_column_sums(3, da_x);  // db_ih
+  add_column_sums(4, da_h);  // db_hh
+  if (needs_grad(1))         // dh_prev (B,H) += da_h (B,G*H) W_hh (G*H,H)
     kernels::gemm(false, false, batch, hidden, width, 1, da_h.data(), width, w_hh.data(), hidden, 1,
                   dh_prev, hidden);
 }

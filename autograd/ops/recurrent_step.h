@@ -2,16 +2,18 @@
 //
 //   struct LstmCellOp final : RecurrentStepOp {
 //     Tensor forward(...) {
-//       Tensor a_h = begin_step("lstm_cell", gx, t, state, w_hh, b_hh, 4, 2, lengths);
-//       ... gate math per row, reading gx_row(gx, b) ...
+//       Tensor a_h = begin_step("lstm_cell", gx, t, state, w_hh, b_ih, b_hh, 4, 2, lengths);
+//       ... gate math per row b on a_x row b and a_h row b ...
 //     }
 //     void backward() override { ... da ... ; finish_backward(da_x, da_h, dh_prev); }
 //   };
 //
-// Inputs are always {gx, state, w_hh, b_hh}. The base computes the recurrent pre-activations
+// Inputs are always {gx, state, w_hh, b_ih, b_hh}. The base computes the pre-activations
+//   a_x = gx[t] + b_ih           (the input part; gx holds x W_ih^T of every step)
 //   a_h = h_prev W_hh^T + b_hh   (one GEMM for the whole batch and every gate)
 // and, in backward, turns the gradients of the pre-activations into the gradients of the inputs:
-//   dgx[t] += da_x,  dW_hh += da_h^T h_prev,  db_hh += sum_b da_h,  dh_prev += da_h W_hh.
+//   dgx[t] += da_x,  db_ih += sum_b da_x,
+//   dW_hh += da_h^T h_prev,  db_hh += sum_b da_h,  dh_prev += da_h W_hh.
 // Those are added in place into the inputs' gradient buffers (gx's gradient is (T,B,G*H) and
 // only row t is touched), so a step allocates nothing of sequence size.
 #pragma once
@@ -39,25 +41,26 @@ struct RecurrentStepOp : Op {
   std::vector<uint8_t> active;  // per batch row: 1 while t < length, 0 when frozen
   Tensor state_prev;            // the previous state; its first B*H values are h_prev (B,H)
   Tensor w_hh;                  // (G*H,H)
+  Tensor a_x;                   // (B,G*H): gx[t] + b_ih, filled by begin_step
 
-  // Checks shapes, saves what backward needs and returns a_h = h W_hh^T + b_hh (B,G*H).
-  // gx (T,B,G*H), state (B,H) or (2,B,H) (h first), w_hh (G*H,H), b_hh (G*H).
+  // Checks shapes, saves what backward needs, fills a_x and returns a_h = h W_hh^T + b_hh
+  // (B,G*H). gx (T,B,G*H), state (B,H) or (2,B,H) (h first), w_hh (G*H,H), b_ih, b_hh (G*H).
   Tensor begin_step(const char* op,
                     const Tensor& gx,
                     int64_t step,
                     const Tensor& state,
                     const Tensor& w,
-                    const Tensor& b,
+                    const Tensor& b_ih,
+                    const Tensor& b_hh,
                     int64_t gates,
                     int64_t state_parts,  // 1: state (B,H); 2: state (2,B,H) = [h; c]
                     const std::vector<int64_t>& lengths);
 
-  // Row b of gx[t]: the G*H input pre-activations of one batch row.
-  const real* gx_row(const Tensor& gx, int64_t b) const {
-    return gx.data() + (t * batch + b) * width;
-  }
+  // Row b of a_x: the G*H input pre-activations of one batch row.
+  const real* ax_row(int64_t b) const { return a_x.data() + b * width; }
 
-  // da_x (B,G*H) goes to gx[t]; da_h (B,G*H) through the GEMM to w_hh, b_hh and dh_prev.
+  // da_x (B,G*H) goes to gx[t] and b_ih; da_h (B,G*H) to b_hh and through the GEMM to w_hh
+  // and dh_prev.
   // dh_prev points at B*H values already holding any direct (non-GEMM) contribution; the GEMM
   // adds to them. Row b of da_x and da_h must be 0 when the row is frozen.
   void finish_backward(const Tensor& da_x, const Tensor& da_h, real* dh_prev);
@@ -67,6 +70,8 @@ struct RecurrentStepOp : Op {
 
   // The gradient of input i, created as zeros on first use, for adding into in place.
   Tensor& grad_buffer(size_t i);
+  // grad of input i (G*H) += column sums of d (B,G*H): a bias shared by every batch row.
+  void add_column_sums(size_t input, const Tensor& d);
 };
 
 }  // namespace attn

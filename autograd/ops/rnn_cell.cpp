@@ -11,18 +11,19 @@ struct RnnCellOp final : RecurrentStepOp {
   RnnNonlinearity nonlinearity = RnnNonlinearity::kTanh;
   Tensor h_new;  // (B,H): the output; both derivatives are expressed through it
 
-  // gx (T,B,H), h (B,H), w_hh (H,H), b_hh (H) -> h' (B,H)
-  //   h' = act(gx[t] + h W_hh^T + b_hh),  act = tanh or relu
+  // gx (T,B,H), h (B,H), w_hh (H,H), b_ih, b_hh (H) -> h' (B,H)
+  //   h' = act(gx[t] + b_ih + h W_hh^T + b_hh),  act = tanh or relu
   // A frozen row (t >= its length) copies h through.
   Tensor forward(const Tensor& gx,
                  int64_t step,
                  const Tensor& h_in,
                  const Tensor& w,
-                 const Tensor& b,
+                 const Tensor& b_ih,
+                 const Tensor& b_hh,
                  RnnNonlinearity act,
                  const std::vector<int64_t>& lengths) {
     nonlinearity = act;
-    h_new = begin_step("rnn_cell", gx, step, h_in, w, b, 1, 1, lengths);
+    h_new = begin_step("rnn_cell", gx, step, h_in, w, b_ih, b_hh, 1, 1, lengths);
     const int64_t h = hidden;
     const real* h0 = h_prev();
     const bool use_tanh = act == RnnNonlinearity::kTanh;
@@ -32,15 +33,15 @@ struct RnnCellOp final : RecurrentStepOp {
         std::copy(h0 + r * h, h0 + (r + 1) * h, a);
         return;
       }
-      const real* x = gx_row(gx, r);
+      const real* x = ax_row(r);
       for (int64_t j = 0; j < h; ++j)
         a[j] = use_tanh ? std::tanh(a[j] + x[j]) : std::max<real>(a[j] + x[j], 0);
     });
     return h_new;
   }
 
-  // da = dh' act'(a) with tanh' = 1 - h'^2 and relu' = [h' > 0]; da flows to gx[t], W_hh,
-  // b_hh and h through the GEMM. A frozen row passes dh' straight to dh.
+  // da = dh' act'(a) with tanh' = 1 - h'^2 and relu' = [h' > 0]; da flows to gx[t], both
+  // biases, and through the GEMM to W_hh and h. A frozen row passes dh' straight to dh.
   void backward() override {
     const int64_t h = hidden;
     const real* dh1 = dy().data();
@@ -71,13 +72,14 @@ Var rnn_cell(const Var& gx,
              int64_t t,
              const Var& h,
              const Var& w_hh,
+             const Var& b_ih,
              const Var& b_hh,
              RnnNonlinearity nonlinearity,
              const std::vector<int64_t>& lengths) {
   auto op = std::make_unique<RnnCellOp>();
-  Tensor y =
-      op->forward(gx.value(), t, h.value(), w_hh.value(), b_hh.value(), nonlinearity, lengths);
-  return record(std::move(op), {gx, h, w_hh, b_hh}, std::move(y));
+  Tensor y = op->forward(gx.value(), t, h.value(), w_hh.value(), b_ih.value(), b_hh.value(),
+                         nonlinearity, lengths);
+  return record(std::move(op), {gx, h, w_hh, b_ih, b_hh}, std::move(y));
 }
 
 }  // namespace attn

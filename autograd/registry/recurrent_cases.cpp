@@ -3,7 +3,7 @@
 //
 // PyTorch has the same steps as torch.rnn_tanh_cell / gru_cell / lstm_cell, which take the raw
 // input x and W_ih. Ours takes the input projections gx instead; passing gx[t] as the "input"
-// with W_ih = identity (and b_ih = None: gx already holds it) makes them the same function.
+// with W_ih = identity makes them the same function.
 #include <fmt/format.h>
 
 #include "autograd/ops/recurrent_cells.h"
@@ -31,6 +31,7 @@ void add_rows(std::vector<OpCase>& rows,
     return std::vector{float_input("gx", Tensor::randn({kSteps, kBatch, gates * kHidden}, g)),
                        float_input("h", Tensor::randn(state, g)),
                        float_input("w", Tensor::randn({gates * kHidden, kHidden}, g, 0.7)),
+                       float_input("bi", Tensor::randn({gates * kHidden}, g)),
                        float_input("b", Tensor::randn({gates * kHidden}, g))};
   };
   const std::string mask = lstm ? fmt::format("{}[None, :, None]", kActiveRows)
@@ -50,19 +51,19 @@ std::vector<OpCase> recurrent_op_cases() {
   for (auto act : {RnnNonlinearity::kTanh, RnnNonlinearity::kRelu}) {
     const std::string kind = act == RnnNonlinearity::kTanh ? "tanh" : "relu";
     add_rows(rows, "rnn_" + kind + "_cell", 1,
-             fmt::format("torch.rnn_{}_cell({}, h, {}, w, None, b)", kind, x, eye),
+             fmt::format("torch.rnn_{}_cell({}, h, {}, w, bi, b)", kind, x, eye),
              [act](const std::vector<Var>& v, const std::vector<int64_t>& len) {
-               return rnn_cell(v[0], kStep, v[1], v[2], v[3], act, len);
+               return rnn_cell(v[0], kStep, v[1], v[2], v[3], v[4], act, len);
              });
   }
-  add_rows(rows, "gru_cell", 3, fmt::format("torch.gru_cell({}, h, {}, w, None, b)", x, eye),
+  add_rows(rows, "gru_cell", 3, fmt::format("torch.gru_cell({}, h, {}, w, bi, b)", x, eye),
            [](const std::vector<Var>& v, const std::vector<int64_t>& len) {
-             return gru_cell(v[0], kStep, v[1], v[2], v[3], len);
+             return gru_cell(v[0], kStep, v[1], v[2], v[3], v[4], len);
            });
   add_rows(rows, "lstm_cell", 4,
-           fmt::format("torch.stack(torch.lstm_cell({}, (h[0], h[1]), {}, w, None, b))", x, eye),
+           fmt::format("torch.stack(torch.lstm_cell({}, (h[0], h[1]), {}, w, bi, b))", x, eye),
            [](const std::vector<Var>& v, const std::vector<int64_t>& len) {
-             return lstm_cell(v[0], kStep, v[1], v[2], v[3], len);
+             return lstm_cell(v[0], kStep, v[1], v[2], v[3], v[4], len);
            });
   return rows;
 }

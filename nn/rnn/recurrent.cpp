@@ -99,18 +99,19 @@ Var Recurrent::step(const Var& gx,
                     const Var& state,
                     const Weights& w,
                     const std::vector<int64_t>& lengths) const {
+  const Var& b_ih = opt_.bias ? w.b_ih : zero_bias_;
   const Var& b_hh = opt_.bias ? w.b_hh : zero_bias_;
   switch (mode_) {
     case RecurrentMode::kLstm:
-      return lstm_cell(gx, t, state, w.w_hh, b_hh, lengths);
+      return lstm_cell(gx, t, state, w.w_hh, b_ih, b_hh, lengths);
     case RecurrentMode::kGru:
-      return gru_cell(gx, t, state, w.w_hh, b_hh, lengths);
+      return gru_cell(gx, t, state, w.w_hh, b_ih, b_hh, lengths);
     case RecurrentMode::kRnnRelu:
-      return rnn_cell(gx, t, state, w.w_hh, b_hh, RnnNonlinearity::kRelu, lengths);
+      return rnn_cell(gx, t, state, w.w_hh, b_ih, b_hh, RnnNonlinearity::kRelu, lengths);
     case RecurrentMode::kRnnTanh:
       break;
   }
-  return rnn_cell(gx, t, state, w.w_hh, b_hh, RnnNonlinearity::kTanh, lengths);
+  return rnn_cell(gx, t, state, w.w_hh, b_ih, b_hh, RnnNonlinearity::kTanh, lengths);
 }
 
 // The starting state of layer-direction k: (B,H), or (2,B,H) = [h; c] for an LSTM.
@@ -141,9 +142,9 @@ Var Recurrent::run_direction(const Var& in,
                              Var& final_state) {
   const Weights& w = weights_[k];
   const int64_t steps = in.size(0);
-  // Every step's input projection at once: (T,B,C) (G*H,C)^T -> (T,B,G*H), one GEMM.
-  Var gx = matmul(in, w.w_ih, false, true);
-  if (opt_.bias) gx = add(gx, w.b_ih);
+  // Every step's input projection at once: (T,B,C) (G*H,C)^T -> (T,B,G*H), one GEMM. (The
+  // step adds b_ih itself, which spares a broadcast add over the whole sequence.)
+  const Var gx = matmul(in, w.w_ih, false, true);
   const bool lstm = mode_ == RecurrentMode::kLstm;
   std::vector<Var> hs(steps);
   for (int64_t i = 0; i < steps; ++i) {

@@ -18,7 +18,7 @@
 // and H * num_directions above; every one drawn from U(-1/sqrt(H), 1/sqrt(H)).
 //
 // How it runs (and why it is fast): per layer and direction, the input projection of every
-// time step is ONE GEMM, x (T*B, in) W_ih^T + b_ih. Then one fused step op per time step
+// time step is ONE GEMM, x (T*B, in) W_ih^T. Then one fused step op per time step
 // (autograd/ops/recurrent_cells.h) does the recurrent GEMM for all gates and the whole batch
 // and the gate math in one kernel. Backpropagation through time is the tape replaying those
 // steps in reverse; nothing here needs its own backward.
@@ -107,7 +107,7 @@ class Recurrent : public Module {
   RecurrentMode mode_;
   RecurrentOptions opt_;
   std::vector<Weights> weights_;  // index layer * D + direction
-  Var zero_bias_;                 // stands in for b_hh when bias = false
+  Var zero_bias_;                 // stands in for b_ih and b_hh when bias = false
   Generator dropout_gen_;
 };
 

@@ -4,8 +4,13 @@
 // Each recurrent layer (rnn tanh and relu, gru, lstm) is checked with 1 and 2 layers, uni- and
 // bidirectional, with and without a padded batch, always from given initial states and with
 // output=all, so the Jacobian covers y, h_n and c_n with respect to x, h0, c0 and every weight.
+// The seq2seq models (every attention kind, each cell) are checked on their logits with respect
+// to every parameter, on a batch whose second source row is padded.
+#include <fmt/format.h>
+
 #include "nn/parity/parity_layers.h"
 #include "nn/registry/layer_cases.h"
+#include "nn/rnn/seq2seq.h"
 
 namespace attn::nn {
 
@@ -14,6 +19,31 @@ namespace {
 ConfigMap with(ConfigMap base, const ConfigMap& extra) {
   for (const auto& [k, v] : extra) base[k] = v;
   return base;
+}
+
+LayerCase seq2seq_case(RecurrentMode cell, Seq2SeqAttention attention, int64_t layers) {
+  const std::string name =
+      fmt::format("rnn_seq2seq/{}_{}{}", recurrent_mode_name(cell),
+                  seq2seq_attention_name(attention), layers > 1 ? "_2layer" : "");
+  return {name, [=](Generator& gen) {
+            RnnSeq2SeqConfig c;
+            c.cell = cell;
+            c.attention = attention;
+            c.src_vocab = c.tgt_vocab = 5;
+            c.embed_dim = c.hidden_size = 2;
+            c.num_layers = layers;
+            auto m = std::make_shared<RnnSeq2Seq>(c, gen);
+            perturb_parameters(*m, gen);
+            // pad_id 0 ends source row 1; the targets hold no padding (the decoder would read a
+            // padding embedding, which PyTorch's padding_idx keeps out of the gradient).
+            const Tensor src = Tensor::from_vector({2, 3}, {3, 4, 2, 2, 3, 0});
+            const Tensor tgt_in = Tensor::from_vector({2, 3}, {1, 3, 4, 1, 2, 2});
+            LayerInstance out;
+            out.keep_alive = m;
+            out.leaves = m->parameters();
+            out.forward = [m, src, tgt_in] { return m->forward(src, tgt_in).logits; };
+            return out;
+          }};
 }
 
 }  // namespace
@@ -40,6 +70,11 @@ std::vector<LayerCase> rnn_layer_cases() {
       rows.push_back(layer_case_from_spec(
           spec, "relu_bidir", with(tiny, {{"nonlinearity", "relu"}, {"bidirectional", "true"}})));
   }
+  for (Seq2SeqAttention a : {Seq2SeqAttention::kNone, Seq2SeqAttention::kBahdanau,
+                             Seq2SeqAttention::kLuongDot, Seq2SeqAttention::kLuongGeneral})
+    rows.push_back(seq2seq_case(RecurrentMode::kLstm, a, 1));
+  rows.push_back(seq2seq_case(RecurrentMode::kGru, Seq2SeqAttention::kBahdanau, 2));
+  rows.push_back(seq2seq_case(RecurrentMode::kRnnTanh, Seq2SeqAttention::kLuongGeneral, 1));
   return rows;
 }
 
