@@ -19,4 +19,9 @@ Var Dropout::forward(const Var& x) const {
   return dropout(x, static_cast<real>(p_), *gen_, true);
 }
 
+std::shared_ptr<Generator> model_dropout_generator(std::shared_ptr<Generator> given,
+                                                   Generator& gen) {
+  return given ? std::move(given) : std::make_shared<Generator>(gen.next_u64());
+}
+
 }  // namespace attn::nn

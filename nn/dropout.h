@@ -6,9 +6,10 @@
 //   model.eval(); drop.forward(x);                       // eval: returns x unchanged
 //
 // Reproducible randomness. Every Dropout of a model draws its masks from one Generator that the
-// model owns and hands to its layers as a shared_ptr (the stacks in nn/transformer/ expose it as
-// `dropout_generator()`). The masks of a step therefore depend only on that generator's state,
-// which is a string:
+// model owns and hands to its layers as a shared_ptr (the stacks and models in nn/transformer/
+// make one from their init generator when given none, and expose it as `dropout_generator()`).
+// A single layer with dropout > 0 must be given one. The masks of a step therefore depend only on
+// that generator's state, which is a string:
 //   checkpoint:  metadata["dropout_rng"] = model.dropout_generator()->state();
 //   resume:      model.dropout_generator()->set_state(metadata.at("dropout_rng"));
 // Restoring it with the weights and the optimizer makes a resumed run bit-identical to an
@@ -36,5 +37,10 @@ class Dropout : public Module {
   double p_;
   std::shared_ptr<Generator> gen_;
 };
+
+// The dropout generator of a model: `given` if not null, else a new one seeded from gen (so a
+// model built from one seed is reproducible without the caller creating a generator).
+std::shared_ptr<Generator> model_dropout_generator(std::shared_ptr<Generator> given,
+                                                   Generator& gen);
 
 }  // namespace attn::nn

@@ -25,9 +25,12 @@ Embedding::Embedding(int64_t num_embeddings,
                               num_embeddings, num_embeddings));
     padding_idx_ = p;
   }
-  Tensor w = Tensor::randn({num_embeddings, embedding_dim}, gen);
-  if (padding_idx_) std::fill_n(w.data() + *padding_idx_ * dim_, dim_, real(0));
-  weight = register_parameter("weight", w);
+  weight = register_parameter("weight", Tensor::randn({num_embeddings, embedding_dim}, gen));
+  zero_padding_row();
+}
+
+void Embedding::zero_padding_row() {
+  if (padding_idx_) std::fill_n(weight.value().data() + *padding_idx_ * dim_, dim_, real(0));
 }
 
 Var Embedding::forward(const Tensor& ids) const {

@@ -28,6 +28,9 @@ class Embedding : public Module {
   // ids (...) -> (..., embedding_dim). An id outside [0, num_embeddings) is an error.
   Var forward(const Tensor& ids) const;
 
+  // Sets the padding row to zero (after a re-initialisation of the whole table); no-op without one.
+  void zero_padding_row();
+
   int64_t num_embeddings() const { return num_; }
   int64_t embedding_dim() const { return dim_; }
   std::optional<int64_t> padding_idx() const { return padding_idx_; }

@@ -30,10 +30,10 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerOptions& layer,
                                        bool final_norm,
                                        Generator& gen,
                                        std::shared_ptr<Generator> dropout_gen)
-    : Module("TransformerEncoder") {
+    : Module("TransformerEncoder"), dropout_gen_(model_dropout_generator(dropout_gen, gen)) {
   layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < num_layers; ++i)
-    layers->append(std::make_shared<TransformerEncoderLayer>(layer, gen, dropout_gen));
+    layers->append(std::make_shared<TransformerEncoderLayer>(layer, gen, dropout_gen_));
   if (final_norm) norm = register_module("norm", final_layer_norm(layer));
 }
 
@@ -52,10 +52,10 @@ TransformerDecoder::TransformerDecoder(const TransformerLayerOptions& layer,
                                        bool final_norm,
                                        Generator& gen,
                                        std::shared_ptr<Generator> dropout_gen)
-    : Module("TransformerDecoder") {
+    : Module("TransformerDecoder"), dropout_gen_(model_dropout_generator(dropout_gen, gen)) {
   layers = register_module("layers", std::make_shared<ModuleList<TransformerDecoderLayer>>());
   for (int64_t i = 0; i < num_layers; ++i)
-    layers->append(std::make_shared<TransformerDecoderLayer>(layer, gen, dropout_gen));
+    layers->append(std::make_shared<TransformerDecoderLayer>(layer, gen, dropout_gen_));
   if (final_norm) norm = register_module("norm", final_layer_norm(layer));
 }
 
@@ -74,11 +74,11 @@ Var TransformerDecoder::forward(const Var& tgt,
 Transformer::Transformer(const TransformerOptions& o,
                          Generator& gen,
                          std::shared_ptr<Generator> dropout_gen)
-    : Module("Transformer"), opt_(o) {
+    : Module("Transformer"), opt_(o), dropout_gen_(model_dropout_generator(dropout_gen, gen)) {
   encoder = register_module("encoder", std::make_shared<TransformerEncoder>(
-                                           o, o.num_encoder_layers, true, gen, dropout_gen));
+                                           o, o.num_encoder_layers, true, gen, dropout_gen_));
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(
-                                           o, o.num_decoder_layers, true, gen, dropout_gen));
+                                           o, o.num_decoder_layers, true, gen, dropout_gen_));
   xavier_init_matrices(*this, gen);
 }
 

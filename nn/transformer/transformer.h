@@ -14,6 +14,8 @@
 // norms are always there, as in nn.Transformer (after a post-norm stack they are one extra
 // LayerNorm; after a pre-norm stack they are what normalises the residual stream at all).
 // Initialisation as nn.Transformer: every parameter of rank >= 2 is xavier_uniform_.
+// dropout_gen: the generator of every dropout mask in the stack (nn/dropout.h); null makes one
+// seeded from gen.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,10 @@ class TransformerEncoder : public Module {
 
   std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
   std::shared_ptr<LayerNorm> norm;  // null without final_norm
+  const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
+
+ private:
+  std::shared_ptr<Generator> dropout_gen_;
 };
 
 class TransformerDecoder : public Module {
@@ -62,6 +68,10 @@ class TransformerDecoder : public Module {
 
   std::shared_ptr<ModuleList<TransformerDecoderLayer>> layers;
   std::shared_ptr<LayerNorm> norm;
+  const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
+
+ private:
+  std::shared_ptr<Generator> dropout_gen_;
 };
 
 struct TransformerOptions : TransformerLayerOptions {
@@ -85,12 +95,14 @@ class Transformer : public Module {
               const AttentionMasks& memory_masks = {});
 
   const TransformerOptions& options() const { return opt_; }
+  const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
 
   std::shared_ptr<TransformerEncoder> encoder;
   std::shared_ptr<TransformerDecoder> decoder;
 
  private:
   TransformerOptions opt_;
+  std::shared_ptr<Generator> dropout_gen_;
 };
 
 // xavier_uniform_ on every parameter of rank >= 2 (what nn.Transformer does after building).

@@ -1,6 +1,8 @@
 // The engine of `attnlab parity`: outputs and gradients written, and usage errors named.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "autograd/error.h"

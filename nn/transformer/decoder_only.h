@@ -1,0 +1,103 @@
+// A GPT-style language model: token + learned positions, a stack of pre-norm causal blocks, a
+// final LayerNorm and a linear map to vocabulary logits; `generate` decodes with a KV cache.
+//
+//   attn::nn::DecoderOnlyOptions o;
+//   o.vocab_size = 65; o.max_len = 128; o.d_model = 64; o.nhead = 4; o.num_layers = 2;
+//   attn::nn::DecoderOnlyTransformer gpt(o, gen);
+//   attn::Var logits = gpt.forward(ids);                // ids (B,T) -> (B,T,65), causal
+//   loss = attn::cross_entropy(logits, next_ids);
+//   gpt.eval();
+//   attn::nn::SamplingOptions s;  s.temperature = 0.8;  s.top_k = 10;
+//   attn::Tensor out = gpt.generate(prompt, /*max_new_tokens=*/50, s, gen);   // (B, T0 + 50)
+//
+// Block (pre-norm, GPT-2): x = x + SA(LN1(x)) with a causal mask; x = x + FF(LN2(x)). Each block
+// is a TransformerEncoderLayer with norm_first = true and a causal mask, so its names are
+// PyTorch's (layers.N.self_attn.in_proj_weight, layers.N.linear1.weight, layers.N.norm1.weight,
+// ...). Model names: tok_emb.weight, pos_emb.weight (learned positions only), layers.N.*,
+// norm.{weight,bias}, lm_head.weight (only when tie_weights is false: tied logits reuse
+// tok_emb.weight, so the matrix exists once and the optimizer sees it once).
+//
+// Generation: the prompt runs once through every block, filling one KV cache per block; each new
+// token then costs one position per block instead of the whole prefix (tests check both paths
+// give the same tokens). Init: embeddings N(0, init_std^2) with GPT-2's 0.02, everything else
+// PyTorch's layer defaults.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "nn/dropout.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/module_list.h"
+#include "nn/norms.h"
+#include "nn/positional/learned.h"
+#include "nn/transformer/encoder_layer.h"
+#include "nn/transformer/sampling.h"
+
+namespace attn::nn {
+
+enum class PositionKind { kLearned, kRope, kNone };
+
+struct DecoderOnlyOptions {
+  int64_t vocab_size = 0;
+  int64_t max_len = 256;  // context length (the learned position table's size)
+  int64_t d_model = 128;
+  int64_t nhead = 4;
+  int64_t num_layers = 4;
+  int64_t dim_feedforward = 512;
+  double dropout = 0.1;
+  Activation activation = Activation::kGELU;
+  double layer_norm_eps = 1e-5;
+  bool bias = true;
+  int64_t n_kv_heads = 0;  // 0 = nhead; fewer = GQA/MQA
+  PositionKind positions = PositionKind::kLearned;
+  RopeStyle rope_style = RopeStyle::kRotateHalf;  // with PositionKind::kRope
+  bool tie_weights = true;
+  double init_std = 0.02;
+};
+
+class DecoderOnlyTransformer : public Module {
+ public:
+  DecoderOnlyTransformer(const DecoderOnlyOptions& options,
+                         Generator& gen,
+                         std::shared_ptr<Generator> dropout_gen = nullptr);
+
+  // ids (B,T) -> logits (B,T,vocab). With caches (make_caches()), ids are the next tokens after
+  // the cached ones (positions continue from the caches' length).
+  Var forward(const Tensor& ids, std::vector<KVCache>* caches = nullptr);
+
+  std::vector<KVCache> make_caches() const { return std::vector<KVCache>(layers->size()); }
+
+  // prompt (B,T0) -> (B, T0 + n) with n <= max_new_tokens: sampling per `sampling` (greedy by
+  // default) from gen; rows stop at eos (then filled with eos) and generation stops when all
+  // have. Runs under NoGrad; call eval() first so dropout is off.
+  Tensor generate(const Tensor& prompt,
+                  int64_t max_new_tokens,
+                  const SamplingOptions& sampling,
+                  Generator& gen,
+                  std::optional<int64_t> eos = std::nullopt,
+                  bool use_cache = true);
+
+  const DecoderOnlyOptions& options() const { return opt_; }
+  const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
+
+  std::shared_ptr<Embedding> tok_emb;
+  std::shared_ptr<LearnedPositionalEmbedding> pos_emb;  // null unless learned positions
+  std::shared_ptr<Dropout> drop;
+  std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
+  std::shared_ptr<LayerNorm> norm;
+  std::shared_ptr<Linear> lm_head;  // null when tied
+
+ private:
+  DecoderOnlyOptions opt_;
+  std::shared_ptr<Generator> dropout_gen_;
+};
+
+// The ids of one row each, sampled from the last position of logits (B,T,V).
+std::vector<int64_t> pick_last(const Tensor& logits, const SamplingOptions& s, Generator& gen);
+
+}  // namespace attn::nn
