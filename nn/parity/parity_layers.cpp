@@ -14,6 +14,7 @@ const std::vector<ParityLayerSpec>& parity_layers() {
     // One line per helper's table.
     for (ParityLayerSpec& s : core_parity_layers()) rows.push_back(std::move(s));
     for (ParityLayerSpec& s : rnn_parity_layers()) rows.push_back(std::move(s));
+    for (ParityLayerSpec& s : variant_parity_layers()) rows.push_back(std::move(s));
     std::set<std::string> seen;
     for (const ParityLayerSpec& s : rows)
       if (!seen.insert(s.name).second)

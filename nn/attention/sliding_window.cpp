@@ -1,0 +1,61 @@
+#include "nn/attention/sliding_window.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "autograd/error.h"
+
+namespace attn::nn {
+
+Tensor sliding_window_mask(int64_t t,
+                           int64_t window,
+                           bool causal,
+                           const std::vector<int64_t>& global_tokens) {
+  if (t <= 0 || window < 0)
+    throw Error(fmt::format("sliding_window_mask: need t > 0 and window >= 0, got t={} window={}",
+                            t, window));
+  std::vector<char> global(static_cast<size_t>(t), 0);
+  for (int64_t g : global_tokens) {
+    if (g < 0 || g >= t)
+      throw Error(fmt::format("sliding_window_mask: global token {} outside [0, {})", g, t));
+    global[static_cast<size_t>(g)] = 1;
+  }
+  Tensor mask({t, t});
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t j = 0; j < t; ++j) {
+      const int64_t dist = i - j;
+      const bool in_window = causal ? (dist >= 0 && dist <= window) : std::abs(dist) <= window;
+      const bool via_global = (global[i] || global[j]) && (!causal || j <= i);
+      mask[i * t + j] = (in_window || via_global) ? 0 : 1;
+    }
+  return mask;
+}
+
+SlidingWindowAttention::SlidingWindowAttention(int64_t d_model,
+                                               int64_t nhead,
+                                               int64_t window,
+                                               Generator& gen,
+                                               bool causal,
+                                               std::vector<int64_t> global_tokens,
+                                               bool bias)
+    : ProjectedAttention("SlidingWindowAttention", d_model, nhead, gen, bias),
+      window_(window),
+      causal_(causal),
+      global_(std::move(global_tokens)) {
+  if (window < 0)
+    throw Error(fmt::format("SlidingWindowAttention: window must be >= 0, got {}", window));
+}
+
+AttentionOutput SlidingWindowAttention::forward(
+    const Var& x, const std::optional<Tensor>& key_padding_mask) const {
+  const HeadsQKV a = project(x);
+  SdpaOptions opt;
+  opt.masks.attn_mask = sliding_window_mask(x.size(1), window_, causal_, global_);
+  opt.masks.key_padding_mask = key_padding_mask;
+  AttentionOutput r = scaled_dot_product_attention(a.q, a.k, a.v, opt);
+  r.out = combine(r.out);
+  return r;
+}
+
+}  // namespace attn::nn

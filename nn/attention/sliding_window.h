@@ -1,0 +1,62 @@
+// Sliding-window (local) attention with optional global tokens (Longformer / Mistral style).
+//
+//   using namespace attn::nn;
+//   Tensor m = sliding_window_mask(/*t=*/16, /*window=*/2);       // (16,16), 1 = hidden
+//   Tensor g = sliding_window_mask(16, 2, /*causal=*/false, {0}); // token 0 is global
+//   SdpaOptions o;  o.masks.attn_mask = m;                        // use with any sdpa call
+//   SlidingWindowAttention swa(/*d_model=*/64, /*nhead=*/4, /*window=*/8, gen);
+//   AttentionOutput a = swa.forward(x);                           // x (B,T,64); a.weights banded
+//
+// Query i sees key j when |i - j| <= window (causal: 0 <= i - j <= window), so each token reads
+// at most 2*window+1 (causal: window+1) neighbours; stacking L layers widens the receptive field
+// to L*window. A global token g sees every key and is seen by every query (within the causal
+// limit when causal: g sees j <= g, and every i >= g sees g) — the way a [CLS] token gathers
+// the whole sequence. The mask follows sdpa's convention: 1 = NOT allowed. This layer shows the
+// pattern with a mask over the full score matrix (clear, and gives weights to plot); a kernel
+// that skips the hidden tiles would make it O(T window) in time as well.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "autograd/generator.h"
+#include "nn/attention/projected_attention.h"
+#include "nn/attention/sdpa.h"
+
+namespace attn::nn {
+
+// (T,T) 0/1 mask, 1 = hidden. window >= 0; global token positions in [0, T).
+Tensor sliding_window_mask(int64_t t,
+                           int64_t window,
+                           bool causal = false,
+                           const std::vector<int64_t>& global_tokens = {});
+
+// Multi-head self-attention restricted to the window. Parameters q_proj, k_proj, v_proj,
+// out_proj (see projected_attention.h).
+class SlidingWindowAttention : public ProjectedAttention {
+ public:
+  SlidingWindowAttention(int64_t d_model,
+                         int64_t nhead,
+                         int64_t window,
+                         Generator& gen,
+                         bool causal = false,
+                         std::vector<int64_t> global_tokens = {},
+                         bool bias = true);
+
+  // x (B,T,d_model) -> out (B,T,d_model), weights (B,H,T,T) (zero outside the window).
+  // key_padding_mask (B,T), 1 = padding, as in sdpa.
+  AttentionOutput forward(const Var& x,
+                          const std::optional<Tensor>& key_padding_mask = std::nullopt) const;
+
+  int64_t window() const { return window_; }
+  bool causal() const { return causal_; }
+  const std::vector<int64_t>& global_tokens() const { return global_; }
+
+ private:
+  int64_t window_;
+  bool causal_;
+  std::vector<int64_t> global_;
+};
+
+}  // namespace attn::nn
