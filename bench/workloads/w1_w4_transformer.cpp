@@ -54,13 +54,13 @@ class ReversalTransformer : public nn::Module {
     src_emb = register_module("src_emb", std::make_shared<nn::Embedding>(kV1, kD, gen));
     tgt_emb = register_module("tgt_emb", std::make_shared<nn::Embedding>(kV1, kD, gen));
     for (int i = 0; i < 2; ++i) {
-      enc.push_back(register_module("encoder.layers." + std::to_string(i),
+      enc.push_back(register_module("encoder_layer" + std::to_string(i),
                                     std::make_shared<nn::TransformerEncoderLayer>(o, gen)));
-      dec.push_back(register_module("decoder.layers." + std::to_string(i),
+      dec.push_back(register_module("decoder_layer" + std::to_string(i),
                                     std::make_shared<nn::TransformerDecoderLayer>(o, gen)));
     }
-    enc_norm = register_module("encoder.norm", std::make_shared<nn::LayerNorm>(kD));
-    dec_norm = register_module("decoder.norm", std::make_shared<nn::LayerNorm>(kD));
+    enc_norm = register_module("encoder_norm", std::make_shared<nn::LayerNorm>(kD));
+    dec_norm = register_module("decoder_norm", std::make_shared<nn::LayerNorm>(kD));
     out = register_module("out", std::make_shared<nn::Linear>(kD, kV1, true, gen));
   }
 
@@ -118,7 +118,7 @@ class CharLM : public nn::Module {
     emb = register_module("emb", std::make_shared<nn::Embedding>(kV4, kD, gen));
     pos = register_module("pos", std::make_shared<nn::Embedding>(kCtx, kD, gen));
     for (int i = 0; i < kLayers4; ++i)
-      blocks.push_back(register_module("blocks.layers." + std::to_string(i),
+      blocks.push_back(register_module("block" + std::to_string(i),
                                        std::make_shared<nn::TransformerEncoderLayer>(o, gen)));
     norm = register_module("norm", std::make_shared<nn::LayerNorm>(kD));
     head = register_module("head", std::make_shared<nn::Linear>(kD, kV4, true, gen));
