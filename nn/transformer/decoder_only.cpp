@@ -25,16 +25,8 @@ DecoderOnlyTransformer::DecoderOnlyTransformer(const DecoderOnlyOptions& o,
     pos_emb = register_module("pos_emb", std::make_shared<LearnedPositionalEmbedding>(
                                              o.max_len, o.d_model, gen, o.init_std));
   drop = register_module("drop", std::make_shared<Dropout>(o.dropout, dropout_gen_));
-  TransformerLayerOptions lo;
-  lo.d_model = o.d_model;
-  lo.nhead = o.nhead;
-  lo.dim_feedforward = o.dim_feedforward;
-  lo.dropout = o.dropout;
-  lo.activation = o.activation;
-  lo.layer_norm_eps = o.layer_norm_eps;
-  lo.norm_first = true;
-  lo.bias = o.bias;
-  lo.n_kv_heads = o.n_kv_heads;
+  TransformerLayerOptions lo = o;
+  lo.rope.reset();
   if (o.positions == PositionKind::kRope) lo.rope = o.rope_style;
   layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < o.num_layers; ++i)

@@ -42,18 +42,17 @@ namespace attn::nn {
 
 enum class PositionKind { kLearned, kRope, kNone };
 
-struct DecoderOnlyOptions {
+// The block options (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, bias,
+// n_kv_heads for GQA/MQA, norm_first) with GPT-like defaults, plus the model's own.
+struct DecoderOnlyOptions : TransformerLayerOptions {
+  DecoderOnlyOptions() {
+    d_model = 128, nhead = 4, dim_feedforward = 512;
+    activation = Activation::kGELU;
+    norm_first = true;  // GPT-2's pre-norm blocks
+  }
   int64_t vocab_size = 0;
   int64_t max_len = 256;  // context length (the learned position table's size)
-  int64_t d_model = 128;
-  int64_t nhead = 4;
   int64_t num_layers = 4;
-  int64_t dim_feedforward = 512;
-  double dropout = 0.1;
-  Activation activation = Activation::kGELU;
-  double layer_norm_eps = 1e-5;
-  bool bias = true;
-  int64_t n_kv_heads = 0;  // 0 = nhead; fewer = GQA/MQA
   PositionKind positions = PositionKind::kLearned;
   RopeStyle rope_style = RopeStyle::kRotateHalf;  // with PositionKind::kRope
   bool tie_weights = true;

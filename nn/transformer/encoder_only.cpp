@@ -40,17 +40,9 @@ EncoderOnlyTransformer::EncoderOnlyTransformer(const EncoderOnlyOptions& o,
                                            o.max_len, o.d_model, gen, o.init_std));
   emb_norm = register_module("emb_norm", std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps));
   drop = register_module("drop", std::make_shared<Dropout>(o.dropout, dropout_gen_));
-  TransformerLayerOptions lo;
-  lo.d_model = o.d_model;
-  lo.nhead = o.nhead;
-  lo.dim_feedforward = o.dim_feedforward;
-  lo.dropout = o.dropout;
-  lo.activation = o.activation;
-  lo.layer_norm_eps = o.layer_norm_eps;
-  lo.norm_first = o.norm_first;
   layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < o.num_layers; ++i)
-    layers->append(std::make_shared<TransformerEncoderLayer>(lo, gen, dropout_gen_));
+    layers->append(std::make_shared<TransformerEncoderLayer>(o, gen, dropout_gen_));
   mlm_head = register_module(
       "mlm_head",
       std::make_shared<MlmHead>(o.d_model, o.vocab_size, o.layer_norm_eps, o.tie_weights, gen));

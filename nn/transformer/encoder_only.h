@@ -33,17 +33,17 @@
 
 namespace attn::nn {
 
-struct EncoderOnlyOptions {
+// The block options with BERT-like defaults (post-norm, GELU, layer_norm_eps 1e-12), plus the
+// model's own.
+struct EncoderOnlyOptions : TransformerLayerOptions {
+  EncoderOnlyOptions() {
+    d_model = 128, nhead = 4, dim_feedforward = 512;
+    activation = Activation::kGELU;
+    layer_norm_eps = 1e-12;
+  }
   int64_t vocab_size = 0;
   int64_t max_len = 512;
-  int64_t d_model = 128;
-  int64_t nhead = 4;
   int64_t num_layers = 4;
-  int64_t dim_feedforward = 512;
-  double dropout = 0.1;
-  Activation activation = Activation::kGELU;
-  double layer_norm_eps = 1e-12;
-  bool norm_first = false;        // BERT is post-norm
   std::optional<int64_t> pad_id;  // padded keys are hidden; the padding row gets no gradient
   bool tie_weights = true;
   double init_std = 0.02;
