@@ -158,7 +158,9 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
 
   TaskSetup setup = make_task_setup(cfg);
   Generator init(init_seed(cfg));
-  std::unique_ptr<TaskModel> model = make_task_model(cfg, *setup.train, init);
+  const SequenceLimits limits{std::max(setup.train->max_src_len(), setup.heldout->max_src_len()),
+                              std::max(setup.train->max_tgt_len(), setup.heldout->max_tgt_len())};
+  std::unique_ptr<TaskModel> model = make_task_model(cfg, *setup.train, limits, init);
   data::ExampleStream stream(setup.train, stream_seed(cfg));
   AdamW opt(model->module().parameters(), {.lr = cfg.lr, .weight_decay = cfg.weight_decay});
   const auto schedule = schedule_for(cfg);

@@ -17,10 +17,11 @@ std::vector<int64_t> TaskModel::classify(const std::vector<data::Example>&) {
 
 std::unique_ptr<TaskModel> make_task_model(const TrainConfig& cfg,
                                            const data::Task& task,
+                                           SequenceLimits limits,
                                            Generator& gen) {
   if (cfg.model == "lstm" || cfg.model == "gru" || cfg.model == "rnn")
     return make_recurrent_model(cfg, task, gen);
-  return make_transformer_model(cfg, task, gen);
+  return make_transformer_model(cfg, task, limits, gen);
 }
 
 std::vector<std::vector<int64_t>> rows_until_eos(const Tensor& ids) {

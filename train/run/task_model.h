@@ -1,6 +1,6 @@
 // TaskModel: what the train command needs from a model, whatever its architecture.
 //
-//   std::unique_ptr<TaskModel> m = make_task_model(cfg, *task, gen);
+//   std::unique_ptr<TaskModel> m = make_task_model(cfg, *task, limits, gen);
 //   LossOut l = m->loss(examples);                 // mean cross-entropy, scored tokens
 //   l.loss.backward();
 //   m->generate(heldout, /*max_new_tokens=*/18);   // seq2seq tasks: greedy answers
@@ -46,9 +46,17 @@ class TaskModel {
   virtual std::string describe() = 0;
 };
 
+// The longest source and target sequences (specials excluded) the model will see, training
+// and held-out together: they size the positional tables.
+struct SequenceLimits {
+  int64_t src = 0;
+  int64_t tgt = 0;
+};
+
 // Builds the adapter for cfg.model and the task's kind (validate_train_config first).
 std::unique_ptr<TaskModel> make_task_model(const TrainConfig& cfg,
                                            const data::Task& task,
+                                           SequenceLimits limits,
                                            Generator& gen);
 
 // The recurrent family (lstm, gru, rnn) for every task kind.
@@ -58,6 +66,7 @@ std::unique_ptr<TaskModel> make_recurrent_model(const TrainConfig& cfg,
 // The transformer family (transformer, gpt, bert) for every task kind.
 std::unique_ptr<TaskModel> make_transformer_model(const TrainConfig& cfg,
                                                   const data::Task& task,
+                                                  SequenceLimits limits,
                                                   Generator& gen);
 
 // Cuts each row of a (B,steps) id tensor at its first EOS.

@@ -1,0 +1,151 @@
+// The train command end to end on tiny models: every model family on every kind of task, the
+// run folder, and a resumed run that continues bit-identically.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "autograd/error.h"
+#include "autograd/safetensors.h"
+#include "train/run/run_train.h"
+
+namespace attn::train {
+
+namespace {
+std::string run_dir(const std::string& name) {
+  auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("attn_run_test_{}", ::getpid()) / name;
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+// A model small enough that a step takes a millisecond or two.
+TrainConfig tiny(const std::string& task, const std::string& model, const std::string& out) {
+  TrainConfig c;
+  c.task = task;
+  c.model = model;
+  c.d_model = 16;
+  c.nhead = 2;
+  c.num_layers = 1;
+  c.dim_ff = 32;
+  c.hidden = 16;
+  c.batch_size = 8;
+  c.steps = 4;
+  c.eval_size = 12;
+  c.eval_every = 2;
+  c.min_len = 2;
+  c.max_len = 5;
+  c.eval_min_len = 3;
+  c.eval_max_len = 6;
+  c.seq_len = 16;
+  c.block_len = 12;
+  c.warmup = 2;
+  c.checkpoint_every = 2;
+  c.progress = "off";
+  c.out = out;
+  return c;
+}
+
+// Runs train_task with its printed lines going nowhere.
+TrainSummary quiet(const TrainConfig& c) {
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  try {
+    TrainSummary s = train_task(c, devnull);
+    std::fclose(devnull);
+    return s;
+  } catch (...) {
+    std::fclose(devnull);
+    throw;
+  }
+}
+
+std::vector<double> train_losses(const std::string& jsonl) {
+  std::vector<double> out;
+  std::istringstream in(read_file(jsonl));
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["split"] == "train") out.push_back(j["loss"].get<double>());
+  }
+  return out;
+}
+}  // namespace
+
+TEST_SUITE("train") {
+  TEST_CASE("every model family trains on every kind of task and writes the run folder") {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> runs{
+        {"reversal", {"transformer", "gpt", "lstm"}},
+        {"anagram", {"bert", "transformer", "gru"}},
+        {"charlm", {"gpt", "bert", "rnn"}}};
+    for (const auto& [task, models] : runs)
+      for (const auto& model : models) {
+        CAPTURE(task);
+        CAPTURE(model);
+        const std::string dir = run_dir(task + "-" + model);
+        const TrainSummary s = quiet(tiny(task, model, dir));
+        CHECK(s.result.last_step == 4);
+        CHECK(s.result.losses.size() == 4);
+        for (const char* f : {"config.json", "metrics.csv", "metrics.jsonl", "results.json",
+                              "checkpoint.safetensors"})
+          CHECK(std::filesystem::exists(std::filesystem::path(dir) / f));
+        const auto results = nlohmann::json::parse(read_file(dir + "/results.json"));
+        CHECK(results["final_eval"].contains(s.main_metric));
+        if (task == "reversal") {
+          CHECK(s.main_metric == "exact_match");
+          CHECK(s.exact_match_by_length.begin()->first >= 3);  // held-out lengths 3..6
+          CHECK(s.exact_match_by_length.rbegin()->first <= 6);
+          CHECK(std::filesystem::exists(std::filesystem::path(dir) / "samples.txt"));
+        }
+        if (task == "charlm") CHECK(s.final_eval.at("perplexity") > 1.0);
+      }
+  }
+
+  TEST_CASE("a resumed run continues bit-identically: same losses, same final weights") {
+    const std::string straight = run_dir("straight"), split = run_dir("split");
+    TrainConfig a = tiny("reversal", "transformer", straight);
+    a.steps = 8;
+    a.dropout = 0.1;  // the dropout generator must travel with the checkpoint too
+    a.checkpoint_every = 4;
+    quiet(a);
+    TrainConfig b = a;
+    b.out = split;
+    b.steps = 4;
+    quiet(b);
+    TrainConfig c = a;
+    c.out = "";
+    c.resume = split + "/checkpoint.safetensors";
+    const TrainSummary resumed = quiet(c);
+    CHECK(resumed.start_step == 4);
+    CHECK(resumed.run_dir == split);
+    CHECK(train_losses(straight + "/metrics.jsonl") == train_losses(split + "/metrics.jsonl"));
+    const TensorMap x = load_safetensors(straight + "/checkpoint.safetensors").tensors;
+    const TensorMap y = load_safetensors(split + "/checkpoint.safetensors").tensors;
+    REQUIRE(x.size() == y.size());
+    for (const auto& [name, t] : x) {
+      CAPTURE(name);
+      CHECK(t.to_vector() == y.at(name).to_vector());
+    }
+  }
+
+  TEST_CASE("resuming with a different configuration is refused before training") {
+    const std::string dir = run_dir("mismatch");
+    TrainConfig a = tiny("reversal", "lstm", dir);
+    quiet(a);
+    TrainConfig b = a;
+    b.resume = dir + "/checkpoint.safetensors";
+    b.steps = 8;
+    b.lr = 0.002;
+    CHECK_THROWS_WITH_AS(
+        quiet(b), doctest::Contains("--lr is 0.001 in the checkpoint but 0.002 now"), UsageError);
+    b.lr = a.lr;
+    b.hidden = 24;
+    CHECK_THROWS_WITH_AS(quiet(b), doctest::Contains("has shape"), Error);
+    b.hidden = a.hidden;
+    b.steps = 4;
+    CHECK_THROWS_WITH_AS(quiet(b), doctest::Contains("raise --steps"), UsageError);
+  }
+}
+
+}  // namespace attn::train
