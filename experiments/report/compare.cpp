@@ -44,9 +44,15 @@ Comparison& DocumentComparison::add(const std::string& name,
   c.document_text = format_numbers(document, precision);
   c.ours_text = format_numbers(ours, precision);
   c.tolerance = tolerance;
-  for (size_t i = 0; i < document.size(); ++i)
-    c.max_diff = std::max(c.max_diff, std::fabs(document[i] - ours[i]));
-  c.ok = c.max_diff <= tolerance;  // a NaN difference is never ok
+  for (size_t i = 0; i < document.size(); ++i) {
+    const double d = std::fabs(document[i] - ours[i]);
+    if (std::isnan(d)) {  // std::max would silently drop a NaN
+      c.max_diff = NAN;
+      break;
+    }
+    c.max_diff = std::max(c.max_diff, d);
+  }
+  c.ok = c.max_diff <= tolerance;  // false for NaN
   c.reason = reason;
   entries_.push_back(std::move(c));
   return entries_.back();

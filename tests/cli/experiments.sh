@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# End to end through the attnlab executable: `attnlab list`, every experiment in quick mode with
+# its key results checked (worked-example matches the document to 3 decimals, anagrams gives
+# True, True without positions and False with them, ...), every figure a well-formed SVG, and
+# the exit codes of bad input (2) and of a failed run (1).
+#   tests/cli/experiments.sh BUILD_DIR
+set -uo pipefail
+bin="${1:?usage: experiments.sh BUILD_DIR}/attnlab"
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ATTN_THREADS=${ATTN_THREADS:-2}
+failures=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# expect CODE PATTERN ARGS...: attnlab ARGS exits with CODE and prints PATTERN (stdout or stderr).
+expect() {
+  local code=$1 pattern=$2; shift 2
+  local out rc
+  out=$("$bin" "$@" 2>&1); rc=$?
+  if [[ $rc -ne $code ]]; then fail "attnlab $* exited $rc, expected $code: $out"; return; fi
+  if ! grep -qF -- "$pattern" <<<"$out"; then fail "attnlab $* did not print '$pattern': $out"; return; fi
+  pass "attnlab $* -> exit $code, '$pattern'"
+}
+
+# ---- list and help ----
+expect 0 "worked-example" list
+for name in demo worked-example cat-sat-mat identity-lookup memory-wall attention-heatmap anagrams \
+            query-bars mha-heads causal-mask attention-flops; do
+  "$bin" list | grep -q "^  $name " || fail "attnlab list does not show $name"
+done
+expect 0 "--w_v <reals>" run worked-example --help
+expect 0 "--quick" run anagrams --help
+
+# ---- bad input: exit code 2 with the closest valid names ----
+expect 2 "Did you mean anagrams?" run anagram
+expect 2 "Valid names:" run zzzzzzzzzz
+expect 2 "Did you mean --d_model?" run anagrams --d_modle 3
+expect 2 "cannot read 'abc' as int" run anagrams --d_model abc
+expect 2 "at least 1" run anagrams --d_model 0
+expect 2 "needs a value" run anagrams --out
+expect 2 "which experiment" run
+expect 2 "Did you mean run?" rnu worked-example
+expect 2 "--heads 5 must divide --d_model 32" run mha-heads --heads 5 --out "$tmp/bad-heads"
+# ---- a failed run: exit code 1 ----
+expect 1 "error" run worked-example --out /dev/null/cannot-be-a-folder
+
+# ---- every experiment, quick ----
+check() {  # check NAME PYTHON: runs `attnlab run NAME --quick`, then PYTHON on results.json as r
+  local name=$1 code=$2 dir="$tmp/$1"
+  if ! "$bin" run "$name" --quick --threads 2 --out "$dir" >"$tmp/$name.log" 2>&1; then
+    fail "$name exited non-zero:"; tail -20 "$tmp/$name.log"; return
+  fi
+  for f in config.json results.json report.html; do
+    [[ -s "$dir/$f" ]] || { fail "$name wrote no $f"; return; }
+  done
+  if ! "$py" - "$dir" <<PYEOF
+import json, sys, glob, xml.etree.ElementTree as ET
+d = sys.argv[1]
+r = json.load(open(d + "/results.json"))
+cfg = json.load(open(d + "/config.json"))
+assert r["status"] == "ok", r
+assert cfg["quick"] is True and cfg["threads"] == 2, cfg
+for svg in glob.glob(d + "/figures/*.svg"):
+    ET.parse(svg)  # well-formed XML
+html = open(d + "/report.html").read()
+assert html.count("<svg") == len(r["figures"]), "every figure inline in the report"
+assert "<script" not in html
+res = r["results"]
+cmp = r["comparisons"]
+$code
+PYEOF
+  then fail "$name: key results (see above)"; return; fi
+  pass "$name quick: key results ok ($(grep -o 'done in [0-9.]* s' "$tmp/$name.log"))"
+}
+
+check demo '
+assert res["final_loss"] < 0.5 * res["first_loss"], res
+assert res["test_accuracy"] > 0.85, res
+'
+check worked-example '
+doc_A = [[0.401, 0.198, 0.401], [0.198, 0.401, 0.401], [0.248, 0.248, 0.503]]
+doc_out = [[0.802, 1.198], [0.599, 1.604], [0.752, 1.503]]
+for ours, doc in ((res["A"], doc_A), (res["out"], doc_out)):
+    for ro, rd in zip(ours, doc):
+        assert [round(x, 3) for x in ro] == rd, (ro, rd)
+assert cmp[0]["differ"] == 0
+prose = {e["name"]: e["status"] for e in cmp[1]["entries"]}
+assert prose["prose softmax row 0"] == "DIFFERS" and prose["prose softmax row 2"] == "DIFFERS", prose
+assert prose["prose scores row 0"] == "ok"
+'
+check cat-sat-mat '
+st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+assert st["scores[0,:]"] == "ok" and st["A[0,:]"] == "DIFFERS" and st["out[0,:]"] == "DIFFERS", st
+diag = {e["name"]: e["status"] for e in cmp[1]["entries"]}
+assert diag["A[0,:] vs unscaled"] == "ok" and diag["A[2,:] vs unscaled"] == "DIFFERS", diag
+assert [round(x, 2) for x in res["out_row0_from_document_weights"]] == [0.84, 0.58]
+'
+check identity-lookup '
+assert [round(x, 3) for x in res["A"][0]] == [0.355, 0.215, 0.215, 0.215]
+assert [round(x, 3) for x in res["out"][3]] == [6.837, 7.837, 8.837, 9.837]
+one_hot, rnd = res["diag_onehot_T_eq_d"], res["diag_random_T4"]
+assert one_hot == sorted(one_hot, reverse=True) and rnd == sorted(rnd), (one_hot, rnd)
+'
+check memory-wall '
+assert res["one_matrix_mib"] == [0.5, 8.0, 128.0, 2048.0, 32768.0]
+assert res["total_gib"] == [0.25, 4.0, 64.0, 1024.0, 16384.0]
+assert 1.8 < res["naive_growth_exponent"] < 2.2, res["naive_growth_exponent"]
+assert 0.8 < res["blockwise_growth_exponent"] < 1.2, res["blockwise_growth_exponent"]
+assert res["naive_vs_blockwise_max_diff_T256"] < 1e-4
+'
+check attention-heatmap '
+assert res["attention_shape"] == [1, 22, 22] and res["output_shape"] == [1, 22, 16]
+assert res["mean_entropy_ratio_scaled"] > res["mean_entropy_ratio_unscaled"]
+for row in res["weights"]:
+    assert abs(sum(row) - 1) < 1e-5
+'
+check anagrams '
+assert res["s1_vs_s2_none"] is True and res["s1_vs_s3_none"] is True
+for p in ("sinusoidal", "learned"):
+    assert res["s1_vs_s2_" + p] is False and res["s1_vs_s3_" + p] is False, p
+assert r["differ"] == 0
+'
+check query-bars '
+assert res["positions"] == [0, 5, 10, 15, 21]
+assert res["identical_rows"].startswith("0, 10, 15, 21"), res["identical_rows"]
+'
+check mha-heads '
+assert res["weights_shape"] == [1, 4, 22, 22] and res["output_shape"] == [1, 22, 32]
+assert min(res["mean_abs_difference_per_head"]) > 1e-4
+'
+check causal-mask '
+assert res["max_weight_above_diagonal"] == 0 and res["max_gradient_to_future"] == 0
+assert res["future_entries_nonzero"] == 0 and res["min_gradient_to_past"] > 0
+'
+check attention-flops '
+assert res["flops_attention_matmul"] == 4 * 1000**2 * 64
+assert res["flops_rnn"] == 1000 * (4 * 64**2 + 3 * 64)
+assert res["attention_gflops"] > 0 and res["rnn_gflops"] > 0
+'
+
+# ---- --threads reaches the run folder; ATTN_THREADS too ----
+ATTN_THREADS=1 "$bin" run worked-example --out "$tmp/t1" >/dev/null 2>&1 &&
+  "$py" -c "import json,sys; assert json.load(open('$tmp/t1/config.json'))['threads'] == 1" &&
+  pass "ATTN_THREADS=1 recorded" || fail "ATTN_THREADS=1 not applied"
+
+if [[ $failures -ne 0 ]]; then
+  echo "tests/cli/experiments.sh: FAIL ($failures)"
+  exit 1
+fi
+echo "tests/cli/experiments.sh: PASS"

@@ -1,0 +1,154 @@
+// The report writers: the document comparison, tables, SVG figures and the HTML page.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "autograd/error.h"
+#include "experiments/report/charts.h"
+#include "experiments/report/compare.h"
+#include "experiments/report/heatmap.h"
+#include "experiments/report/html.h"
+#include "experiments/report/scale.h"
+
+namespace attn::experiments {
+
+namespace {
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_SUITE("experiments") {
+  TEST_CASE("comparison: ok within tolerance, DIFFERS beyond it, with the reason") {
+    DocumentComparison c("doc vs ours");
+    c.add("a", 0.401, 0.40106, 5e-4);
+    c.add("b", {0.39, 0.22}, {0.401, 0.198}, 5e-3, "prose slip", 2);
+    c.add("nan", 1.0, NAN, 1.0);
+    c.add_exact("flag", "True", "True");
+    c.add_exact("flag2", "True", "False", "why");
+    REQUIRE(c.entries().size() == 5);
+    CHECK(c.entries()[0].ok);
+    CHECK_FALSE(c.entries()[1].ok);
+    CHECK(c.entries()[1].max_diff == doctest::Approx(0.022));
+    CHECK(c.entries()[1].document_text == "[0.39 0.22]");
+    CHECK_FALSE(c.entries()[2].ok);  // a NaN is never within tolerance
+    CHECK(c.entries()[3].ok);
+    CHECK_FALSE(c.entries()[4].ok);
+    CHECK(c.num_differ() == 3);
+    const std::string text = c.table().text();
+    CHECK(text.find("! b") != std::string::npos);  // flagged row
+    CHECK(text.find("DIFFERS  prose slip") != std::string::npos);
+    const auto j = c.to_json();
+    CHECK(j["differ"] == 3);
+    CHECK(j["entries"][1]["status"] == "DIFFERS");
+    CHECK(j["entries"][1]["reason"] == "prose slip");
+    CHECK_THROWS_AS(c.add("bad", std::vector<double>{1, 2}, std::vector<double>{1}, 0), Error);
+  }
+
+  TEST_CASE("comparison: add_rows compares each row of a matrix") {
+    DocumentComparison c;
+    c.add_rows("A", {{1, 2}, {3, 4}}, Tensor::from_vector({2, 2}, {1, 2, 3, 4.01f}), 5e-3);
+    REQUIRE(c.entries().size() == 2);
+    CHECK(c.entries()[0].name == "A[0,:]");
+    CHECK(c.entries()[0].ok);
+    CHECK_FALSE(c.entries()[1].ok);
+    CHECK_THROWS_AS(c.add_rows("B", {{1, 2}}, Tensor::zeros({2, 2}), 0), Error);
+  }
+
+  TEST_CASE("table: matrix formatting and alignment") {
+    Table t = Table::matrix("M", Tensor::from_vector({2, 2}, {1, -0.0001f, 0.5f, 2}), {"r0", "r1"},
+                            {"c0", "c1"}, 3);
+    CHECK(t.rows()[0][2] == "0.000");  // no "-0.000"
+    CHECK(t.text().find("r1  0.500  2.000") != std::string::npos);
+    CHECK(t.html().find("<td class=\"num\">0.500</td>") != std::string::npos);
+    CHECK_THROWS_AS(t.add_row({"only one"}), Error);
+    CHECK(sig(1234567) == "1.23e+06");
+    CHECK(sig(0.0123) == "0.0123");
+    CHECK(xml_escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+  }
+
+  TEST_CASE("scales: viridis ends, ticks and token labels") {
+    CHECK(viridis(0) == "#440154");
+    CHECK(viridis(1) == "#fde725");
+    CHECK(viridis(-3) == viridis(0));
+    const std::vector<double> ticks = nice_ticks(0, 0.37, 5);
+    REQUIRE(ticks.size() == 4);
+    for (size_t i = 0; i < 4; ++i) CHECK(ticks[i] == doctest::Approx(0.1 * i));
+    const std::vector<double> few = log_ticks(3e-2, 4);  // 3 decades or fewer: 1, 2, 5 steps
+    CHECK(few.front() == doctest::Approx(0.05));
+    CHECK(few.back() == doctest::Approx(2));
+    CHECK(few.size() == 6);  // 0.05 0.1 0.2 0.5 1 2
+    CHECK(log_ticks(1, 1e6) == std::vector<double>{1, 10, 100, 1e3, 1e4, 1e5, 1e6});
+    CHECK(display_token(" ") == "\u2423");
+    CHECK(display_token("a") == "a");
+  }
+
+  TEST_CASE("heatmap SVG: one cell per entry, both axes labelled, a colour bar") {
+    Heatmap h;
+    h.values = Tensor::from_vector({2, 3}, {0.1f, 0.2f, 0.7f, 0.3f, 0.3f, 0.4f});
+    h.row_labels = {"q<0>", "q1"};
+    h.col_labels = {"a", "b", "c"};
+    h.title = "T";
+    h.colorbar_label = "weight";
+    const std::string svg = heatmap_svg(h);
+    CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+    CHECK(count(svg, "<title>") == 6);  // one tooltip per cell
+    CHECK(svg.find(">q&lt;0&gt;</text>") != std::string::npos);
+    CHECK(svg.find("<text x=") != std::string::npos);
+    CHECK(svg.find(">weight</text>") != std::string::npos);
+    CHECK(svg.find("linearGradient") != std::string::npos);
+    CHECK(svg.find(viridis(1)) != std::string::npos);  // the largest entry (0.7 = max) is yellow
+    h.row_labels = {"only one"};
+    CHECK_THROWS_AS(heatmap_svg(h), Error);
+    h.row_labels = {};
+    const std::string grid = heatmap_grid_svg({h, h, h}, 2, "grid");
+    CHECK(count(grid, "<title>") == 18);
+    CHECK(count(grid, "linearGradient id=") == 1);  // one shared colour bar
+    CHECK(heatmap_svg(h).find("attn-grad") != std::string::npos);
+    CHECK(heatmap_svg(h) != heatmap_svg(h));  // gradient ids are unique in a page
+  }
+
+  TEST_CASE("charts: bars with a highlighted bar, line plots on log axes") {
+    BarChart b;
+    b.labels = {"x", "y", "z"};
+    b.series = {{"w", {0.2, 0.5, 0.3}}};
+    b.highlight = 1;
+    const std::string bars = bar_chart_svg(b);
+    CHECK(count(bars, "fill=\"#ef4444\"") == 1);
+    b.series[0].values.pop_back();
+    CHECK_THROWS_AS(bar_chart_svg(b), Error);
+
+    LinePlot p;
+    p.series = {{"s", {1, 10, 100}, {0.0, 2, 30}}};  // y = 0 cannot be drawn on a log axis
+    p.refs = {{RefLine::kHorizontal, 0.37, "0.99^100"}};
+    p.log_x = p.log_y = true;
+    const std::string svg = line_plot_svg(p);
+    CHECK(count(svg, "<circle") == 2);
+    CHECK(svg.find("0.99^100") != std::string::npos);
+    CHECK(svg.find("stroke-dasharray") != std::string::npos);
+    p.series[0].y.pop_back();
+    CHECK_THROWS_AS(line_plot_svg(p), Error);
+  }
+
+  TEST_CASE("html: self-contained page with tables, figures and the comparison") {
+    HtmlReport page("title <x>", "sub");
+    page.paragraph("line one\nline two\n\nsecond paragraph");
+    DocumentComparison c;
+    c.add("v", 1, 2, 0.5, "known");
+    page.comparison(c);
+    page.figure("<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>", "cap", "figures/f.svg");
+    const std::string html = page.html();
+    CHECK(html.find("<title>title &lt;x&gt;</title>") != std::string::npos);
+    CHECK(html.find("<p>line one line two</p><p>second paragraph</p>") != std::string::npos);
+    CHECK(html.find("<tr class=\"flag\">") != std::string::npos);
+    CHECK(html.find("1 of 1 entries DIFFER") != std::string::npos);
+    CHECK(html.find("<figure><svg") != std::string::npos);
+    CHECK(html.find("<script") == std::string::npos);
+    CHECK(html.find("<link") == std::string::npos);
+    CHECK(count(html, "http") == 1);  // only the SVG namespace, never a fetch
+  }
+}
+
+}  // namespace attn::experiments
