@@ -41,7 +41,7 @@ struct GruCellOp final : RecurrentStepOp {
       for (int64_t j = 0; j < h; ++j) {
         const real rg = logistic(x[j] + a[j]);
         const real z = logistic(x[h + j] + a[h + j]);
-        const real nn = std::tanh(x[2 * h + j] + rg * a[2 * h + j]);
+        const real nn = tanh_via_exp(x[2 * h + j] + rg * a[2 * h + j]);
         a[j] = rg, a[h + j] = z;
         n[r * h + j] = nn;
         out[j] = (1 - z) * nn + z * h0[r * h + j];

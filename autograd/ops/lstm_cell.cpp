@@ -42,11 +42,11 @@ struct LstmCellOp final : RecurrentStepOp {
       for (int64_t j = 0; j < h; ++j) {
         const real i = logistic(a[j] + x[j]);
         const real f = logistic(a[h + j] + x[h + j]);
-        const real g = std::tanh(a[2 * h + j] + x[2 * h + j]);
+        const real g = tanh_via_exp(a[2 * h + j] + x[2 * h + j]);
         const real o = logistic(a[3 * h + j] + x[3 * h + j]);
         a[j] = i, a[h + j] = f, a[2 * h + j] = g, a[3 * h + j] = o;
         const real c = f * c0[r * h + j] + i * g;
-        const real tc = std::tanh(c);
+        const real tc = tanh_via_exp(c);
         c1[r * h + j] = c;
         h1[r * h + j] = o * tc;
         tanh_c[r * h + j] = tc;

@@ -35,7 +35,7 @@ struct RnnCellOp final : RecurrentStepOp {
       }
       const real* x = ax_row(r);
       for (int64_t j = 0; j < h; ++j)
-        a[j] = use_tanh ? std::tanh(a[j] + x[j]) : std::max<real>(a[j] + x[j], 0);
+        a[j] = use_tanh ? tanh_via_exp(a[j] + x[j]) : std::max<real>(a[j] + x[j], 0);
     });
     return h_new;
   }
