@@ -99,10 +99,14 @@ TEST_SUITE("autograd") {
     NoGrad off;
     const real nan = std::numeric_limits<real>::quiet_NaN();
     Var x = Var::constant(Tensor::from_vector({2, 3}, {1, nan, 2, 4, 5, 6}));
+#ifdef ATTN_CHECK_FINITE  // Debug builds stop at the first non-finite output instead
+    CHECK_THROWS_WITH_AS(max(x, 1), doctest::Contains("max: non-finite output"), Error);
+#else
     const Tensor rows = max(x, 1).value();
     CHECK(std::isnan(rows[0]));
     CHECK(rows[1] == 6);
     CHECK(std::isnan(max(x).item()));
+#endif
     Var empty = Var::constant(Tensor::zeros({2, 0}));
     CHECK_THROWS_WITH_AS(max(empty, 1),
                          doctest::Contains("max: cannot take the maximum over axis 1 of extent 0"),
