@@ -53,6 +53,7 @@ const std::vector<LayerCase>& layer_cases() {
     // One line per helper's table of rows without a parity twin.
     for (LayerCase& c : core_layer_cases()) rows.push_back(std::move(c));
     for (LayerCase& c : rnn_layer_cases()) rows.push_back(std::move(c));
+    for (LayerCase& c : variant_layer_cases()) rows.push_back(std::move(c));
     std::set<std::string> seen;
     for (const LayerCase& c : rows)
       if (!seen.insert(c.name).second)

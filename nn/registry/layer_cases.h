@@ -53,7 +53,8 @@ std::vector<Var> module_leaves(const Module& module, const std::vector<Var>& inp
 void perturb_parameters(const Module& module, Generator& gen, double scale = 0.1);
 
 std::vector<LayerCase> core_layer_cases();
-std::vector<LayerCase> rnn_layer_cases();  // rnn: nn/rnn/rnn_layer_cases.cpp
+std::vector<LayerCase> variant_layer_cases();  // nn-variants: variant_layer_cases.cpp
+std::vector<LayerCase> rnn_layer_cases();      // rnn: nn/rnn/rnn_layer_cases.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<LayerCase>& layer_cases();
