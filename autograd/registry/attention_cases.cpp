@@ -9,25 +9,27 @@ namespace attn {
 
 namespace {
 
-// Rotate-half RoPE in PyTorch: angles (T, D/2) in float64, the two halves of x swapped and
-// negated for the sine term.
-std::string torch_rope_rotate_half(int64_t t, int64_t d, int64_t start) {
+// The RoPE angles (T, D/2) in float64 as a PyTorch expression: (start + t) * 10000^(-2i/D).
+std::string torch_rope_angles(int64_t t, int64_t d, int64_t start) {
   return fmt::format(
-      "(lambda ang: x * torch.cat([ang.cos(), ang.cos()], -1).float()"
-      " + torch.cat([-x[..., {h}:], x[..., :{h}]], -1) * torch.cat([ang.sin(), ang.sin()], -1)"
-      ".float())((torch.arange({t}, dtype=torch.float64) + {s})[:, None]"
-      " * 10000.0 ** (-torch.arange(0, {d}, 2, dtype=torch.float64) / {d})[None, :])",
-      fmt::arg("h", d / 2), fmt::arg("t", t), fmt::arg("s", start), fmt::arg("d", d));
+      "(torch.arange({t}, dtype=torch.float64) + {s})[:, None] * 10000.0 ** (-torch.arange(0, "
+      "{d}, 2, dtype=torch.float64) / {d})[None, :]",
+      fmt::arg("t", t), fmt::arg("s", start), fmt::arg("d", d));
 }
 
-// Interleaved RoPE in PyTorch: pairs (x[2i], x[2i+1]) rotated, then re-interleaved.
-std::string torch_rope_interleaved(int64_t t, int64_t d, int64_t start) {
+// RoPE in PyTorch, spelled out. Rotate-half: the halves (a, b) of x become
+// (a cos - b sin, b cos + a sin); interleaved: the same on pairs (x[2i], x[2i+1]), re-interleaved.
+std::string torch_rope(RopeStyle style, int64_t t, int64_t d, int64_t start) {
+  const std::string pairs = style == RopeStyle::kRotateHalf
+                                ? fmt::format("x[..., :{h}], x[..., {h}:]", fmt::arg("h", d / 2))
+                                : "x[..., 0::2], x[..., 1::2]";
+  const std::string join = style == RopeStyle::kRotateHalf
+                               ? "torch.cat([a * c - b * s, b * c + a * s], -1)"
+                               : "torch.stack([a * c - b * s, b * c + a * s], -1).flatten(-2)";
   return fmt::format(
-      "(lambda c, s, a, b: torch.stack([a * c - b * s, b * c + a * s], -1).flatten(-2))("
-      "*(lambda ang: (ang.cos().float(), ang.sin().float()))((torch.arange({t}, "
-      "dtype=torch.float64) + {s})[:, None] * 10000.0 ** (-torch.arange(0, {d}, 2, "
-      "dtype=torch.float64) / {d})[None, :]), x[..., 0::2], x[..., 1::2])",
-      fmt::arg("t", t), fmt::arg("s", start), fmt::arg("d", d));
+      "(lambda ang, a, b: (lambda c, s: {})(ang.cos().float(), ang.sin().float()))"
+      "({}, {})",
+      join, torch_rope_angles(t, d, start), pairs);
 }
 
 // softmax(q k^T / sqrt(d)) v, optionally causal (the queries being the last tq of tk positions,
@@ -46,9 +48,7 @@ std::string torch_attention(int64_t tq, int64_t tk, int64_t d, int64_t group, bo
 
 OpCase rope_row(std::string name, RopeStyle style, int64_t start) {
   const int64_t t = 5, d = 6;
-  std::string torch = style == RopeStyle::kRotateHalf ? torch_rope_rotate_half(t, d, start)
-                                                      : torch_rope_interleaved(t, d, start);
-  return {std::move(name), std::move(torch),
+  return {std::move(name), torch_rope(style, t, d, start),
           [=](Generator& g) {
             return std::vector{float_input("x", Tensor::randn({2, 3, t, d}, g))};
           },

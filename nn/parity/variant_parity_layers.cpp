@@ -34,67 +34,63 @@ ParityLayer layer_of(std::shared_ptr<M> m) {
   return layer;
 }
 
+// A row of the projected-attention family: config d_model (8), nhead (2), causal (false) and
+// bias (true), plus the layer's own keys; its gradcheck configs run at d_model 4, nhead 2.
+using ProjectedBuild =
+    std::function<ParityLayer(LayerConfig&, Generator&, int64_t, int64_t, bool, bool)>;
+ParityLayerSpec projected_spec(std::string name,
+                               std::string summary,
+                               ProjectedBuild build,
+                               std::vector<std::pair<std::string, ConfigMap>> configs) {
+  for (auto& entry : configs) entry.second.insert({{"d_model", "4"}, {"nhead", "2"}});
+  return {std::move(name), std::move(summary),
+          [build](LayerConfig& c, Generator& gen) {
+            const int64_t d = c.get_int("d_model", 8), h = c.get_int("nhead", 2);
+            return build(c, gen, d, h, c.get_bool("causal", false), c.get_bool("bias", true));
+          },
+          std::move(configs), x_input("d_model", 8)};
+}
+
 ParityLayerSpec linear_attention_spec() {
-  ParityLayerSpec s;
-  s.name = "linear_attention";
-  s.summary = "LinearAttention, phi = elu+1: d_model=8 nhead=2 causal=false bias=true eps=1e-6";
-  s.build = [](LayerConfig& c, Generator& gen) {
-    const int64_t d = c.get_int("d_model", 8), h = c.get_int("nhead", 2);
-    const bool causal = c.get_bool("causal", false), bias = c.get_bool("bias", true);
-    return layer_of(
-        std::make_shared<LinearAttention>(d, h, gen, causal, bias, c.get_double("eps", 1e-6)));
-  };
-  s.gradcheck_configs = {{"bidir", {{"d_model", "4"}, {"nhead", "2"}}},
-                         {"causal", {{"d_model", "4"}, {"nhead", "2"}, {"causal", "true"}}}};
-  s.make_inputs = x_input("d_model", 8);
-  return s;
+  return projected_spec(
+      "linear_attention",
+      "LinearAttention, phi = elu+1: d_model=8 nhead=2 causal=false bias=true eps=1e-6",
+      [](LayerConfig& c, Generator& gen, int64_t d, int64_t h, bool causal, bool bias) {
+        return layer_of(
+            std::make_shared<LinearAttention>(d, h, gen, causal, bias, c.get_double("eps", 1e-6)));
+      },
+      {{"bidir", {}}, {"causal", {{"causal", "true"}}}});
 }
 
 ParityLayerSpec blockwise_attention_spec() {
-  ParityLayerSpec s;
-  s.name = "blockwise_attention";
-  s.summary =
-      "BlockwiseAttention (online softmax): d_model=8 nhead=2 causal=false block_size=64 "
-      "bias=true";
-  s.build = [](LayerConfig& c, Generator& gen) {
-    const int64_t d = c.get_int("d_model", 8), h = c.get_int("nhead", 2);
-    const bool causal = c.get_bool("causal", false);
-    const int64_t block = c.get_int("block_size", 64);
-    return layer_of(
-        std::make_shared<BlockwiseAttention>(d, h, gen, causal, block, c.get_bool("bias", true)));
-  };
-  s.gradcheck_configs = {
-      {"full_block2", {{"d_model", "4"}, {"nhead", "2"}, {"block_size", "2"}}},
-      {"causal_block2",
-       {{"d_model", "4"}, {"nhead", "2"}, {"causal", "true"}, {"block_size", "2"}}}};
-  s.make_inputs = x_input("d_model", 8);
-  return s;
+  return projected_spec(
+      "blockwise_attention",
+      "BlockwiseAttention (online softmax): d_model=8 nhead=2 causal=false block_size=64 bias=true",
+      [](LayerConfig& c, Generator& gen, int64_t d, int64_t h, bool causal, bool bias) {
+        const int64_t block = c.get_int("block_size", 64);
+        return layer_of(std::make_shared<BlockwiseAttention>(d, h, gen, causal, block, bias));
+      },
+      {{"full_block2", {{"block_size", "2"}}},
+       {"causal_block2", {{"causal", "true"}, {"block_size", "2"}}}});
 }
 
 ParityLayerSpec sliding_window_spec() {
-  ParityLayerSpec s;
-  s.name = "sliding_window";
-  s.summary =
+  return projected_spec(
+      "sliding_window",
       "SlidingWindowAttention: d_model=8 nhead=2 window=1 causal=false global_first=false "
-      "(token 0 global) bias=true";
-  s.build = [](LayerConfig& c, Generator& gen) {
-    const int64_t d = c.get_int("d_model", 8), h = c.get_int("nhead", 2);
-    const int64_t w = c.get_int("window", 1);
-    const bool causal = c.get_bool("causal", false);
-    std::vector<int64_t> global;
-    if (c.get_bool("global_first", false)) global.push_back(0);
-    auto m = std::make_shared<SlidingWindowAttention>(d, h, w, gen, causal, global,
-                                                      c.get_bool("bias", true));
-    ParityLayer layer;
-    layer.module = m;
-    layer.forward = [m](LayerInputs& in) { return m->forward(in.input("x")).out; };
-    return layer;
-  };
-  s.gradcheck_configs = {
-      {"global", {{"d_model", "4"}, {"nhead", "2"}, {"global_first", "true"}}},
-      {"causal_w2", {{"d_model", "4"}, {"nhead", "2"}, {"window", "2"}, {"causal", "true"}}}};
-  s.make_inputs = x_input("d_model", 8);
-  return s;
+      "(token 0 global) bias=true",
+      [](LayerConfig& c, Generator& gen, int64_t d, int64_t h, bool causal, bool bias) {
+        std::vector<int64_t> global;
+        if (c.get_bool("global_first", false)) global.push_back(0);
+        auto m = std::make_shared<SlidingWindowAttention>(d, h, c.get_int("window", 1), gen, causal,
+                                                          global, bias);
+        ParityLayer layer;
+        layer.module = m;
+        layer.forward = [m](LayerInputs& in) { return m->forward(in.input("x")).out; };
+        return layer;
+      },
+      {{"global", {{"global_first", "true"}}},
+       {"causal_w2", {{"window", "2"}, {"causal", "true"}}}});
 }
 
 ParityLayerSpec llama_block_spec() {
