@@ -87,13 +87,9 @@ void run(const Config& cfg, RunContext& ctx) {
                 ent[0] > ent[1] ? "yes" : "no");
   ctx.compare(cmp);
 
-  Heatmap hm;
-  hm.values = h.weights.reshape({t, t});
-  hm.row_labels = hm.col_labels = labels;
-  hm.title = "Self-attention before training: \"" + cfg.get_string("sentence") + "\"";
-  hm.x_label = "key (attended to)";
-  hm.y_label = "query (attending)";
-  hm.colorbar_label = "attention weight";
+  Heatmap hm =
+      attention_heatmap(h.weights.reshape({t, t}), labels, labels,
+                        "Self-attention before training: \"" + cfg.get_string("sentence") + "\"");
   ctx.figure("attention", heatmap_svg(hm), "Untrained single head, scaled by 1/sqrt(d_k)");
   hm.values = raw.weights.reshape({t, t});
   hm.title = "The same weights without 1/sqrt(d_k)";
@@ -108,11 +104,8 @@ Experiment attention_heatmap() {
   e.source = "002 §39.5";
   e.purpose = "Untrained self-attention over the characters of a sentence, as a heatmap";
   e.typical_time = "< 1 s";
-  e.config.add_string("sentence", "the cat sat on the mat", "text whose characters are the tokens")
-      .add_int("d_model", 32, "embedding width", {.min = 1})
-      .add_int("d_k", 16, "query/key/value width", {.min = 1})
-      .add_int("trials", 50, "random draws for the uniformity statistics", {.min = 1})
-      .add_int("seed", 2, "random seed (the document seeds PyTorch with 2)", {.min = 0});
+  add_sentence_fields(e.config);
+  e.config.add_int("trials", 50, "random draws for the uniformity statistics", {.min = 1});
   e.quick = {{"trials", "10"}};
   e.run = run;
   return e;

@@ -87,13 +87,7 @@ void run(const Config& cfg, RunContext& ctx) {
       "0.58]. The qualitative reading survives: cat attends equally to itself and mat, mat "
       "attends most to itself.");
 
-  Heatmap h;
-  h.values = s.weights.value();
-  h.row_labels = h.col_labels = words;
-  h.title = "cat sat mat: attention weights";
-  h.x_label = "key";
-  h.y_label = "query";
-  h.colorbar_label = "weight";
+  Heatmap h = attention_heatmap(s.weights.value(), words, words, "cat sat mat: attention weights");
   h.annotate = true;
   h.precision = 3;
   h.cell = 80;

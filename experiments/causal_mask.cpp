@@ -136,14 +136,8 @@ void run(const Config& cfg, RunContext& ctx) {
                 future == 0 && future_nonzero == 0 ? "yes" : "no");
   ctx.compare(cmp);
 
-  Heatmap hm;
-  hm.values = w;
-  hm.row_labels = index_labels(t, "q");
-  hm.col_labels = index_labels(t, "k");
-  hm.title = "Causal attention weights";
-  hm.x_label = "key position";
-  hm.y_label = "query position";
-  hm.colorbar_label = "weight";
+  Heatmap hm =
+      attention_heatmap(w, index_labels(t, "q"), index_labels(t, "k"), "Causal attention weights");
   hm.annotate = t <= 10;
   ctx.figure("attention", heatmap_svg(hm), "Everything above the diagonal is exactly 0");
 

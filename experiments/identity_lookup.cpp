@@ -76,14 +76,7 @@ void run(const Config& cfg, RunContext& ctx) {
   cmp.add_rows("A", kDocA, s.weights.value(), kTol3);
   cmp.add_rows("out", kDocOut, s.out.value(), kTol3);
 
-  Heatmap h;
-  h.values = s.weights.value();
-  h.row_labels = queries;
-  h.col_labels = keys;
-  h.title = "Q = K = I_4";
-  h.x_label = "key";
-  h.y_label = "query";
-  h.colorbar_label = "weight";
+  Heatmap h = attention_heatmap(s.weights.value(), queries, keys, "Q = K = I_4");
   h.annotate = true;
   h.precision = 3;
   h.cell = 64;

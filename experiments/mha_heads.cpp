@@ -94,13 +94,7 @@ void run(const Config& cfg, RunContext& ctx) {
   std::vector<Heatmap> panels;
   const auto labels = display_tokens(s.tokens);
   for (int64_t h = 0; h < heads; ++h) {
-    Heatmap hm;
-    hm.values = per_head[h];
-    hm.row_labels = hm.col_labels = labels;
-    hm.title = fmt::format("Head {}", h + 1);
-    hm.x_label = "key";
-    hm.y_label = "query";
-    hm.colorbar_label = "attention weight";
+    Heatmap hm = attention_heatmap(per_head[h], labels, labels, fmt::format("Head {}", h + 1));
     hm.cell = 12;
     panels.push_back(hm);
   }

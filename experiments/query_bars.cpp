@@ -108,11 +108,8 @@ Experiment query_bars() {
   e.source = "002 §39.6";
   e.purpose = "Attention rows of a few query positions as bar charts (red = self)";
   e.typical_time = "< 1 s";
-  e.config.add_string("sentence", "the cat sat on the mat", "text whose characters are the tokens")
-      .add_ints("positions", {0, 5, 10, 15, 21}, "query positions to show", {.min = 0})
-      .add_int("d_model", 32, "embedding width", {.min = 1})
-      .add_int("d_k", 16, "query/key/value width", {.min = 1})
-      .add_int("seed", 2, "random seed (same weights as attention-heatmap)", {.min = 0});
+  add_sentence_fields(e.config);
+  e.config.add_ints("positions", {0, 5, 10, 15, 21}, "query positions to show", {.min = 0});
   e.run = run;
   return e;
 }

@@ -123,14 +123,9 @@ void run(const Config& cfg, RunContext& ctx) {
       "{:.4f}, the printed 0.401.",
       gap0, gap2, 1 / std::sqrt(2.0), hand0[0]));
 
-  Heatmap h;
-  h.values = s.weights.value();
-  h.row_labels = h.col_labels = {"x0=[1,0]", "x1=[0,1]", "x2=[1,1]"};
-  if (t != 3) h.row_labels = h.col_labels = tok;
-  h.title = "Attention matrix A";
-  h.x_label = "key";
-  h.y_label = "query";
-  h.colorbar_label = "weight";
+  const std::vector<std::string> named{"x0=[1,0]", "x1=[0,1]", "x2=[1,1]"};
+  Heatmap h = attention_heatmap(s.weights.value(), t == 3 ? named : tok, t == 3 ? named : tok,
+                                "Attention matrix A");
   h.annotate = true;
   h.precision = 3;
   h.cell = 90;

@@ -18,8 +18,13 @@
 
 #include "autograd/generator.h"
 #include "autograd/var.h"
+#include "experiments/config.h"
 
 namespace attn::experiments {
+
+// The fields of 002 §39.5's setting, shared by attention-heatmap and query-bars: sentence,
+// d_model 32, d_k 16, seed 2 (the seed the document gives PyTorch; same seed, same weights).
+void add_sentence_fields(Config& config);
 
 struct EmbeddedSentence {
   std::vector<std::string> tokens;  // the characters, in order

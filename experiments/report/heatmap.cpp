@@ -148,6 +148,21 @@ void draw_colorbar(
 
 }  // namespace
 
+Heatmap attention_heatmap(const Tensor& weights,
+                          std::vector<std::string> query_labels,
+                          std::vector<std::string> key_labels,
+                          std::string title) {
+  Heatmap h;
+  h.values = weights;
+  h.row_labels = std::move(query_labels);
+  h.col_labels = std::move(key_labels);
+  h.title = std::move(title);
+  h.x_label = "key (attended to)";
+  h.y_label = "query (attending)";
+  h.colorbar_label = "attention weight";
+  return h;
+}
+
 std::string heatmap_svg(const Heatmap& h) {
   return heatmap_grid_svg({h}, 1, "");
 }

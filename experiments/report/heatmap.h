@@ -30,6 +30,12 @@ struct Heatmap {
   double cell = 0;  // pixels per cell; 0 = chosen from the matrix size
 };
 
+// An attention map with the usual axes: queries down the side, keys along the bottom.
+Heatmap attention_heatmap(const Tensor& weights,  // (Tq,Tk)
+                          std::vector<std::string> query_labels,
+                          std::vector<std::string> key_labels,
+                          std::string title);
+
 std::string heatmap_svg(const Heatmap& h);
 // Panels laid out `columns` per row, one colour bar for all (from the panels' overall range
 // unless the first panel sets vmin/vmax).
