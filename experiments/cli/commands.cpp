@@ -2,12 +2,16 @@
 
 #include <chrono>
 #include <exception>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
 #include "experiments/registry.h"
+#include "nn/parity/run_layer_parity.h"
+#include "train/run/run_train.h"
+#include "train/run/train_config.h"
 
 namespace attn::experiments {
 
@@ -28,7 +32,7 @@ int parse_threads(const std::string& text) {
 
 }  // namespace
 
-RunRequest parse_run_args(const std::vector<std::string>& args) {
+RunRequest parse_run_args(const std::vector<std::string>& args, bool name_required) {
   RunRequest r;
   size_t i = 0;
   auto take_value = [&](const std::string& flag, std::optional<std::string> inline_value) {
@@ -69,7 +73,7 @@ RunRequest parse_run_args(const std::vector<std::string>& args) {
       r.overrides.emplace_back(key, take_value("--" + key, value));
     }
   }
-  if (r.name.empty() && !r.help)
+  if (r.name.empty() && !r.help && name_required)
     throw UsageError("attnlab run: which experiment? (`attnlab list` shows them)");
   return r;
 }
@@ -140,6 +144,38 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   ctx.finish(elapsed());
   fmt::print("{}: done in {:.2f} s\n", e.name, elapsed());
   return 0;
+}
+
+int train_command(const std::vector<std::string>& args) {
+  const RunRequest r = parse_run_args(args, false);
+  if (r.help) {
+    fmt::print("attnlab train [<task>] [--key value ...] [--threads N]\n\n{}",
+               train::train_options_help());
+    return 0;
+  }
+  if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
+  train::TrainConfig cfg;
+  if (!r.name.empty()) train::set_train_option(cfg, "task", r.name);
+  if (!r.out.empty()) train::set_train_option(cfg, "out", r.out);
+  for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
+  train::validate_train_config(cfg);  // every mistake reported before threads or files change
+  apply_threads(r.threads);
+  return train::run_train_command(cfg);
+}
+
+int parity_command(const std::string& layer,
+                   const std::vector<std::string>& config,
+                   const std::string& weights,
+                   const std::string& inputs,
+                   const std::string& out) {
+  std::map<std::string, std::string> kv;
+  for (const auto& item : config) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("parity --config: expected key=value, got '" + item + "'");
+    kv[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return nn::run_layer_parity(layer, kv, weights, inputs, out);
 }
 
 std::string list_text() {

@@ -29,7 +29,8 @@ struct RunRequest {
 };
 
 // Parses the words after `attnlab run` (the experiment name first). Bad syntax: UsageError.
-RunRequest parse_run_args(const std::vector<std::string>& args);
+// With name_required = false (attnlab train: the task has a default) the name may be absent.
+RunRequest parse_run_args(const std::vector<std::string>& args, bool name_required = true);
 
 // The experiment's defaults, then its --quick overrides (if asked), then the user's.
 // Unknown fields or bad values: UsageError mentioning the experiment and the closest names.
@@ -41,6 +42,18 @@ std::string run_help(const Experiment& experiment, const Config& config);
 // Runs one experiment end to end; returns the process exit code (0 ok, 1 failed). Throws
 // UsageError for bad input (before any work starts). `command` is recorded in the run folder.
 int run_experiment(const RunRequest& request, const std::string& command);
+
+// `attnlab train [<task>] [--key value ...] [--threads N]`: the data-train helper's trainer
+// (train/run/run_train.h). --help lists its options. Returns the exit code.
+int train_command(const std::vector<std::string>& args);
+
+// `attnlab parity <layer> --config k=v ... --weights W --inputs I --out O`: nn's layer parity
+// run (nn/parity/run_layer_parity.h). "k=v" texts without '=' are a UsageError.
+int parity_command(const std::string& layer,
+                   const std::vector<std::string>& config,
+                   const std::string& weights,
+                   const std::string& inputs,
+                   const std::string& out);
 
 // The table printed by `attnlab list`.
 std::string list_text();

@@ -5,9 +5,12 @@
 //   attnlab run anagrams --d_model 32 --seed 3    override any config field
 //   attnlab run anagrams --help                   the fields, their defaults and meaning
 //   attnlab demo                                  a tiny model learning, loss printed as it falls
+//   attnlab train reversal --model lstm           train a model on a task (train/run/)
+//   attnlab parity mha --config embed_dim=8 num_heads=2 --weights W --inputs I --out O
+//   attnlab bench --workload W1                   the performance workloads (bench/)
 //
-// This file only dispatches; the commands live in experiments/cli/commands.cpp.
-// Exit codes: 0 ok, 1 a run failed, 2 bad usage.
+// This file only dispatches; the commands live in experiments/cli/commands.cpp (and
+// train/run, nn/parity, bench). Exit codes: 0 ok, 1 a run failed, 2 bad usage.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -19,10 +22,12 @@
 #include "autograd/error.h"
 #include "experiments/cli/commands.h"
 #include "experiments/suggest.h"
+#include "nn/parity/parity_layers.h"
+#ifdef ATTN_HAVE_BENCH
+#include "bench/bench_main.h"
+#endif
 
 namespace {
-
-const std::vector<std::string> kCommands{"list", "run", "demo"};
 
 std::string join_args(int argc, char** argv) {
   std::string s = "attnlab";
@@ -30,13 +35,18 @@ std::string join_args(int argc, char** argv) {
   return s;
 }
 
-// A subcommand that hands every word after it to our own parser (its fields depend on the
-// experiment, so CLI11 cannot know them in advance).
+// A subcommand that hands every word after it to our own parser (an experiment's fields are
+// only known once its name is read, so CLI11 cannot declare them in advance).
 CLI::App* pass_through(CLI::App& app, const std::string& name, const std::string& help) {
   CLI::App* sub = app.add_subcommand(name, help);
   sub->prefix_command();
   sub->set_help_flag();  // --help is ours too: it lists the experiment's fields
   return sub;
+}
+
+std::vector<std::string> with_first(const std::string& first, std::vector<std::string> rest) {
+  rest.insert(rest.begin(), first);
+  return rest;
 }
 
 }  // namespace
@@ -46,17 +56,46 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   CLI::App* list = app.add_subcommand("list", "every experiment: name, source, run time, purpose");
   CLI::App* run = pass_through(app, "run",
-                               "attnlab run <experiment> [--field value ...] [--out DIR] [--seed "
-                               "S] [--threads N] [--quick]");
+                               "attnlab run <experiment> [--field value ...] [--out DIR] "
+                               "[--seed S] [--threads N] [--quick]");
   CLI::App* demo =
-      pass_through(app, "demo", "train a tiny model and watch its loss fall (same options as run)");
+      pass_through(app, "demo", "train a tiny model and watch its loss fall (options as run)");
+  CLI::App* train = pass_through(app, "train",
+                                 "attnlab train [<task>] --model M [--key value ...]: train a "
+                                 "model on a task (--help lists the options)");
+
+  std::string layer, weights, inputs, out;
+  std::vector<std::string> layer_config;
+  CLI::App* parity = app.add_subcommand(
+      "parity", "run one layer with PyTorch's weights and inputs; write outputs and gradients");
+  parity->add_option("layer", layer, "layer name (see below)")->required();
+  parity->add_option("--config", layer_config, "key=value settings of the layer")->expected(0, -1);
+  parity->add_option("--weights", weights, "state_dict as safetensors")->required();
+  parity->add_option("--inputs", inputs, "x (and memory, masks ...) and gy as safetensors")
+      ->required();
+  parity->add_option("--out", out, "where to write y and every gradient")->required();
+  parity->footer("Layers:\n" + attn::nn::parity_layers_help());
+
+#ifdef ATTN_HAVE_BENCH
+  attn::bench::BenchOptions bench_opt;
+  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W5");
+  bench->add_option("--workload,-w", bench_opt.workload, "W1..W5 or all");
+  bench->add_option("--filter", bench_opt.filter, "only cases whose name contains this text");
+  bench->add_option("--threads", bench_opt.threads, "threads (0 = all cores, or ATTN_THREADS)");
+  bench->add_option("--steps", bench_opt.steps, "timed steps per case");
+  bench->add_option("--warmup", bench_opt.warmup, "untimed steps before timing");
+  bench->add_flag("--json", bench_opt.json, "print JSON instead of a table");
+#endif
   app.footer("attnlab run <experiment> --help lists the experiment's settings.");
 
   if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      commands.push_back(sub->get_name());
     const std::string cmd = argv[1];
-    if (std::find(kCommands.begin(), kCommands.end(), cmd) == kCommands.end()) {
+    if (std::find(commands.begin(), commands.end(), cmd) == commands.end()) {
       fmt::print(stderr, "attnlab: unknown command '{}'.{}\n", cmd,
-                 attn::experiments::did_you_mean(cmd, kCommands));
+                 attn::experiments::did_you_mean(cmd, commands));
       return 2;
     }
   }
@@ -68,19 +107,20 @@ int main(int argc, char** argv) {
   }
 
   const std::string command = join_args(argc, argv);
+  namespace ex = attn::experiments;
   try {
     if (*list) {
-      fmt::print("{}", attn::experiments::list_text());
+      fmt::print("{}", ex::list_text());
       return 0;
     }
-    if (*run)
-      return attn::experiments::run_experiment(attn::experiments::parse_run_args(run->remaining()),
-                                               command);
-    if (*demo) {
-      std::vector<std::string> args{"demo"};
-      for (const auto& a : demo->remaining()) args.push_back(a);
-      return attn::experiments::run_experiment(attn::experiments::parse_run_args(args), command);
-    }
+    if (*run) return ex::run_experiment(ex::parse_run_args(run->remaining()), command);
+    if (*demo)
+      return ex::run_experiment(ex::parse_run_args(with_first("demo", demo->remaining())), command);
+    if (*train) return ex::train_command(train->remaining());
+    if (*parity) return ex::parity_command(layer, layer_config, weights, inputs, out);
+#ifdef ATTN_HAVE_BENCH
+    if (*bench) return attn::bench::run_bench_command(bench_opt);
+#endif
   } catch (const attn::UsageError& e) {
     fmt::print(stderr, "attnlab: {}\n", e.what());
     return 2;

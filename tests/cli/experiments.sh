@@ -43,6 +43,17 @@ expect 2 "needs a value" run anagrams --out
 expect 2 "which experiment" run
 expect 2 "Did you mean run?" rnu worked-example
 expect 2 "--heads 5 must divide --d_model 32" run mha-heads --heads 5 --out "$tmp/bad-heads"
+# ---- the commands wired to other parts: train/, nn/parity/, bench/ ----
+expect 0 "--model" train --help
+expect 2 "did you mean 'reversal'?" train reversl
+expect 2 "--quick belongs to" train reversal --quick
+expect 2 "unknown layer 'mhaa'" parity mhaa --weights a --inputs b --out c
+expect 2 "expected key=value, got 'nhead'" parity mha --config nhead --weights a --inputs b --out c
+if "$bin" --help | grep -q "^  bench"; then
+  expect 2 "unknown workload 'W9'" bench --workload W9
+else
+  echo "SKIP attnlab bench: not built (ATTN_BUILD_BENCH=OFF)"
+fi
 # ---- a failed run: exit code 1 ----
 expect 1 "error" run worked-example --out /dev/null/cannot-be-a-folder
 
