@@ -182,6 +182,16 @@ void RunContext::finish(double seconds, const std::string& error) {
     report_.preformatted(error);
   }
   report_.paragraph(fmt::format("Wall time: {:.2f} s.", seconds));
+  int entries = 0;
+  for (const auto& c : comparisons_) entries += static_cast<int>(c.entries().size());
+  std::string summary =
+      error.empty() ? fmt::format("Finished in {:.2f} s.", seconds) : "FAILED: " + error + ".";
+  if (entries > 0)
+    summary += fmt::format(
+        " Document beside ours: {} of {} entries agree{}.", entries - num_differ(), entries,
+        num_differ() ? fmt::format(", {} DIFFER (reasons below)", num_differ()) : "");
+  report_.summary(summary, error.empty() && num_differ() == 0);
+  if (options_.echo) fmt::print("\n{}\n", summary);
   nlohmann::ordered_json comps = nlohmann::ordered_json::array();
   for (const auto& c : comparisons_) comps.push_back(c.to_json());
   nlohmann::ordered_json out{{"experiment", experiment_.name},

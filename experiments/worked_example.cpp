@@ -116,12 +116,14 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("prose_implied_gap_row0", gap0);
   ctx.result("prose_implied_gap_row2", gap2);
   ctx.result("true_gap", scale);
-  ctx.note(fmt::format(
-      "Which is right: the printed matrices. A softmax ratio p_i / p_j is exp(s_i - s_j). The "
-      "prose's row 0 (0.39 / 0.22) implies a score gap of {:.3f} and its row 2 (0.46 / 0.27) a gap "
-      "of {:.3f}, but both real gaps are 1/sqrt(2) = {:.3f}; exp(0.707) / (2 exp(0.707) + 1) = "
-      "{:.4f}, the printed 0.401.",
-      gap0, gap2, 1 / std::sqrt(2.0), hand0[0]));
+  if (cfg.changed().empty())  // the argument below is about the document's own numbers
+    ctx.note(fmt::format(
+        "Which is right: the printed matrices. A softmax ratio p_i / p_j is exp(s_i - s_j). The "
+        "prose's row 0 (0.39 / 0.22) implies a score gap of {:.3f} and its row 2 (0.46 / 0.27) a "
+        "gap "
+        "of {:.3f}, but both real gaps are 1/sqrt(2) = {:.3f}; exp(0.707) / (2 exp(0.707) + 1) = "
+        "{:.4f}, the printed 0.401.",
+        gap0, gap2, 1 / std::sqrt(2.0), hand0[0]));
 
   const std::vector<std::string> named{"x0=[1,0]", "x1=[0,1]", "x2=[1,1]"};
   Heatmap h = attention_heatmap(s.weights.value(), t == 3 ? named : tok, t == 3 ? named : tok,

@@ -99,6 +99,9 @@ std::string HtmlReport::html() const {
   out += "<title>" + xml_escape(title_) + "</title><style>" + kStyle + "</style></head><body>";
   out +=
       "<h1>" + xml_escape(title_) + "</h1><p class=\"subtitle\">" + xml_escape(subtitle_) + "</p>";
+  if (!summary_.empty())
+    out += fmt::format("<p class=\"{}\">{}</p>", summary_good_ ? "status-ok" : "status-differs",
+                       xml_escape(summary_));
   for (const auto& b : blocks_) out += b + "\n";
   return out + "</body></html>\n";
 }

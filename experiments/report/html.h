@@ -26,13 +26,19 @@ class HtmlReport {
   void table(const Table& t);
   void comparison(const DocumentComparison& c);
   void figure(const std::string& svg, const std::string& caption, const std::string& file = "");
+  // A short status line shown right under the title (set when the run ends).
+  void summary(const std::string& text, bool good) {
+    summary_ = text;
+    summary_good_ = good;
+  }
   // Raw HTML (trusted: written by our code, never by user input).
   void raw(const std::string& html) { blocks_.push_back(html); }
 
   std::string html() const;
 
  private:
-  std::string title_, subtitle_;
+  std::string title_, subtitle_, summary_;
+  bool summary_good_ = true;
   std::vector<std::string> blocks_;
 };
 

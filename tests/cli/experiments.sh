@@ -151,6 +151,26 @@ assert res["flops_rnn"] == 1000 * (4 * 64**2 + 3 * 64)
 assert res["attention_gflops"] > 0 and res["rnn_gflops"] > 0
 '
 
+# ---- determinism: the same seed gives the same numbers, another seed other numbers ----
+"$bin" run attention-heatmap --quick --out "$tmp/det1" >/dev/null 2>&1
+"$bin" run attention-heatmap --quick --out "$tmp/det2" >/dev/null 2>&1
+"$bin" run attention-heatmap --quick --seed 5 --out "$tmp/det3" >/dev/null 2>&1
+if "$py" - "$tmp" <<'PYEOF'
+import json, sys
+r = [json.load(open(f"{sys.argv[1]}/det{i}/results.json"))["results"] for i in (1, 2, 3)]
+assert r[0] == r[1], "same seed, different results"
+assert r[0]["weights"] != r[2]["weights"], "--seed 5 changed nothing"
+PYEOF
+then pass "same seed -> same results; --seed changes them"; else fail "determinism"; fi
+# the anagram result does not depend on the draw
+for seed in 1 2 3; do
+  "$bin" run anagrams --seed $seed --out "$tmp/ana$seed" >/dev/null 2>&1 &&
+    "$py" -c "
+import json; r = json.load(open('$tmp/ana$seed/results.json'))['results']
+assert r['s1_vs_s2_none'] and r['s1_vs_s3_none'] and not r['s1_vs_s2_sinusoidal'] and not r['s1_vs_s2_learned']
+" && pass "anagrams --seed $seed: True, True, then False" || fail "anagrams --seed $seed"
+done
+
 # ---- --threads reaches the run folder; ATTN_THREADS too ----
 ATTN_THREADS=1 "$bin" run worked-example --out "$tmp/t1" >/dev/null 2>&1 &&
   "$py" -c "import json,sys; assert json.load(open('$tmp/t1/config.json'))['threads'] == 1" &&
