@@ -16,7 +16,7 @@ struct DivOp final : Op {
 
   // dy/da = 1/b and dy/db = -a/b^2:
   //   da = sum_to(a.shape, dy / b),   db = sum_to(b.shape, -dy * a / b^2).
-  // db is formed as (-dy * a) / b / b over the broadcast shape; -dy*a is itself a broadcast.
+  // db takes two passes over the output shape: g_a = -dy * a, then g_a / b^2.
   void backward() override {
     auto over = [](real x, real y) { return x / y; };
     if (needs_grad(0))
