@@ -97,6 +97,7 @@ void draw_panel(
     svg.text(gx + L.cell * L.cols / 2, y0 + 17, h.title,
              {.size = 13, .anchor = "middle", .bold = true});
   const bool annotate = h.annotate && L.cell >= 26;
+  svg.raw(R"(<g shape-rendering="crispEdges">)");  // no hairline seams between cells
   for (int64_t r = 0; r < L.rows; ++r)
     for (int64_t c = 0; c < L.cols; ++c) {
       const double v = h.values[r * L.cols + c];
@@ -111,6 +112,7 @@ void draw_panel(
                   .fill = viridis_is_dark(t) ? "#fff" : "#111",
                   .baseline = "middle"});
     }
+  svg.raw("</g>");
   svg.rect(gx, gy, L.cell * L.cols, L.cell * L.rows, "none", "#444");
   for (int64_t r = 0; r < L.rows; ++r)
     svg.text(gx - 4, gy + (r + 0.5) * L.cell, L.row_labels[r],
