@@ -196,7 +196,7 @@ Experiment memory_wall() {
   e.name = "memory-wall";
   e.source = "002 §39.3.2";
   e.purpose = "The O(T^2) attention memory: the document's table, then naive vs blockwise measured";
-  e.typical_time = "~15 s";
+  e.typical_time = "~20 s";
   e.config.add_int("batch", 1, "B: examples per batch", {.min = 1})
       .add_int("heads", 16, "h: attention heads per layer", {.min = 1})
       .add_int("layers", 32, "L: layers", {.min = 1})
