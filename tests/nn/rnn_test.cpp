@@ -226,6 +226,23 @@ TEST_SUITE("nn") {
                        reshape(slice(a.y, 0, 3, 4), {2, 3}).value()) < 1e-7);
   }
 
+  TEST_CASE("rnn: dropout acts between layers in training only") {
+    Generator gen(9);
+    nn::RecurrentOptions o{.input_size = 3, .hidden_size = 8, .num_layers = 2, .dropout = 0.5};
+    nn::GRU with(o, gen);
+    o.dropout = 0;
+    nn::GRU without(o, gen);
+    without.load_state_dict(with.state_dict());
+    NoGrad off;
+    const Var x(Tensor::randn({5, 2, 3}, gen));
+    with.eval();
+    CHECK(max_abs_diff(with.forward(x).y.value(), without.forward(x).y.value()) == 0);
+    with.train();
+    const Tensor a = with.forward(x).y.value(), b = with.forward(x).y.value();
+    CHECK(max_abs_diff(a, without.forward(x).y.value()) > 1e-3);
+    CHECK(max_abs_diff(a, b) > 1e-3);  // a fresh mask per call
+  }
+
   TEST_CASE("rnn: the tape holds one input GEMM per layer and direction, one step per time step") {
     Generator gen(2);
     nn::LSTM lstm({.input_size = 3,
