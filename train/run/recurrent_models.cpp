@@ -9,7 +9,6 @@
 #include "nn/linear.h"
 #include "nn/rnn/recurrent.h"
 #include "nn/rnn/seq2seq.h"
-#include "train/metrics.h"
 #include "train/run/task_model.h"
 
 namespace attn::train {
@@ -110,10 +109,7 @@ class RecurrentClassifier final : public TaskModel {
   std::vector<int64_t> classify(const std::vector<data::Example>& batch) override {
     NoGrad off;
     const data::Batch b = data::collate_classification(batch, false);
-    const Tensor pred = argmax_last(model_.final_state(b.src, b.src_lengths).value());
-    std::vector<int64_t> out;
-    for (int64_t i = 0; i < pred.numel(); ++i) out.push_back(static_cast<int64_t>(pred[i]));
-    return out;
+    return predicted_labels(model_.final_state(b.src, b.src_lengths).value());
   }
   std::string describe() override {
     return fmt::format("{} classifier (hidden {}, layers {}): {} parameters", cfg_.model,

@@ -40,11 +40,13 @@ nlohmann::json config_json(const TrainConfig& cfg) {
   return j;
 }
 
-// Options that change what a run computes; a resumed run must agree on all of them.
-bool affects_computation(const std::string& name) {
+// Options that change what a run computes; a resumed run must agree on all of them. The step
+// budget may grow on resume, except under the cosine schedule, whose curve depends on it.
+bool affects_computation(const std::string& name, const TrainConfig& cfg) {
   static const std::vector<std::string> free{"steps",    "eval_every", "target", "max_seconds",
                                              "out",      "save",       "resume", "checkpoint_every",
                                              "progress", "eval_size"};
+  if (name == "steps") return cfg.schedule == "cosine";
   return std::find(free.begin(), free.end(), name) == free.end();
 }
 
@@ -56,7 +58,7 @@ void check_resume_config(const TrainConfig& cfg,
   const nlohmann::json saved = nlohmann::json::parse(it->second);
   std::vector<std::string> diffs;
   for (const auto& name : train_option_names())
-    if (affects_computation(name) && saved.contains(name) &&
+    if (affects_computation(name, cfg) && saved.contains(name) &&
         saved[name] != get_train_option(cfg, name))
       diffs.push_back(fmt::format("--{} is {} in the checkpoint but {} now", name,
                                   saved[name].get<std::string>(), get_train_option(cfg, name)));
@@ -175,6 +177,12 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   if (!cfg.resume.empty()) {
     const CheckpointInfo info = load_checkpoint(cfg.resume, state);  // validated before changing
     check_resume_config(cfg, info, cfg.resume);
+    auto saved_threads = info.extra.find("threads");
+    if (saved_threads != info.extra.end() && saved_threads->second != std::to_string(num_threads()))
+      fmt::print(out,
+                 "note: the checkpoint was written with {} threads and this run uses {}; the "
+                 "continuation is correct but not bit-identical to an uninterrupted run\n",
+                 saved_threads->second, num_threads());
     summary.start_step = info.step;
     if (info.step >= cfg.steps)
       throw UsageError(fmt::format(
@@ -232,8 +240,10 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   r["model_description"] = summary.model_description;
   r["main_metric"] = setup.main_metric;
   r["final_eval"] = summary.final_eval;
-  nlohmann::json by_len = nlohmann::json::object();
-  for (const auto& [len, v] : summary.exact_match_by_length) by_len[std::to_string(len)] = v;
+  nlohmann::json by_len =
+      nlohmann::json::array();  // in length order (object keys would sort as text)
+  for (const auto& [len, v] : summary.exact_match_by_length)
+    by_len.push_back({{"length", len}, {"exact_match", v}});
   r["exact_match_by_length"] = by_len;
   r["start_step"] = summary.start_step;
   r["last_step"] = summary.result.last_step;

@@ -4,6 +4,7 @@
 
 #include "autograd/error.h"
 #include "data/tokenizer.h"
+#include "train/metrics.h"
 
 namespace attn::train {
 
@@ -33,6 +34,13 @@ std::vector<std::vector<int64_t>> rows_until_eos(const Tensor& ids) {
       if (id == data::kEos) break;
       out[static_cast<size_t>(b)].push_back(id);
     }
+  return out;
+}
+
+std::vector<int64_t> predicted_labels(const Tensor& logits) {
+  const Tensor pred = argmax_last(logits);
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < pred.numel(); ++i) out.push_back(static_cast<int64_t>(pred[i]));
   return out;
 }
 

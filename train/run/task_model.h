@@ -69,6 +69,8 @@ std::unique_ptr<TaskModel> make_transformer_model(const TrainConfig& cfg,
                                                   SequenceLimits limits,
                                                   Generator& gen);
 
+// The class with the largest logit per row: logits (B,C) -> B labels.
+std::vector<int64_t> predicted_labels(const Tensor& logits);
 // Cuts each row of a (B,steps) id tensor at its first EOS.
 std::vector<std::vector<int64_t>> rows_until_eos(const Tensor& ids);
 // "1.23M" / "45.6k" parameters.

@@ -51,8 +51,11 @@ TaskSetup build(const TrainConfig& c) {
     s.train = s.heldout = std::make_shared<data::AnagramTask>(data::AnagramTask::Config{});
     s.main_metric = "accuracy";
   } else if (c.task == "longrange") {
-    s.train = s.heldout = std::make_shared<data::LongRangeTask>(
-        data::LongRangeTask::Config{.seq_len = c.seq_len, .alphabet = c.alphabet});
+    s.train = s.heldout = std::make_shared<data::LongRangeTask>(data::LongRangeTask::Config{
+        .mode = c.longrange_mode == "majority" ? data::LongRangeMode::kMajority
+                                               : data::LongRangeMode::kMatch,
+        .seq_len = c.seq_len,
+        .alphabet = c.alphabet});
     s.main_metric = "accuracy";
   } else if (c.task == "charlm") {
     const std::string text =

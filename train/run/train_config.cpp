@@ -51,6 +51,7 @@ const std::vector<Option>& options() {
       {"num_pairs", &C::num_pairs, "recall: key-value pairs; khop: nodes"},
       {"hops", &C::hops, "khop: pointer hops k"},
       {"seq_len", &C::seq_len, "longrange: sequence length"},
+      {"longrange_mode", &C::longrange_mode, "longrange: match (two distant tokens) or majority"},
       {"text_file", &C::text_file, "charlm: UTF-8 text file (empty: built-in toy grammar)"},
       {"block_len", &C::block_len, "charlm: characters per training window"},
       {"steps", &C::steps, "optimizer steps (at most)"},
@@ -293,6 +294,7 @@ void validate_train_config(const TrainConfig& c) {
   require(c.num_pairs > 0, fmt::format("--num_pairs must be > 0, got {}", c.num_pairs));
   require(c.hops > 0, fmt::format("--hops must be > 0, got {}", c.hops));
   require(c.seq_len > 0, fmt::format("--seq_len must be > 0, got {}", c.seq_len));
+  require_in("longrange_mode", c.longrange_mode, {"match", "majority"});
   require(c.block_len > 0, fmt::format("--block_len must be > 0, got {}", c.block_len));
   require(c.steps > 0, fmt::format("--steps must be > 0, got {}", c.steps));
   require(c.batch_size > 0, fmt::format("--batch_size must be > 0, got {}", c.batch_size));

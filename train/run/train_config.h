@@ -40,23 +40,24 @@ struct TrainConfig {
   int64_t eval_min_len = 8;  // held-out lengths
   int64_t eval_max_len = 16;
   std::string alphabet = "abcdefghijklmnopqrstuvwxyz";
-  int64_t num_pairs = 8;   // recall; k-hop: nodes
-  int64_t hops = 2;        // k-hop
-  int64_t seq_len = 256;   // longrange
+  int64_t num_pairs = 8;                 // recall; k-hop: nodes
+  int64_t hops = 2;                      // k-hop
+  int64_t seq_len = 256;                 // longrange
+  std::string longrange_mode = "match";  // longrange: match (distant pair) or majority
   std::string text_file;   // charlm: a UTF-8 file (empty: the built-in toy-grammar corpus)
   int64_t block_len = 64;  // charlm window
   // optimisation
-  int64_t steps = 3000;
+  int64_t steps = 1000;
   int64_t batch_size = 64;
-  double lr = 1e-3;
-  std::string schedule = "warmup";  // constant warmup noam cosine
+  double lr = 3e-3;
+  std::string schedule = "cosine";  // constant warmup noam cosine
   int64_t warmup = 100;
   double weight_decay = 0.0;
   double clip = 1.0;  // global gradient norm (0: off)
   double label_smoothing = 0.0;
   // evaluation and stopping
   int64_t eval_size = 500;
-  int64_t eval_every = 250;
+  int64_t eval_every = 100;
   double target = 0.99;  // stop when the task's main metric reaches this (0: never)
   double max_seconds = 0;
   // files

@@ -16,7 +16,6 @@
 #include "nn/transformer/decoder_only.h"
 #include "nn/transformer/encoder_only.h"
 #include "nn/transformer/seq2seq.h"
-#include "train/metrics.h"
 #include "train/run/task_model.h"
 
 namespace attn::train {
@@ -202,11 +201,7 @@ class EncoderClassifier final : public TaskModel {
   }
   std::vector<int64_t> classify(const std::vector<data::Example>& batch) override {
     NoGrad off;
-    const Tensor pred =
-        argmax_last(model_.forward(data::collate_classification(batch).src).value());
-    std::vector<int64_t> out;
-    for (int64_t i = 0; i < pred.numel(); ++i) out.push_back(static_cast<int64_t>(pred[i]));
-    return out;
+    return predicted_labels(model_.forward(data::collate_classification(batch).src).value());
   }
   std::string describe() override {
     return fmt::format("EncoderOnlyTransformer + classifier ({}): {} parameters", size_text(cfg_),
