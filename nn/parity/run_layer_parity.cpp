@@ -29,7 +29,17 @@ int run_layer_parity(const std::string& layer,
   const ParityLayerSpec& spec = find_parity_layer(layer);
   LayerConfig cfg(config);
   Generator gen(0);
-  ParityLayer built = spec.build(cfg, gen);
+  // A constructor that rejects the settings (nhead not dividing d_model, ...) is a usage error too:
+  // the command exits 2 and names the layer.
+  ParityLayer built = [&] {
+    try {
+      return spec.build(cfg, gen);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("{} --config: {}", layer, e.what()));
+    }
+  }();
   cfg.check_all_used(layer);
   Module& module = *built.module;
   module.eval();

@@ -1,7 +1,7 @@
 // The engine of `attnlab parity`: one layer, PyTorch's weights and inputs in, outputs and every
 // gradient out.
 //
-//   attnlab parity encoder_layer --config d_model=8 nhead=2 norm_first=true \
+//   attnlab parity encoder_layer --config d_model=8 nhead=2 norm_first=true
 //       --weights W.safetensors --inputs I.safetensors --out O.safetensors
 //   // = attn::nn::run_layer_parity("encoder_layer", {{"d_model","8"}, ...}, W, I, O)
 //

@@ -49,6 +49,8 @@ expect 2 "did you mean 'reversal'?" train reversl
 expect 2 "--quick belongs to" train reversal --quick
 expect 2 "unknown layer 'mhaa'" parity mhaa --weights a --inputs b --out c
 expect 2 "expected key=value, got 'nhead'" parity mha --config nhead --weights a --inputs b --out c
+expect 2 "must be a positive multiple of num_heads" parity mha --config embed_dim=10 --config num_heads=3 \
+  --weights a --inputs b --out c
 if "$bin" --help | grep -q "^  bench"; then
   expect 2 "unknown workload 'W9'" bench --workload W9
 else
