@@ -5,29 +5,12 @@
 # the exit codes of bad input (2) and of a failed run (1).
 #   tests/cli/experiments.sh BUILD_DIR
 set -uo pipefail
-bin="${1:?usage: experiments.sh BUILD_DIR}/attnlab"
-py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export ATTN_THREADS=${ATTN_THREADS:-2}
-failures=0
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN ARGS...: attnlab ARGS exits with CODE and prints PATTERN (stdout or stderr).
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$bin" "$@" 2>&1); rc=$?
-  if [[ $rc -ne $code ]]; then fail "attnlab $* exited $rc, expected $code: $out"; return; fi
-  if ! grep -qF -- "$pattern" <<<"$out"; then fail "attnlab $* did not print '$pattern': $out"; return; fi
-  pass "attnlab $* -> exit $code, '$pattern'"
-}
+source "$(dirname "$0")/lib/checks.sh" "$@"
 
 # ---- list and help ----
 expect 0 "worked-example" list
 for name in demo worked-example cat-sat-mat identity-lookup memory-wall attention-heatmap anagrams \
-            query-bars mha-heads causal-mask attention-flops; do
+            query-bars mha-heads causal-mask attention-flops two-relation; do
   "$bin" list | grep -q "^  $name " || fail "attnlab list does not show $name"
 done
 expect 0 "--w_v <reals>" run worked-example --help
@@ -60,34 +43,6 @@ fi
 expect 1 "error" run worked-example --out /dev/null/cannot-be-a-folder
 
 # ---- every experiment, quick ----
-check() {  # check NAME PYTHON: runs `attnlab run NAME --quick`, then PYTHON on results.json as r
-  local name=$1 code=$2 dir="$tmp/$1"
-  if ! "$bin" run "$name" --quick --threads 2 --out "$dir" >"$tmp/$name.log" 2>&1; then
-    fail "$name exited non-zero:"; tail -20 "$tmp/$name.log"; return
-  fi
-  for f in config.json results.json report.html; do
-    [[ -s "$dir/$f" ]] || { fail "$name wrote no $f"; return; }
-  done
-  if ! "$py" - "$dir" <<PYEOF
-import json, sys, glob, xml.etree.ElementTree as ET
-d = sys.argv[1]
-r = json.load(open(d + "/results.json"))
-cfg = json.load(open(d + "/config.json"))
-assert r["status"] == "ok", r
-assert cfg["quick"] is True and cfg["threads"] == 2, cfg
-for svg in glob.glob(d + "/figures/*.svg"):
-    ET.parse(svg)  # well-formed XML
-html = open(d + "/report.html").read()
-assert html.count("<svg") == len(r["figures"]), "every figure inline in the report"
-assert "<script" not in html
-res = r["results"]
-cmp = r["comparisons"]
-$code
-PYEOF
-  then fail "$name: key results (see above)"; return; fi
-  pass "$name quick: key results ok ($(grep -o 'done in [0-9.]* s' "$tmp/$name.log"))"
-}
-
 check demo '
 assert res["final_loss"] < 0.5 * res["first_loss"], res
 assert res["test_accuracy"] > 0.85, res
@@ -152,6 +107,12 @@ assert res["flops_attention_matmul"] == 4 * 1000**2 * 64
 assert res["flops_rnn"] == 1000 * (4 * 64**2 + 3 * 64)
 assert res["attention_gflops"] > 0 and res["rnn_gflops"] > 0
 '
+check two-relation '
+assert res["two_head_final_loss"] < res["one_head_final_loss"], res
+assert abs(res["one_head_final_loss"] - 0.3505) < 0.03, res
+assert res["two_head_long_worst_document_code"] > 0.125, res  # floor: positions 2 and 3 share a code
+assert res["two_head_long_worst_binary_code"] < res["two_head_long_best_document_code"], res
+'
 
 # ---- determinism: the same seed gives the same numbers, another seed other numbers ----
 "$bin" run attention-heatmap --quick --out "$tmp/det1" >/dev/null 2>&1
@@ -178,8 +139,4 @@ ATTN_THREADS=1 "$bin" run worked-example --out "$tmp/t1" >/dev/null 2>&1 &&
   "$py" -c "import json,sys; assert json.load(open('$tmp/t1/config.json'))['threads'] == 1" &&
   pass "ATTN_THREADS=1 recorded" || fail "ATTN_THREADS=1 not applied"
 
-if [[ $failures -ne 0 ]]; then
-  echo "tests/cli/experiments.sh: FAIL ($failures)"
-  exit 1
-fi
-echo "tests/cli/experiments.sh: PASS"
+finish

@@ -1,0 +1,63 @@
+# Shared by the tests/cli/experiments*.sh scripts (sourced, never run alone): the attnlab binary,
+# a temporary folder removed on exit, and the helpers
+#   expect CODE PATTERN ARGS...  attnlab ARGS exits with CODE and prints PATTERN
+#   check NAME PYTHON            `attnlab run NAME --quick` succeeds, writes its run folder, and
+#                                PYTHON (with r, res, cmp bound to results.json) passes
+#   finish                       prints PASS/FAIL for the script and exits accordingly
+# Usage at the top of a script:  source "$(dirname "$0")/lib/checks.sh" "$@"
+bin="${1:?usage: SCRIPT BUILD_DIR}/attnlab"
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ATTN_THREADS=${ATTN_THREADS:-2}
+failures=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# expect CODE PATTERN ARGS...: attnlab ARGS exits with CODE and prints PATTERN (stdout or stderr).
+expect() {
+  local code=$1 pattern=$2; shift 2
+  local out rc
+  out=$("$bin" "$@" 2>&1); rc=$?
+  if [[ $rc -ne $code ]]; then fail "attnlab $* exited $rc, expected $code: $out"; return; fi
+  if ! grep -qF -- "$pattern" <<<"$out"; then fail "attnlab $* did not print '$pattern': $out"; return; fi
+  pass "attnlab $* -> exit $code, '$pattern'"
+}
+
+
+check() {  # check NAME PYTHON: runs `attnlab run NAME --quick`, then PYTHON on results.json as r
+  local name=$1 code=$2 dir="$tmp/$1"
+  if ! "$bin" run "$name" --quick --threads 2 --out "$dir" >"$tmp/$name.log" 2>&1; then
+    fail "$name exited non-zero:"; tail -20 "$tmp/$name.log"; return
+  fi
+  for f in config.json results.json report.html; do
+    [[ -s "$dir/$f" ]] || { fail "$name wrote no $f"; return; }
+  done
+  if ! "$py" - "$dir" <<PYEOF
+import json, sys, glob, xml.etree.ElementTree as ET
+d = sys.argv[1]
+r = json.load(open(d + "/results.json"))
+cfg = json.load(open(d + "/config.json"))
+assert r["status"] == "ok", r
+assert cfg["quick"] is True and cfg["threads"] == 2, cfg
+for svg in glob.glob(d + "/figures/*.svg"):
+    ET.parse(svg)  # well-formed XML
+html = open(d + "/report.html").read()
+assert html.count("<svg") == len(r["figures"]), "every figure inline in the report"
+assert "<script" not in html
+res = r["results"]
+cmp = r["comparisons"]
+$code
+PYEOF
+  then fail "$name: key results (see above)"; return; fi
+  pass "$name quick: key results ok ($(grep -o 'done in [0-9.]* s' "$tmp/$name.log"))"
+}
+
+
+finish() {
+  if [[ $failures -ne 0 ]]; then
+    echo "tests/cli/$(basename "$0"): FAIL ($failures)"
+    exit 1
+  fi
+  echo "tests/cli/$(basename "$0"): PASS"
+}
