@@ -23,7 +23,9 @@ namespace attn::experiments {
   X(mha_heads)                   \
   X(causal_mask)                 \
   X(attention_flops)             \
-  X(two_relation)
+  X(two_relation)                \
+  X(reversal_no_positions)       \
+  X(vanishing_gradient)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

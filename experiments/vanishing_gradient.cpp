@@ -1,0 +1,357 @@
+// vanishing-gradient [001 "The problem with sequential processing"; 000 §1.1]: how much of the
+// gradient of a loss at the last position reaches the input x_t, as a function of the distance
+// T-1-t, for untrained recurrent layers and for self-attention.
+//
+//   attnlab run vanishing-gradient
+//   attnlab run vanishing-gradient --seq_len 256 --hidden 128 --seeds 10
+//
+// Method (nn/gradient_probe.h): random inputs x (B,T,H), a fixed random readout u of the output
+// at position T-1, loss = sum_b <y[b,T-1], u[b]>; one backward gives dloss/dx_t for every t and
+// its norm is the "gradient at distance T-1-t". Norms are divided by the norm at distance 0 (the
+// position the loss reads) and averaged over seeds geometrically (mean of the logs), which is
+// the natural average for something that shrinks by factors.
+//
+// Why a tanh RNN loses gradient so fast: one step back multiplies the gradient by
+// W_hh^T diag(1 - h_t^2). Over many steps the growth rate of a product of random-ish matrices is
+// set by the spectral radius of W_hh (not its largest singular value) times the typical tanh
+// slope. PyTorch initialises W_hh ~ U(-1/sqrt(H), 1/sqrt(H)), entries of variance 1/(3H), so by
+// the circular law its eigenvalues fill a disc of radius ~1/sqrt(3) = 0.58; with tanh' < 1 on
+// top the per-step factor is ~0.5, not the 0.99 the text uses as an illustration.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+#include "experiments/experiment.h"
+#include "experiments/report/charts.h"
+#include "experiments/run_context.h"
+#include "nn/attention/multihead_attention.h"
+#include "nn/gradient_probe.h"
+#include "nn/rnn/recurrent.h"
+
+namespace attn::experiments {
+
+namespace {
+
+constexpr double kDocFactor = 0.99;    // the text's per-step factor
+constexpr double kDocAfter100 = 0.37;  // and what it says is left after 100 steps
+const std::vector<int64_t> kDistances{1, 10, 50, 100};
+
+// (H,H) matrix times vector.
+std::vector<double> mat_vec(const Tensor& w, const std::vector<double>& v, bool transpose) {
+  const int64_t n = w.size(0);
+  std::vector<double> out(n, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) out[transpose ? j : i] += w[i * n + j] * v[transpose ? i : j];
+  return out;
+}
+
+double normalise(std::vector<double>& v) {
+  double n = 0;
+  for (double x : v) n += x * x;
+  n = std::sqrt(n);
+  for (double& x : v) x /= n;
+  return n;
+}
+
+// Spectral radius by Gelfand's formula: the mean log growth of ||W^k v|| over many steps (after
+// a burn-in). Unlike a plain power iteration this converges for a complex top eigenvalue pair.
+double spectral_radius(const Tensor& w, Generator& gen) {
+  std::vector<double> v(w.size(0));
+  for (double& x : v) x = gen.normal();
+  normalise(v);
+  double log_growth = 0;
+  const int burn = 200, steps = 2000;
+  for (int k = 0; k < burn + steps; ++k) {
+    v = mat_vec(w, v, false);
+    const double g = std::log(normalise(v));
+    if (k >= burn) log_growth += g;
+  }
+  return std::exp(log_growth / steps);
+}
+
+// Largest singular value: power iteration on W^T W.
+double largest_singular_value(const Tensor& w, Generator& gen) {
+  std::vector<double> v(w.size(0));
+  for (double& x : v) x = gen.normal();
+  normalise(v);
+  double s = 0;
+  for (int k = 0; k < 500; ++k) {
+    v = mat_vec(w, mat_vec(w, v, false), true);
+    s = std::sqrt(normalise(v));
+  }
+  return s;
+}
+
+struct ModelCurve {
+  std::string name, key;             // key: the prefix of its results
+  std::vector<double> log_relative;  // by distance d = 0..T-1, mean over seeds of log(n_d/n_0)
+  int64_t underflow = 0;             // (seed, distance) pairs whose norm was exactly 0
+  double factor = 0;                 // fitted per-step factor over distances 1..fit_max
+  double relative(int64_t d) const { return std::exp(log_relative[d]); }
+};
+
+// Least-squares slope of log(relative) against d over d in [1, last] (finite points only).
+double fitted_factor(const std::vector<double>& log_rel, int64_t last) {
+  double sd = 0, sl = 0, sdd = 0, sdl = 0, n = 0;
+  for (int64_t d = 1; d <= last; ++d) {
+    if (!std::isfinite(log_rel[d])) continue;
+    sd += d, sl += log_rel[d], sdd += double(d) * d, sdl += d * log_rel[d], n += 1;
+  }
+  if (n < 2) return 0;
+  return std::exp((n * sdl - sd * sl) / (n * sdd - sd * sd));
+}
+
+struct Probe {
+  int64_t batch, seq_len, hidden, heads;
+  double radius;
+};
+
+// One seed: input, readout and a fresh model from `gen`; returns the norms by distance.
+using Forward = std::function<Var(const Var&)>;
+std::vector<double> norms_by_distance(const Probe& p,
+                                      Generator& gen,
+                                      const std::function<Forward(Generator&)>& make) {
+  const Tensor x = Tensor::randn({p.batch, p.seq_len, p.hidden}, gen);
+  const Tensor u = Tensor::randn({p.batch, p.hidden}, gen);
+  const Forward forward = make(gen);
+  const nn::GradientProbe g = nn::probe_gradient_flow(
+      x, [&](const Var& xv) { return nn::readout_loss(forward(xv), p.seq_len - 1, u); });
+  std::vector<double> by_d(p.seq_len);
+  for (int64_t t = 0; t < p.seq_len; ++t) by_d[p.seq_len - 1 - t] = g.norms[t];
+  return by_d;
+}
+
+std::string sig_or_zero(double v) {
+  return v == 0 ? "0 (underflow)" : sig(v, 3);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  Probe p{cfg.get_int("batch"), cfg.get_int("seq_len"), cfg.get_int("hidden"), cfg.get_int("heads"),
+          cfg.get_real("radius")};
+  if (p.hidden % p.heads != 0)
+    throw UsageError(fmt::format("--heads {} must divide --hidden {}", p.heads, p.hidden));
+  const int64_t seeds = cfg.get_int("seeds");
+  const double forget_bias = cfg.get_real("forget_bias");
+  const int64_t fit_max = std::min<int64_t>(100, p.seq_len - 1);
+  const uint64_t seed = ctx.seed();
+  const nn::RecurrentOptions ro{
+      .input_size = p.hidden, .hidden_size = p.hidden, .batch_first = true};
+
+  // The recurrent matrix of PyTorch's default init, and what the rescaled one looks like.
+  double rho_default = 0, sigma_default = 0, tanh_slope = 0;
+  auto make_rnn = [&](bool rescale) {
+    return [&, rescale](Generator& gen) -> Forward {
+      auto rnn = std::make_shared<nn::RNN>(ro, gen);
+      Var w = rnn->weights(0, 0).w_hh;
+      Generator lin(gen.next_u64());
+      const double rho = spectral_radius(w.value(), lin);
+      if (!rescale) {
+        rho_default += rho / static_cast<double>(seeds);
+        sigma_default += largest_singular_value(w.value(), lin) / static_cast<double>(seeds);
+      } else {
+        const real scale = static_cast<real>(p.radius / rho);
+        for (int64_t i = 0; i < w.numel(); ++i) w.value()[i] *= scale;
+      }
+      return [rnn, rescale, &tanh_slope, seeds](const Var& xv) {
+        Var y = rnn->forward(xv).y;  // (B,T,H)
+        if (!rescale) {              // mean tanh slope 1 - h^2 along the way
+          double s = 0;
+          for (real h : y.value().to_vector()) s += 1.0 - double(h) * h;
+          tanh_slope += s / static_cast<double>(y.numel()) / static_cast<double>(seeds);
+        }
+        return y;
+      };
+    };
+  };
+  // forget_bias: added to the LSTM's forget-gate bias (rows H..2H of b_hh, gate order i,f,g,o);
+  // a large one holds the forget gate near 1, the regime of the cell-state "highway".
+  auto make_gated = [&](nn::RecurrentMode mode, double forget_bias) {
+    return [&, mode, forget_bias](Generator& gen) -> Forward {
+      auto m = std::make_shared<nn::Recurrent>(mode, ro, gen);
+      if (forget_bias != 0) {
+        Var b = m->weights(0, 0).b_hh;
+        for (int64_t i = p.hidden; i < 2 * p.hidden; ++i)
+          b.value()[i] += static_cast<real>(forget_bias);
+      }
+      return [m](const Var& xv) { return m->forward(xv).y; };
+    };
+  };
+  auto make_attention = [&](Generator& gen) -> Forward {
+    auto m = std::make_shared<nn::MultiheadAttention>(p.hidden, p.heads, gen);
+    return [m](const Var& xv) { return m->forward(xv, xv, xv).out; };
+  };
+  struct Model {
+    std::string name, key;
+    std::function<Forward(Generator&)> make;
+  };
+  const std::vector<Model> models{
+      {"RNN tanh (PyTorch init)", "rnn", make_rnn(false)},
+      {fmt::format("RNN tanh, W_hh scaled to spectral radius {:g}", p.radius), "rnn_scaled",
+       make_rnn(true)},
+      {"GRU", "gru", make_gated(nn::RecurrentMode::kGru, 0)},
+      {"LSTM", "lstm", make_gated(nn::RecurrentMode::kLstm, 0)},
+      {fmt::format("LSTM, forget-gate bias +{:g}", forget_bias), "lstm_forget_bias",
+       make_gated(nn::RecurrentMode::kLstm, forget_bias)},
+      {"self-attention (no positions)", "attention", make_attention}};
+
+  std::vector<ModelCurve> curves;
+  for (size_t m = 0; m < models.size(); ++m) {
+    ModelCurve c{models[m].name, models[m].key, std::vector<double>(p.seq_len, 0.0)};
+    for (int64_t s = 0; s < seeds; ++s) {
+      Generator gen(seed + 1000 * static_cast<uint64_t>(s + 1));
+      const std::vector<double> n = norms_by_distance(p, gen, models[m].make);
+      for (int64_t d = 0; d < p.seq_len; ++d) {
+        if (n[d] == 0) ++c.underflow;
+        c.log_relative[d] +=
+            (n[d] > 0 ? std::log(n[d] / n[0]) : -std::numeric_limits<double>::infinity()) /
+            static_cast<double>(seeds);
+      }
+    }
+    c.factor = fitted_factor(c.log_relative, fit_max);
+    curves.push_back(std::move(c));
+  }
+
+  // ---- the table ----
+  ctx.section("Gradient reaching x_t, relative to the position the loss reads");
+  std::vector<std::string> header{"model"};
+  for (int64_t d : kDistances) header.push_back(fmt::format("distance {}", d));
+  header.insert(header.end(), {fmt::format("fitted factor per step (d = 1..{})", fit_max),
+                               "steps to fall below 0.366"});
+  Table t(fmt::format("||dloss/dx_t|| / ||dloss/dx_(T-1)||, T = {}, H = {}, geometric mean of {} "
+                      "seeds (batch {} each)",
+                      p.seq_len, p.hidden, seeds, p.batch),
+          header);
+  CsvWriter csv = ctx.csv("gradient_by_distance", {"distance", "model", "relative_norm"});
+  const double ref100 = std::pow(kDocFactor, 100);
+  for (size_t m = 0; m < curves.size(); ++m) {
+    const ModelCurve& c = curves[m];
+    std::vector<std::string> row{c.name};
+    std::vector<double> at;
+    for (int64_t d : kDistances) {
+      const double v = d < p.seq_len ? c.relative(d) : std::nan("");
+      at.push_back(v);
+      row.push_back(d < p.seq_len ? sig_or_zero(v) : "-");
+    }
+    int64_t below = -1;
+    for (int64_t d = 1; d < p.seq_len && below < 0; ++d)
+      if (c.relative(d) < ref100) below = d;
+    row.push_back(fmt::format("{:.4f}", c.factor));
+    row.push_back(below < 0 ? fmt::format("> {}", p.seq_len - 1) : std::to_string(below));
+    t.add_row(row);
+    const std::string& key = c.key;
+    for (size_t i = 0; i < kDistances.size(); ++i)
+      if (kDistances[i] < p.seq_len)
+        ctx.result(fmt::format("relative_{}_d{}", key, kDistances[i]), at[i]);
+    ctx.result("factor_" + key, c.factor);
+    ctx.result("steps_below_0366_" + key, below);
+    ctx.result("underflow_" + key, c.underflow);
+    for (int64_t d = 0; d < p.seq_len; ++d)
+      csv.row({static_cast<double>(d), static_cast<double>(m), c.relative(d)});
+  }
+  t.add_row({"the text: 0.99 per step", sig(kDocFactor, 3), sig(std::pow(kDocFactor, 10), 3),
+             sig(std::pow(kDocFactor, 50), 3), sig(ref100, 3), "0.9900", "100"});
+  ctx.table(t);
+  ctx.result("reference_099_pow_100", ref100);
+  ctx.result("spectral_radius_default", rho_default);
+  ctx.result("largest_singular_value_default", sigma_default);
+  ctx.result("mean_tanh_slope_default", tanh_slope);
+  ctx.note(fmt::format(
+      "PyTorch's default W_hh (U(-1/sqrt(H), 1/sqrt(H)), H = {}) has spectral radius {:.3f} "
+      "(the circular law predicts 1/sqrt(3) = 0.577) and largest singular value {:.3f}; the "
+      "tanh slope 1 - h^2 averages {:.3f} on these inputs. So each step back multiplies the "
+      "gradient by roughly {:.2f}, and the fit gives {:.3f}. Rescaling W_hh to spectral radius "
+      "{:g} leaves only the tanh slopes to shrink it (fitted {:.3f}). Note that the largest "
+      "singular value is above 1 and the gradient still vanishes: a singular value below 1 is "
+      "enough for decay, but not needed; the long-run rate is set by the eigenvalues. Norms of "
+      "exactly 0 (float underflow, below ~1e-45) are left out of the fit and the plot.",
+      p.hidden, rho_default, sigma_default, tanh_slope, rho_default * tanh_slope, curves[0].factor,
+      p.radius, curves[1].factor));
+
+  // ---- the figure ----
+  LinePlot plot;
+  plot.title = "Gradient reaching x_t vs distance to the position the loss reads";
+  plot.x_label = "distance T-1-t";
+  plot.y_label = "relative gradient norm";
+  plot.log_y = true;
+  std::vector<double> ds(p.seq_len), ref(p.seq_len);
+  for (int64_t d = 0; d < p.seq_len; ++d) ds[d] = d, ref[d] = std::pow(kDocFactor, d);
+  for (const ModelCurve& c : curves) {
+    std::vector<double> y(p.seq_len);
+    for (int64_t d = 0; d < p.seq_len; ++d) y[d] = c.relative(d);
+    plot.series.push_back({c.name, ds, y, "", false, false});
+  }
+  plot.series.push_back({"0.99^distance (the text)", ds, ref, "#000000", true, false});
+  plot.refs = {{RefLine::kHorizontal, ref100, "0.99^100 = 0.366"},
+               {RefLine::kVertical, 100, "distance 100"}};
+  ctx.figure("gradient_vs_distance", line_plot_svg(plot),
+             "Untrained models: the tanh RNN loses its gradient within a few steps; the gates keep "
+             "more; attention does not decay with distance");
+
+  // ---- the documents beside ours ----
+  const ModelCurve &rnn = curves[0], &gru = curves[2], &lstm = curves[3];
+  const ModelCurve &lstm_open = curves[4], &att = curves[5];
+  auto ratio = [&](const ModelCurve& c) {  // what is left at distance 100 of distance 1's norm
+    const int64_t far = std::min<int64_t>(100, p.seq_len - 1);
+    return far > 1 ? c.relative(far) / c.relative(1) : 1.0;
+  };
+  ctx.result("retained_d100_over_d1_lstm_forget_bias", ratio(lstm_open));
+  ctx.result("retained_d100_over_d1_attention", ratio(att));
+  ctx.note(fmt::format(
+      "Two rows need a word. Self-attention: the position the loss reads also feeds the query, "
+      "so distance 0 gets more gradient than any other position (hence 'below 0.366 after 1 "
+      "step'); every other position is one attention step away and gets about the same, with no "
+      "trend (norm at distance 100 / distance 1 = {:.2f}). LSTM with its forget-gate bias raised "
+      "by {:g}: the forget gate sits near sigmoid({:g}) = {:.3f}, the cell state passes the "
+      "gradient back almost unchanged, and nothing vanishes over 100 steps (distance 100 / "
+      "distance 1 = {:.2f}; the far positions even get a little more, probably because the cell "
+      "is still small and tanh unsaturated early in the sequence). That is the regime the "
+      "text's 0.99 per step describes; an untrained cell with PyTorch's init is not in it (forget "
+      "gate near 0.5, fitted factor {:.3f}).",
+      ratio(att), forget_bias, forget_bias, 1.0 / (1.0 + std::exp(-forget_bias)), ratio(lstm_open),
+      lstm.factor));
+  DocumentComparison cmp("001 / 000 §1.1 vs ours");
+  cmp.add("0.99^100", kDocAfter100, ref100, 0.005, "the text rounds 0.366 to 0.37");
+  cmp.add("per-step factor of an untrained tanh RNN", kDocFactor, rnn.factor, 0.01,
+          "0.99 is an illustration, not a measurement: with PyTorch's init the spectral radius "
+          "of W_hh is ~0.58 and tanh' < 1, so the gradient shrinks about twice per step",
+          3);
+  if (p.seq_len > 100)
+    cmp.add("gradient left after 100 steps, untrained tanh RNN", ref100, rnn.relative(100), 0.05,
+            fmt::format("measured {}: the per-step factor compounded over 100 steps",
+                        sig_or_zero(rnn.relative(100))));
+  cmp.add_exact("gated cells (GRU, LSTM) keep more gradient than the tanh RNN", "True",
+                gru.factor > rnn.factor && lstm.factor > rnn.factor ? "True" : "False");
+  cmp.add_exact("attention connects every position directly (no decay with distance)", "True",
+                std::fabs(std::log(att.factor)) < 0.005 ? "True" : "False",
+                "fitted per-step factor within 0.5% of 1");
+  ctx.compare(cmp);
+}
+
+}  // namespace
+
+Experiment vanishing_gradient() {
+  Experiment e;
+  e.name = "vanishing-gradient";
+  e.source = "001 (sequential processing); 000 §1.1";
+  e.purpose = "Gradient reaching x_t vs distance: tanh RNN, GRU, LSTM, self-attention";
+  e.typical_time = "~10 s";
+  e.config.add_int("seq_len", 128, "sequence length T (distances 0..T-1)", {.min = 2})
+      .add_int("hidden", 64, "hidden size = input size = attention width", {.min = 1})
+      .add_int("batch", 8, "sequences per seed", {.min = 1})
+      .add_int("seeds", 10, "seeds averaged (geometric mean)", {.min = 1})
+      .add_int("heads", 4, "attention heads", {.min = 1})
+      .add_real("radius", 1.0, "spectral radius the rescaled RNN's W_hh is given", {.min = 0})
+      .add_real("forget_bias", 5.0, "added to the forget-gate bias of the second LSTM")
+      .add_int("seed", 0, "random seed (inputs, weights)", {.min = 0});
+  e.quick = {{"seeds", "2"}, {"batch", "4"}};
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments
