@@ -25,7 +25,9 @@ namespace attn::experiments {
   X(attention_flops)             \
   X(two_relation)                \
   X(reversal_no_positions)       \
-  X(vanishing_gradient)
+  X(vanishing_gradient)          \
+  X(rnn_vs_attention)            \
+  X(linear_attention)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

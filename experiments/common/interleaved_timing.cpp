@@ -1,0 +1,56 @@
+#include "experiments/common/interleaved_timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <limits>
+
+#include "autograd/kernels/parallel.h"
+
+namespace attn::experiments {
+
+namespace {
+
+double seconds_of(const std::function<void()>& work) {
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& works,
+                                     int reps,
+                                     double budget_s) {
+  double round_s = 0;  // one warm-up round: caches, the buffer pool, thread start-up
+  for (const auto& w : works) round_s += seconds_of(w);
+  int rounds = std::max(1, reps);
+  if (budget_s > 0 && round_s > 0)
+    rounds = std::clamp(static_cast<int>(budget_s / round_s), std::min(3, rounds), rounds);
+  std::vector<std::vector<double>> s(works.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < works.size(); ++i) s[i].push_back(seconds_of(works[i]));
+  std::vector<Timing> out;
+  for (auto& v : s) {
+    std::sort(v.begin(), v.end());
+    out.push_back({v[v.size() / 2], v.front(), v.back()});
+  }
+  return out;
+}
+
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double l = std::numeric_limits<double>::quiet_NaN();
+  if (!(in >> l)) return std::numeric_limits<double>::quiet_NaN();
+  return l;
+}
+
+ScopedThreads::ScopedThreads(int n) : saved_(num_threads()) {
+  if (n > 0) set_num_threads(n);
+}
+
+ScopedThreads::~ScopedThreads() {
+  set_num_threads(saved_);
+}
+
+}  // namespace attn::experiments
