@@ -162,7 +162,7 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   Generator init(init_seed(cfg));
   const SequenceLimits limits{std::max(setup.train->max_src_len(), setup.heldout->max_src_len()),
                               std::max(setup.train->max_tgt_len(), setup.heldout->max_tgt_len())};
-  std::unique_ptr<TaskModel> model = make_task_model(cfg, *setup.train, limits, init);
+  std::shared_ptr<TaskModel> model = make_task_model(cfg, *setup.train, limits, init);
   data::ExampleStream stream(setup.train, stream_seed(cfg));
   AdamW opt(model->module().parameters(), {.lr = cfg.lr, .weight_decay = cfg.weight_decay});
   const auto schedule = schedule_for(cfg);
@@ -174,6 +174,7 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   TrainSummary summary;
   summary.main_metric = setup.main_metric;
   summary.model_description = model->describe();
+  summary.model = model;
   if (!cfg.resume.empty()) {
     const CheckpointInfo info = load_checkpoint(cfg.resume, state);  // validated before changing
     check_resume_config(cfg, info, cfg.resume);

@@ -21,12 +21,15 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "train/run/train_config.h"
 #include "train/trainer.h"
 
 namespace attn::train {
+
+class TaskModel;
 
 struct TrainSummary {
   TrainResult result;
@@ -36,6 +39,8 @@ struct TrainSummary {
   std::string model_description;
   std::string run_dir;
   int64_t start_step = 0;  // > 0 when resumed
+  // The trained model, for analysis after training (experiments read its attention maps).
+  std::shared_ptr<TaskModel> model;
 };
 
 // Validates (attn::UsageError before any work), trains, writes the run folder.

@@ -1,0 +1,379 @@
+// reversal [002 §39.7, Chapter 40 preview]: train an 8-head encoder-decoder Transformer to
+// reverse strings, then open it up: the attention maps of every layer and head on one held-out
+// example, and a measured role for every head.
+//
+//   attnlab run reversal                      # trains (~1-2 min on 2 cores), then the analysis
+//   attnlab run reversal --nhead 4 --d_model 128
+//
+// The training is the train command's (train/run: train_task with the reversal task and the
+// "transformer" model), so the curves, checkpoint and samples are the same files `attnlab train`
+// writes, here under <run folder>/train/. The analysis feeds held-out sequences (lengths 8-16,
+// never trained on as a set) through the trained model with teacher forcing and reads each
+// MultiheadAttention's last weights. A head's role is the pattern on which it puts the most
+// attention mass on average (experiments/common/head_roles.h): in the cross-attention,
+// "backward" is the source position mirrored to the output being written (L-1-t), "forward" the
+// same position t, "end" the last source token (our source carries no EOS token: the last
+// character is where the input ends).
+// Step through: attn::experiments::record_attention, then HeadRoleScores::add.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "autograd/error.h"
+#include "data/batch.h"
+#include "data/tokenizer.h"
+#include "experiments/common/head_roles.h"
+#include "experiments/experiment.h"
+#include "experiments/report/charts.h"
+#include "experiments/report/heatmap.h"
+#include "experiments/report/scale.h"
+#include "experiments/run_context.h"
+#include "nn/transformer/seq2seq.h"
+#include "train/run/run_train.h"
+#include "train/run/task_model.h"
+#include "train/run/task_setup.h"
+
+namespace attn::experiments {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+train::TrainConfig train_config(const Config& cfg, const RunContext& ctx) {
+  train::TrainConfig t;
+  t.task = "reversal";
+  t.model = "transformer";
+  t.seed = ctx.seed();
+  t.d_model = cfg.get_int("d_model");
+  t.nhead = cfg.get_int("nhead");
+  t.num_layers = cfg.get_int("layers");
+  t.dim_ff = cfg.get_int("dim_ff");
+  t.steps = cfg.get_int("steps");
+  t.batch_size = cfg.get_int("batch");
+  t.lr = cfg.get_real("lr");
+  t.warmup = cfg.get_int("warmup");
+  t.eval_every = cfg.get_int("eval_every");
+  t.eval_size = cfg.get_int("eval_size");
+  t.target = cfg.get_real("target");
+  t.checkpoint_every = 0;  // only the final checkpoint
+  t.out = ctx.dir().empty() ? (fs::temp_directory_path() / "attnlab-reversal-train").string()
+                            : (ctx.dir() / "train").string();
+  return t;
+}
+
+// ---- figures and tables of the training run ----
+
+void report_training(const train::TrainSummary& s, RunContext& ctx) {
+  const train::TrainResult& r = s.result;
+  LinePlot loss;
+  loss.title = "Training loss (cross-entropy per target token)";
+  loss.x_label = "step";
+  loss.y_label = "loss";
+  loss.log_y = true;
+  Series train_loss{"training batch", {}, {}, "", false, false};
+  for (size_t i = 0; i < r.losses.size(); ++i) {
+    train_loss.x.push_back(static_cast<double>(s.start_step + 1 + static_cast<int64_t>(i)));
+    train_loss.y.push_back(r.losses[i]);
+  }
+  Series eval_loss{"held-out", {}, {}, "", false, true};
+  LinePlot acc;
+  acc.title = "Held-out accuracy during training";
+  acc.x_label = "step";
+  acc.y_label = "fraction";
+  Series exact{"exact match", {}, {}, "", false, true},
+      token{"token accuracy", {}, {}, "", true, true};
+  for (const auto& [step, m] : r.evals) {
+    const auto x = static_cast<double>(step);
+    if (m.count("loss")) eval_loss.x.push_back(x), eval_loss.y.push_back(m.at("loss"));
+    if (m.count("exact_match")) exact.x.push_back(x), exact.y.push_back(m.at("exact_match"));
+    if (m.count("token_accuracy")) token.x.push_back(x), token.y.push_back(m.at("token_accuracy"));
+  }
+  loss.series = {train_loss, eval_loss};
+  acc.series = {exact, token};
+  acc.refs = {{RefLine::kHorizontal, 0.99, "target 0.99"}};
+  ctx.figure("training_loss", line_plot_svg(loss), "Loss per step (log scale) and held-out loss");
+  ctx.figure("heldout_accuracy", line_plot_svg(acc),
+             "Held-out exact match (whole sequence right) and token accuracy");
+
+  Table t("Held-out exact match by source length", {"length", "exact match"});
+  nlohmann::ordered_json by_len = nlohmann::ordered_json::object();
+  for (const auto& [len, v] : s.exact_match_by_length) {
+    t.add_row({std::to_string(len), fixed(v, 3)});
+    by_len[std::to_string(len)] = v;
+  }
+  ctx.table(t);
+  ctx.result("exact_match_by_length", by_len);
+}
+
+// ---- attention on one example ----
+
+std::string token_label(const data::Tokenizer& tok, int64_t id) {
+  if (id == data::kBos) return "<s>";
+  if (id == data::kEos) return "</s>";
+  return display_token(tok.decode({id}));
+}
+
+void attention_figures(nn::Seq2SeqTransformer& model,
+                       const data::Example& ex,
+                       const data::Tokenizer& tok,
+                       const std::map<AttentionKind, HeadRoleScores>& scores,
+                       double threshold,
+                       RunContext& ctx) {
+  const data::Batch b = data::collate_seq2seq({ex});
+  const Seq2SeqAttention a = record_attention(model, b.src, b.tgt_in);
+  std::vector<std::string> src_labels, dec_labels{token_label(tok, data::kBos)};
+  for (int64_t id : ex.src) src_labels.push_back(token_label(tok, id));
+  for (int64_t id : ex.tgt) dec_labels.push_back(token_label(tok, id));
+  const int64_t heads = model.options().nhead;
+  for (AttentionKind kind : kAttentionKinds) {
+    const auto& layers = a.of(kind);
+    const auto& queries = kind == AttentionKind::kEncoderSelf ? src_labels : dec_labels;
+    const auto& keys = kind == AttentionKind::kDecoderSelf ? dec_labels : src_labels;
+    const HeadRoleScores& s = scores.at(kind);
+    std::vector<Heatmap> panels;
+    for (size_t l = 0; l < layers.size(); ++l)
+      for (int64_t h = 0; h < heads; ++h) {
+        const auto li = static_cast<int64_t>(l);
+        Heatmap hm =
+            attention_heatmap(head_map(layers[l], 0, h), queries, keys,
+                              fmt::format("L{} H{}: {}", l + 1, h + 1, s.role(li, h, threshold)));
+        hm.cell = 9;
+        panels.push_back(hm);
+      }
+    ctx.figure(kind_name(kind),
+               heatmap_grid_svg(panels, static_cast<int>(heads),
+                                fmt::format("{}, every layer (rows) and head, on \"{}\"",
+                                            kind_title(kind), tok.decode(ex.src))),
+               fmt::format("{}: queries down the side, keys along the bottom; each panel's title "
+                           "is the head's measured role over the held-out set",
+                           kind_title(kind)));
+  }
+}
+
+// ---- head roles over many held-out examples ----
+
+std::map<AttentionKind, HeadRoleScores> measure_roles(nn::Seq2SeqTransformer& model,
+                                                      const std::vector<data::Example>& set,
+                                                      int64_t layers,
+                                                      int64_t heads) {
+  std::map<AttentionKind, HeadRoleScores> scores;
+  for (AttentionKind kind : kAttentionKinds)
+    scores.emplace(kind, HeadRoleScores(kind, layers, heads));
+  // Same-length examples go through together, so no batch needs padding.
+  std::map<size_t, std::vector<data::Example>> by_length;
+  for (const auto& ex : set) by_length[ex.src.size()].push_back(ex);
+  for (const auto& [len, group] : by_length) {
+    const data::Batch b = data::collate_seq2seq(group);
+    const Seq2SeqAttention a = record_attention(model, b.src, b.tgt_in);
+    for (AttentionKind kind : kAttentionKinds)
+      for (int64_t l = 0; l < layers; ++l)
+        scores.at(kind).add(l, a.of(kind)[static_cast<size_t>(l)], static_cast<int64_t>(len));
+  }
+  return scores;
+}
+
+// One table per kind of attention; every score also goes to results.json.
+void report_roles(const std::map<AttentionKind, HeadRoleScores>& scores,
+                  int64_t layers,
+                  int64_t heads,
+                  double threshold,
+                  RunContext& ctx) {
+  for (const auto& [kind, s] : scores) {
+    std::vector<std::string> header{"layer", "head"};
+    for (const auto& p : s.patterns()) header.push_back(p.name);
+    header.push_back("role");
+    Table t(fmt::format("{}: mean attention mass on each pattern's key", kind_title(kind)), header);
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (int64_t l = 0; l < layers; ++l)
+      for (int64_t h = 0; h < heads; ++h) {
+        std::vector<std::string> cells{std::to_string(l + 1), std::to_string(h + 1)};
+        nlohmann::ordered_json row{{"layer", l + 1}, {"head", h + 1}};
+        for (size_t i = 0; i < s.patterns().size(); ++i) {
+          cells.push_back(fixed(s.score(l, h, i), 3));
+          row[s.patterns()[i].name] = s.score(l, h, i);
+        }
+        cells.push_back(s.role(l, h, threshold));
+        row["role"] = s.role(l, h, threshold);
+        t.add_row(cells);
+        if (cells.back() != "mixed") t.flag_last_row();
+        rows.push_back(row);
+      }
+    std::vector<std::string> chance{"uniform", "-"};
+    nlohmann::ordered_json chance_json = nlohmann::ordered_json::object();
+    for (size_t i = 0; i < s.patterns().size(); ++i) {
+      chance.push_back(fixed(s.chance(i), 3));
+      chance_json[s.patterns()[i].name] = s.chance(i);
+    }
+    chance.push_back("(chance)");
+    t.add_row(chance);
+    ctx.table(t);
+    std::string legend;
+    for (const auto& p : s.patterns()) legend += fmt::format("{}: {}. ", p.name, p.meaning);
+    ctx.note(legend);
+    ctx.result("scores_" + kind_name(kind), rows);
+    ctx.result("chance_" + kind_name(kind), chance_json);
+  }
+}
+
+// The heads (as "L1 H3") of `kind` whose role is `role`.
+std::vector<std::string> heads_with(const HeadRoleScores& s,
+                                    const std::string& role,
+                                    int64_t layers,
+                                    int64_t heads,
+                                    double threshold) {
+  std::vector<std::string> out;
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t h = 0; h < heads; ++h)
+      if (s.role(l, h, threshold) == role) out.push_back(fmt::format("L{} H{}", l + 1, h + 1));
+  return out;
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const double threshold = cfg.get_real("role_threshold");
+  const train::TrainConfig tc = train_config(cfg, ctx);
+  train::validate_train_config(tc);  // bad sizes fail before any work (exit code 2)
+
+  // ---- 1. train ----
+  ctx.section("Training (train/run: the reversal task, the encoder-decoder Transformer)");
+  const train::TrainSummary s = train::train_task(tc);
+  const double exact = s.final_eval.at("exact_match");
+  ctx.preformatted(fmt::format(
+      "{}\n{} after step {} ({}); {:.1f} s wall, {:.1f} s in training steps, {:.0f} tokens/s\n"
+      "held-out exact match {:.4f}, token accuracy {:.4f}\ntraining files: {}",
+      s.model_description, s.result.reached_target ? "target reached" : "stopped",
+      s.result.last_step, s.result.stop_reason, s.result.wall_seconds, s.result.train_seconds,
+      s.result.tokens_per_second, exact, s.final_eval.at("token_accuracy"), s.run_dir));
+  ctx.result("exact_match", exact);
+  ctx.result("token_accuracy", s.final_eval.at("token_accuracy"));
+  ctx.result("heldout_loss", s.final_eval.at("loss"));
+  ctx.result("steps", s.result.last_step);
+  ctx.result("reached_target", s.result.reached_target);
+  ctx.result("train_wall_seconds", s.result.wall_seconds);
+  report_training(s, ctx);
+
+  auto* model = dynamic_cast<nn::Seq2SeqTransformer*>(&s.model->module());
+  if (!model) throw Error("reversal: the trained model is not a Seq2SeqTransformer");
+  model->eval();
+  const train::TaskSetup setup = train::make_task_setup(tc);  // the same held-out set (seeded)
+  const auto& tok = setup.heldout->tokenizer();
+  const int64_t layers = tc.num_layers, heads = tc.nhead;
+
+  // ---- 2. roles over the held-out set ----
+  std::vector<data::Example> set = setup.heldout_set;
+  if (static_cast<int64_t>(set.size()) > cfg.get_int("role_examples"))
+    set.resize(static_cast<size_t>(cfg.get_int("role_examples")));
+  ctx.section(fmt::format("Head roles, averaged over {} held-out sequences", set.size()));
+  ctx.note(fmt::format(
+      "Each score is the attention mass a head puts on the key a pattern names, averaged over "
+      "every decoder (or encoder) row where that pattern names a key of its own. A head gets the "
+      "role of its best pattern when that score is at least {:.2f}, else 'mixed'. The last row "
+      "of each table is what uniform attention would score.",
+      threshold));
+  const auto scores = measure_roles(*model, set, layers, heads);
+  report_roles(scores, layers, heads, threshold, ctx);
+
+  // ---- 3. the maps on one example ----
+  const auto want = static_cast<size_t>(cfg.get_int("example_length"));
+  size_t pick = 0;
+  for (size_t i = 0; i < setup.heldout_set.size(); ++i)
+    if (setup.heldout_set[i].src.size() == want) {
+      pick = i;
+      break;
+    }
+  const data::Example& ex = setup.heldout_set[pick];
+  const auto answer = s.model->generate({ex}, static_cast<int64_t>(ex.tgt.size()) + 1)[0];
+  ctx.section("Attention maps on one held-out example");
+  ctx.note(fmt::format("Input \"{}\", expected \"{}\", the model writes \"{}\" ({}).",
+                       tok.decode(ex.src), tok.decode(ex.tgt), tok.decode(answer),
+                       answer == ex.tgt ? "right" : "WRONG"));
+  ctx.result("example_input", tok.decode(ex.src));
+  ctx.result("example_output", tok.decode(answer));
+  attention_figures(*model, ex, tok, scores, threshold, ctx);
+
+  // ---- 4. the document's claims ----
+  const auto& cross = scores.at(AttentionKind::kCross);
+  const auto& dec = scores.at(AttentionKind::kDecoderSelf);
+  const auto& enc = scores.at(AttentionKind::kEncoderSelf);
+  std::map<std::string, double> best{{"backward", cross.best("backward")},
+                                     {"forward", cross.best("forward")},
+                                     {"end", cross.best("end")},
+                                     {"decoder_previous", dec.best("previous")},
+                                     {"encoder_previous", enc.best("previous")}};
+  for (const auto& [name, v] : best) ctx.result("best_" + name + "_score", v);
+  const auto backward = heads_with(cross, "backward", layers, heads, threshold);
+  const auto forward = heads_with(cross, "forward", layers, heads, threshold);
+  const auto end = heads_with(cross, "end", layers, heads, threshold);
+  auto previous = heads_with(dec, "previous", layers, heads, threshold);
+  for (const auto& h : heads_with(enc, "previous", layers, heads, threshold))
+    previous.push_back("encoder " + h);
+  std::set<std::string> roles;
+  for (const auto& [kind, sc] : scores)
+    for (int64_t l = 0; l < layers; ++l)
+      for (int64_t h = 0; h < heads; ++h)
+        if (sc.role(l, h, threshold) != "mixed")
+          roles.insert(kind_name(kind) + ":" + sc.role(l, h, threshold));
+  ctx.result("cross_backward_heads", backward);
+  ctx.result("cross_forward_heads", forward);
+  ctx.result("cross_end_heads", end);
+  ctx.result("previous_token_heads", previous);
+  ctx.result("distinct_roles", std::vector<std::string>(roles.begin(), roles.end()));
+
+  auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
+  auto which = [](const std::vector<std::string>& v) {
+    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+  };
+  DocumentComparison cmp(
+      fmt::format("002 §39.7 vs ours ({} heads, roles at >= {:.2f})", heads, threshold));
+  cmp.add_exact("an 8-head Transformer learns reversal (held-out exact match >= 0.99)", "yes",
+                yes(exact >= 0.99), fmt::format("exact match {:.4f}", exact));
+  cmp.add_exact("a head reads the input backwards (cross-attention)", "yes", yes(!backward.empty()),
+                fmt::format("heads {}; best score {:.3f}", which(backward), best["backward"]));
+  cmp.add_exact("a head reads the input forwards (cross-attention)", "yes", yes(!forward.empty()),
+                fmt::format("heads {}; best forward score {:.3f} (uniform {:.3f})", which(forward),
+                            best["forward"], cross.chance(1)));
+  cmp.add_exact("a head looks for the EOS marker (here: the last source token)", "yes",
+                yes(!end.empty()),
+                fmt::format("heads {}; best score {:.3f} (uniform {:.3f}); the source has no EOS "
+                            "token in this task, so the last character stands in",
+                            which(end), best["end"], cross.chance(3)));
+  cmp.add_exact("a head attends to the previous character", "yes", yes(!previous.empty()),
+                fmt::format("heads {}; best decoder score {:.3f}, encoder {:.3f}", which(previous),
+                            best["decoder_previous"], best["encoder_previous"]));
+  cmp.add_exact("different heads learn different things", "yes", yes(roles.size() >= 2),
+                fmt::format("{} distinct roles", roles.size()));
+  ctx.compare(cmp);
+}
+
+}  // namespace
+
+Experiment reversal() {
+  Experiment e;
+  e.name = "reversal";
+  e.source = "002 §39.7 (Chapter 40 preview)";
+  e.purpose = "Train an 8-head Transformer to reverse strings; measure what each head attends to";
+  e.typical_time = "~1-2 min";
+  e.config.add_int("d_model", 64, "model width", {.min = 1})
+      .add_int("nhead", 8, "attention heads per layer (must divide d_model)", {.min = 1})
+      .add_int("layers", 2, "encoder layers and decoder layers", {.min = 1})
+      .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
+      .add_int("steps", 1500, "most training steps (stops early at --target)", {.min = 1})
+      .add_int("batch", 64, "sequences per step", {.min = 1})
+      .add_real("lr", 3e-3, "peak AdamW learning rate (cosine schedule)", {.min = 0})
+      .add_int("warmup", 100, "warm-up steps", {.min = 0})
+      .add_int("eval_every", 100, "steps between held-out evaluations", {.min = 1})
+      .add_int("eval_size", 500, "held-out sequences (lengths 8-16)", {.min = 1})
+      .add_real("target", 0.99, "stop once held-out exact match reaches this", {.min = 0})
+      .add_int("role_examples", 500, "held-out sequences the head roles are averaged over",
+               {.min = 1})
+      .add_real("role_threshold", 0.5, "score a head needs on its best pattern to get a role",
+                {.min = 0})
+      .add_int("example_length", 12, "source length of the example drawn as heatmaps", {.min = 1})
+      .add_int("seed", 1, "random seed (weights, data, held-out set)", {.min = 0});
+  e.quick = {};
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments
