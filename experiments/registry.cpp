@@ -27,7 +27,8 @@ namespace attn::experiments {
   X(reversal_no_positions)       \
   X(vanishing_gradient)          \
   X(rnn_vs_attention)            \
-  X(linear_attention)
+  X(linear_attention)            \
+  X(reversal)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
