@@ -318,8 +318,10 @@ void run(const Config& cfg, RunContext& ctx) {
   DocumentComparison cmp("001 / 000 §1.1 vs ours");
   cmp.add("0.99^100", kDocAfter100, ref100, 0.005, "the text rounds 0.366 to 0.37");
   cmp.add("per-step factor of an untrained tanh RNN", kDocFactor, rnn.factor, 0.01,
-          "0.99 is an illustration, not a measurement: with PyTorch's init the spectral radius "
-          "of W_hh is ~0.58 and tanh' < 1, so the gradient shrinks about twice per step",
+          fmt::format("0.99 is an illustration, not a measurement: with PyTorch's init the "
+                      "spectral radius of W_hh is {:.2f} and the tanh slope averages {:.2f}, so "
+                      "the gradient roughly halves at every step",
+                      rho_default, tanh_slope),
           3);
   if (p.seq_len > 100)
     cmp.add("gradient left after 100 steps, untrained tanh RNN", ref100, rnn.relative(100), 0.05,
@@ -340,7 +342,7 @@ Experiment vanishing_gradient() {
   e.name = "vanishing-gradient";
   e.source = "001 (sequential processing); 000 §1.1";
   e.purpose = "Gradient reaching x_t vs distance: tanh RNN, GRU, LSTM, self-attention";
-  e.typical_time = "~10 s";
+  e.typical_time = "~2 s";
   e.config.add_int("seq_len", 128, "sequence length T (distances 0..T-1)", {.min = 2})
       .add_int("hidden", 64, "hidden size = input size = attention width", {.min = 1})
       .add_int("batch", 8, "sequences per seed", {.min = 1})
