@@ -24,6 +24,7 @@ namespace attn::experiments {
   X(causal_mask)                 \
   X(attention_flops)             \
   X(two_relation)                \
+  X(recurrent_baselines)         \
   X(reversal_no_positions)       \
   X(vanishing_gradient)          \
   X(rnn_vs_attention)            \

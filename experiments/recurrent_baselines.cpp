@@ -1,0 +1,592 @@
+// recurrent-baselines [issue 6 #17; 000 §1.1, 001, 002 ch. 38]: the recurrent encoder-decoders
+// the course starts from (RNN, GRU, LSTM; without attention, with Bahdanau's additive attention,
+// with Luong's dot / general attention) next to the transformer, all trained on string reversal
+// for the same wall-time budget, then scored at each source length — inside and beyond the
+// lengths seen in training.
+//
+//   attnlab run recurrent-baselines                        # 9 models x 20 s, ~4 min
+//   attnlab run recurrent-baselines --seconds 60 --models lstm:none,lstm:bahdanau,transformer
+//   attnlab run recurrent-baselines --train-max-len 24 --lengths 4,8,12,16,20,24
+//
+// Why a wall-time budget and not a step budget: the question is what each architecture makes of
+// the same compute on the same machine. A recurrent step walks the sequence one token at a time,
+// a transformer step handles every position at once, so their steps cost different amounts.
+// Every model gets the same optimiser (AdamW, linear warm-up then a flat rate, clipping 1.0), the
+// same batch size and the same data stream; there is no early stop (target 0), so each model
+// uses its whole budget.
+//
+// What is measured per model: parameters, optimiser steps done in the budget, the training loss
+// against wall time (from the sub-run's metrics.csv), and, after training, greedy-decoding exact
+// match and token accuracy on a fresh set of examples for every length in --lengths. Each model
+// trains through attn::train::train_task into <run folder>/models/<model>/ (its own config,
+// metrics, checkpoint); the scores come from reloading that checkpoint into a freshly built model.
+//
+// What to expect: without attention the whole source must squeeze through the encoder's final
+// state, so exact match falls as the source grows; attention lets each output step read the
+// source position it needs, which matters more the longer the input. Lengths beyond the
+// training range test extrapolation, which all of these models do badly in their own ways.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "autograd/error.h"
+#include "autograd/tape.h"
+#include "data/stream.h"
+#include "data/tasks/sequence.h"
+#include "experiments/experiment.h"
+#include "experiments/report/charts.h"
+#include "experiments/run_context.h"
+#include "train/checkpoint.h"
+#include "train/metrics.h"
+#include "train/run/run_train.h"
+#include "train/run/task_model.h"
+#include "train/run/task_setup.h"
+
+namespace attn::experiments {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// One model of the comparison: a recurrent cell with an attention kind, or the transformer.
+struct ModelSpec {
+  std::string model;      // rnn gru lstm transformer
+  std::string attention;  // none bahdanau luong_dot luong_general; empty for the transformer
+  std::string label() const { return attention.empty() ? model : model + "+" + attention; }
+  std::string key() const { return attention.empty() ? model : model + "_" + attention; }
+};
+
+// "rnn:none,lstm:bahdanau,transformer" -> specs. A bare cell name means no attention.
+std::vector<ModelSpec> parse_models(const std::string& text) {
+  static const std::vector<std::string> cells{"rnn", "gru", "lstm"};
+  static const std::vector<std::string> kinds{"none", "bahdanau", "luong_dot", "luong_general"};
+  auto has = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  std::vector<ModelSpec> specs;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item.empty()) continue;
+    ModelSpec s;
+    const size_t colon = item.find(':');
+    s.model = item.substr(0, colon);
+    if (s.model != "transformer") s.attention = colon == std::string::npos ? "none" : "";
+    if (colon != std::string::npos) s.attention = item.substr(colon + 1);
+    const bool ok = s.model == "transformer" ? colon == std::string::npos
+                                             : has(cells, s.model) && has(kinds, s.attention);
+    if (!ok)
+      throw UsageError(fmt::format(
+          "--models: cannot read '{}': expected CELL:ATTENTION with CELL one of rnn, gru, lstm "
+          "and ATTENTION one of none, bahdanau, luong_dot, luong_general, or 'transformer'",
+          item));
+    for (const auto& other : specs)
+      if (other.key() == s.key())
+        throw UsageError(fmt::format("--models lists '{}' twice", s.label()));
+    specs.push_back(s);
+  }
+  if (specs.empty()) throw UsageError("--models is empty");
+  return specs;
+}
+
+// What one model produced.
+struct Outcome {
+  ModelSpec spec;
+  int64_t params = 0;
+  train::TrainSummary summary;
+  double final_loss = 0;                    // mean training loss of the last 50 steps
+  std::vector<double> exact, token;         // per entry of --lengths
+  std::vector<double> curve_s, curve_loss;  // training loss against wall seconds
+  double exact_in = 0, exact_beyond = 0;    // means over trained / longer lengths
+  double token_in = 0, token_beyond = 0;
+  double exact_long = 0;  // mean over the upper half of the trained lengths
+};
+
+train::TrainConfig train_config(const ModelSpec& spec,
+                                const Config& cfg,
+                                const std::vector<int64_t>& lengths,
+                                uint64_t seed,
+                                const fs::path& out) {
+  train::TrainConfig tc;
+  tc.task = "reversal";
+  tc.model = spec.model;
+  if (!spec.attention.empty()) tc.attention = spec.attention;
+  tc.seed = seed;
+  tc.hidden = cfg.get_int("hidden");
+  tc.d_model = cfg.get_int("d_model");
+  tc.num_layers = cfg.get_int("layers");
+  tc.min_len = 1;
+  tc.max_len = cfg.get_int("train_max_len");
+  // The held-out range also sizes the transformer's positional table, so the longest
+  // evaluated length must be in it.
+  tc.eval_min_len = *std::min_element(lengths.begin(), lengths.end());
+  tc.eval_max_len = *std::max_element(lengths.begin(), lengths.end());
+  tc.eval_size = 100;  // train_task's own final check; the scores below use their own sets
+  tc.eval_every = 0;   // no evaluation inside the budget
+  tc.target = 0;       // no early stop: every model uses its whole budget
+  tc.steps = 1'000'000'000;
+  tc.max_seconds = cfg.get_real("seconds");
+  tc.batch_size = cfg.get_int("batch");
+  tc.lr = cfg.get_real("lr");
+  tc.schedule = "warmup";  // flat after the warm-up: a cosine would need the step count
+  tc.warmup = cfg.get_int("warmup");
+  tc.checkpoint_every = 0;  // one checkpoint, at the end
+  tc.out = out.string();
+  return tc;
+}
+
+// The model of a finished sub-run: built as train_task builds it, weights from its checkpoint.
+std::unique_ptr<train::TaskModel> trained_model(const train::TrainConfig& tc) {
+  const train::TaskSetup setup = train::make_task_setup(tc);
+  const train::SequenceLimits limits{
+      std::max(setup.train->max_src_len(), setup.heldout->max_src_len()),
+      std::max(setup.train->max_tgt_len(), setup.heldout->max_tgt_len())};
+  Generator gen(train::init_seed(tc));
+  auto model = train::make_task_model(tc, *setup.train, limits, gen);
+  train::TrainingState state{.model = &model->module()};
+  train::load_checkpoint((fs::path(tc.out) / "checkpoint.safetensors").string(), state);
+  return model;
+}
+
+int64_t count_parameters(nn::Module& m) {
+  int64_t n = 0;
+  for (const Var& p : m.parameters()) n += p.value().numel();
+  return n;
+}
+
+// Greedy decoding on `per_length` fresh examples of each length: exact match, token accuracy.
+void score_lengths(train::TaskModel& model,
+                   const std::vector<int64_t>& lengths,
+                   int64_t per_length,
+                   uint64_t seed,
+                   Outcome& o) {
+  model.module().eval();
+  NoGrad off;
+  for (const int64_t len : lengths) {
+    const data::SequenceTask task(
+        {.op = data::SequenceOp::kReverse, .min_len = len, .max_len = len});
+    const auto set = data::make_heldout(task, per_length, seed * 1000 + 500 + len);
+    train::SeqMetrics m;
+    for (size_t i = 0; i < set.size(); i += 250) {
+      const std::vector<data::Example> batch(
+          set.begin() + static_cast<int64_t>(i),
+          set.begin() + static_cast<int64_t>(std::min(set.size(), i + 250)));
+      std::vector<std::vector<int64_t>> expected;
+      for (const auto& ex : batch) expected.push_back(ex.tgt);
+      m.add_sequences(model.generate(batch, len + 1), expected);
+    }
+    o.exact.push_back(m.exact_match());
+    o.token.push_back(m.token_accuracy());
+  }
+}
+
+// (step, elapsed seconds) of the training rows of a sub-run's metrics.csv (none when the run
+// stopped before its first training log row).
+std::vector<std::pair<double, double>> step_times(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::string line;
+  if (!std::getline(in, line)) throw Error("recurrent-baselines: cannot read " + csv.string());
+  auto split = [](const std::string& s) {
+    std::vector<std::string> cells;
+    std::stringstream ss(s);
+    std::string c;
+    while (std::getline(ss, c, ',')) cells.push_back(c);
+    return cells;
+  };
+  const auto header = split(line);
+  auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t step = column("step"), split_col = column("split"), elapsed = column("elapsed_s");
+  std::vector<std::pair<double, double>> out;
+  if (elapsed == header.size()) return out;  // no training row was logged (a very short run)
+  while (std::getline(in, line)) {
+    const auto cells = split(line);
+    if (cells.size() > elapsed && cells[split_col] == "train" && !cells[elapsed].empty())
+      out.emplace_back(std::stod(cells[step]), std::stod(cells[elapsed]));
+  }
+  return out;
+}
+
+// The per-step losses on a wall-clock axis: the metrics file gives the elapsed time every few
+// steps; steps in between are placed by linear interpolation (past the last row, at the mean
+// step time). Averaged over bins so each curve has at most ~120 points.
+void loss_curve(const fs::path& csv, Outcome& o) {
+  const std::vector<double>& losses = o.summary.result.losses;
+  const auto n = static_cast<int64_t>(losses.size());
+  if (n == 0) return;
+  std::vector<std::pair<double, double>> anchors{{0.0, 0.0}};
+  for (const auto& a : step_times(csv)) anchors.push_back(a);
+  const double rate = anchors.size() > 1 ? anchors.back().second / anchors.back().first
+                                         : o.summary.result.train_seconds / static_cast<double>(n);
+  auto time_at = [&](double s) {
+    for (size_t i = 1; i < anchors.size(); ++i)
+      if (s <= anchors[i].first) {
+        const auto [s0, t0] = anchors[i - 1];
+        const auto [s1, t1] = anchors[i];
+        return t0 + (t1 - t0) * (s - s0) / (s1 - s0);
+      }
+    return anchors.back().second + (s - anchors.back().first) * rate;
+  };
+  const int64_t bin = std::max<int64_t>(1, n / 120);
+  for (int64_t start = 0; start < n; start += bin) {
+    const int64_t end = std::min(n, start + bin);
+    const double mean = std::accumulate(losses.begin() + start, losses.begin() + end, 0.0) /
+                        static_cast<double>(end - start);
+    o.curve_s.push_back(time_at(static_cast<double>(end)));
+    o.curve_loss.push_back(mean);
+  }
+  const int64_t tail = std::min<int64_t>(50, n);
+  o.final_loss =
+      std::accumulate(losses.end() - tail, losses.end(), 0.0) / static_cast<double>(tail);
+}
+
+// Mean of values[i] over the lengths that satisfy `keep` (NaN when none does).
+template <class Keep>
+double mean_where(const std::vector<double>& values,
+                  const std::vector<int64_t>& lengths,
+                  Keep keep) {
+  double sum = 0;
+  int n = 0;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    if (keep(lengths[i])) sum += values[i], ++n;
+  return n ? sum / n : std::nan("");
+}
+
+std::string pct(double v) {
+  return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 100 * v);
+}
+
+nlohmann::ordered_json number_or_null(double v) {
+  return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
+}
+
+Outcome train_and_score(const ModelSpec& spec,
+                        const Config& cfg,
+                        const std::vector<int64_t>& lengths,
+                        uint64_t seed,
+                        const fs::path& root) {
+  Outcome o;
+  o.spec = spec;
+  const train::TrainConfig tc = train_config(spec, cfg, lengths, seed, root / spec.key());
+  o.summary = train::train_task(tc, stdout);
+  loss_curve(fs::path(tc.out) / "metrics.csv", o);
+  const auto model = trained_model(tc);
+  o.params = count_parameters(model->module());
+  score_lengths(*model, lengths, cfg.get_int("per_length"), seed, o);
+  const int64_t tmax = tc.max_len;
+  auto in = [&](int64_t l) { return l <= tmax; };
+  auto beyond = [&](int64_t l) { return l > tmax; };
+  o.exact_in = mean_where(o.exact, lengths, in);
+  o.exact_beyond = mean_where(o.exact, lengths, beyond);
+  o.token_in = mean_where(o.token, lengths, in);
+  o.token_beyond = mean_where(o.token, lengths, beyond);
+  o.exact_long = mean_where(o.exact, lengths, [&](int64_t l) { return 2 * l > tmax && l <= tmax; });
+  return o;
+}
+
+// A folder for the sub-runs: inside the run folder, or a temporary one removed afterwards when
+// the run writes nothing (unit tests).
+struct SubRunRoot {
+  explicit SubRunRoot(const fs::path& run_dir) {
+    if (!run_dir.empty()) {
+      path = run_dir / "models";
+    } else {
+      path = fs::temp_directory_path() /
+             fmt::format("attnlab-recurrent-baselines-{}",
+                         std::chrono::steady_clock::now().time_since_epoch().count());
+      temporary = true;
+    }
+    fs::create_directories(path);
+  }
+  ~SubRunRoot() {
+    std::error_code ec;
+    if (temporary) fs::remove_all(path, ec);
+  }
+  fs::path path;
+  bool temporary = false;
+};
+
+void report_tables(const std::vector<Outcome>& outs,
+                   const std::vector<int64_t>& lengths,
+                   int64_t train_max,
+                   double seconds,
+                   RunContext& ctx) {
+  Table budget(
+      fmt::format("Training in {:g} s of wall time each", seconds),
+      {"model", "parameters", "steps", "steps/s", "tokens/s", "final train loss",
+       "exact (trained lengths)", "exact (longer)", "tokens (trained lengths)", "tokens (longer)"});
+  for (const auto& o : outs) {
+    const auto& r = o.summary.result;
+    budget.add_row({o.spec.label(), std::to_string(o.params), std::to_string(r.last_step),
+                    fmt::format("{:.1f}", static_cast<double>(r.last_step) / r.train_seconds),
+                    fmt::format("{:.0f}", r.tokens_per_second), fmt::format("{:.3f}", o.final_loss),
+                    pct(o.exact_in), pct(o.exact_beyond), pct(o.token_in), pct(o.token_beyond)});
+  }
+  ctx.table(budget);
+
+  std::vector<std::string> header{"model"};
+  for (const int64_t l : lengths) header.push_back(std::to_string(l) + (l > train_max ? "*" : ""));
+  Table exact("Exact match by source length (* = longer than any training example)", header);
+  Table token("Token accuracy by source length (* = longer than any training example)", header);
+  for (const auto& o : outs) {
+    std::vector<std::string> e{o.spec.label()}, t{o.spec.label()};
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      e.push_back(fmt::format("{:.2f}", o.exact[i]));
+      t.push_back(fmt::format("{:.2f}", o.token[i]));
+    }
+    exact.add_row(e);
+    token.add_row(t);
+  }
+  ctx.table(exact);
+  ctx.table(token);
+}
+
+void report_figures(const std::vector<Outcome>& outs,
+                    const std::vector<int64_t>& lengths,
+                    int64_t train_max,
+                    RunContext& ctx) {
+  const std::vector<double> xs(lengths.begin(), lengths.end());
+  auto by_length = [&](const std::string& what, bool exact) {
+    LinePlot p;
+    p.title = what + " vs source length (reversal, same wall time per model)";
+    p.x_label = "source length";
+    p.y_label = what;
+    p.width = 720;
+    p.refs = {{RefLine::kVertical, static_cast<double>(train_max) + 0.5,
+               "longest training length " + std::to_string(train_max)}};
+    for (const auto& o : outs)
+      p.series.push_back(
+          {o.spec.label(), xs, exact ? o.exact : o.token, "", o.spec.attention == "none", true});
+    return line_plot_svg(p);
+  };
+  ctx.figure("exact_match_by_length", by_length("exact match", true),
+             "Exact match per source length; dashed: recurrent models without attention");
+  ctx.figure("token_accuracy_by_length", by_length("token accuracy", false),
+             "Token accuracy per source length (chance is 1/26)");
+  LinePlot loss;
+  loss.title = "Training loss against wall time";
+  loss.x_label = "seconds";
+  loss.y_label = "cross-entropy (mean over bins of steps)";
+  loss.log_y = true;
+  loss.width = 720;
+  for (const auto& o : outs)
+    loss.series.push_back(
+        {o.spec.label(), o.curve_s, o.curve_loss, "", o.spec.attention == "none", false});
+  ctx.figure("loss_vs_wall_time", line_plot_svg(loss),
+             "Training loss of every model on one clock (each curve ends at the budget)");
+}
+
+const Outcome* find(const std::vector<Outcome>& outs, const std::string& key) {
+  for (const auto& o : outs)
+    if (o.spec.key() == key) return &o;
+  return nullptr;
+}
+
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
+
+// The expectations stated in the course and the issues, each checked when its models ran.
+void compare_claims(const std::vector<Outcome>& outs,
+                    const std::vector<int64_t>& lengths,
+                    int64_t train_max,
+                    double seconds,
+                    RunContext& ctx) {
+  DocumentComparison cmp("The course's expectations vs this run");
+  const std::string budget_note = fmt::format(
+      "measured with {:g} s per model on this machine; a larger --seconds changes the picture",
+      seconds);
+  // Trained lengths only: the first and the last one in --lengths.
+  std::vector<size_t> trained;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    if (lengths[i] <= train_max) trained.push_back(i);
+  if (const Outcome* none = find(outs, "lstm_none"); none && trained.size() >= 2) {
+    const double first = none->exact[trained.front()], last = none->exact[trained.back()];
+    const bool falls = last < first;
+    cmp.add_exact(fmt::format("LSTM without attention: exact match falls from length {} to {}",
+                              lengths[trained.front()], lengths[trained.back()]),
+                  "yes", yes_no(falls), falls ? "" : budget_note);
+  }
+  for (const std::string attn : {"bahdanau", "luong_dot", "luong_general"}) {
+    const Outcome* none = find(outs, "lstm_none");
+    const Outcome* with = find(outs, "lstm_" + attn);
+    if (!none || !with || std::isnan(with->exact_long)) continue;
+    const bool better = with->exact_long > none->exact_long;
+    cmp.add_exact(fmt::format("LSTM+{} beats the LSTM without attention on the longer half of "
+                              "the trained lengths",
+                              attn),
+                  "yes", yes_no(better), better ? "" : budget_note);
+  }
+  const Outcome* tr = find(outs, "transformer");
+  const Outcome* lb = find(outs, "lstm_bahdanau");
+  if (tr && lb && !std::isnan(tr->exact_long)) {
+    const bool better = tr->exact_long > lb->exact_long;
+    cmp.add_exact("the transformer beats LSTM+bahdanau on the longer half of the trained lengths",
+                  "yes", yes_no(better), better ? "" : budget_note);
+  }
+  if (!cmp.entries().empty()) ctx.compare(cmp);
+}
+
+void record_results(const std::vector<Outcome>& outs,
+                    const std::vector<int64_t>& lengths,
+                    RunContext& ctx) {
+  nlohmann::ordered_json labels = nlohmann::ordered_json::array(), per = {};
+  for (const auto& o : outs) {
+    labels.push_back(o.spec.key());
+    const auto& r = o.summary.result;
+    per[o.spec.key()] = {{"label", o.spec.label()},
+                         {"model", o.spec.model},
+                         {"attention", o.spec.attention.empty() ? "self" : o.spec.attention},
+                         {"parameters", o.params},
+                         {"steps", r.last_step},
+                         {"train_seconds", r.train_seconds},
+                         {"wall_seconds", r.wall_seconds},
+                         {"tokens_per_second", r.tokens_per_second},
+                         {"final_train_loss", o.final_loss},
+                         {"exact_match", o.exact},
+                         {"token_accuracy", o.token},
+                         {"exact_match_trained_lengths", number_or_null(o.exact_in)},
+                         {"exact_match_longer_lengths", number_or_null(o.exact_beyond)},
+                         {"token_accuracy_trained_lengths", number_or_null(o.token_in)},
+                         {"token_accuracy_longer_lengths", number_or_null(o.token_beyond)},
+                         {"run_dir", o.summary.run_dir}};
+  }
+  ctx.result("models", labels);
+  ctx.result("lengths", lengths);
+  ctx.result("per_model", per);
+  const auto best = std::max_element(outs.begin(), outs.end(), [](const auto& a, const auto& b) {
+    return a.exact_in < b.exact_in;
+  });
+  ctx.result("best_model_trained_lengths", best->spec.key());
+}
+
+std::string findings(const std::vector<Outcome>& outs, int64_t train_max, double seconds) {
+  std::vector<const Outcome*> order;
+  for (const auto& o : outs) order.push_back(&o);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Outcome* a, const Outcome* b) { return a->exact_in > b->exact_in; });
+  std::string ranking;
+  for (const Outcome* o : order)
+    ranking +=
+        fmt::format("{}{} {}", ranking.empty() ? "" : ", ", o->spec.label(), pct(o->exact_in));
+  std::string text = fmt::format(
+      "Ranking by exact match over the evaluated lengths up to {} (the training range), after "
+      "{:g} s of training each: {}. ",
+      train_max, seconds, ranking);
+  const Outcome* fastest = *std::max_element(order.begin(), order.end(), [](auto* a, auto* b) {
+    return a->summary.result.last_step < b->summary.result.last_step;
+  });
+  const Outcome* slowest = *std::min_element(order.begin(), order.end(), [](auto* a, auto* b) {
+    return a->summary.result.last_step < b->summary.result.last_step;
+  });
+  text += fmt::format(
+      "The same budget bought {} steps for {} but only {} for {}: the budget, not the step "
+      "count, is what is held equal. ",
+      fastest->summary.result.last_step, fastest->spec.label(), slowest->summary.result.last_step,
+      slowest->spec.label());
+  double best_beyond = 0;
+  for (const auto& o : outs)
+    if (!std::isnan(o.exact_beyond)) best_beyond = std::max(best_beyond, o.exact_beyond);
+  if (std::any_of(outs.begin(), outs.end(),
+                  [](const Outcome& o) { return !std::isnan(o.exact_beyond); }))
+    text += fmt::format(
+        "Beyond the training lengths the best exact match is {}: none of these models was "
+        "trained to stop or to place tokens past length {}, so this column measures "
+        "extrapolation, not capacity. ",
+        pct(best_beyond), train_max);
+  text +=
+      "The wall-time budget depends on the machine and its load (other programs running slow "
+      "every model down), so compare models within one run, not across runs.";
+  return text;
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const std::vector<ModelSpec> specs = parse_models(cfg.get_string("models"));
+  std::vector<int64_t> lengths = cfg.get_ints("lengths");
+  std::sort(lengths.begin(), lengths.end());
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  if (lengths.empty()) throw UsageError("--lengths is empty");
+  const int64_t train_max = cfg.get_int("train_max_len");
+  const double seconds = cfg.get_real("seconds");
+  // Reject a bad setting before the first model trains (train_task would only catch it then).
+  for (const auto& s : specs)
+    train::validate_train_config(train_config(s, cfg, lengths, ctx.seed(), "unused"));
+
+  ctx.section("Setup");
+  ctx.note(fmt::format(
+      "Reversal over the 26 lowercase letters; training sources of length 1 to {}, scored at "
+      "lengths {} ({} fresh examples each, greedy decoding). Every model trains for {:g} s of "
+      "wall time with AdamW (lr {}, {} warm-up steps then flat), batch {}, gradient clipping "
+      "1.0; recurrent models: {} layers of {} units with {}-dimensional embeddings; transformer: "
+      "d_model {}, {} layers per stack, 4 heads. No early stop.",
+      train_max, fmt::join(lengths, ", "), cfg.get_int("per_length"), seconds, cfg.get_real("lr"),
+      cfg.get_int("warmup"), cfg.get_int("batch"), cfg.get_int("layers"), cfg.get_int("hidden"),
+      cfg.get_int("hidden"), cfg.get_int("d_model"), cfg.get_int("layers")));
+
+  const SubRunRoot root(ctx.dir());
+  std::vector<Outcome> outs;
+  for (const auto& s : specs) {
+    ctx.section("Training " + s.label());
+    outs.push_back(train_and_score(s, cfg, lengths, ctx.seed(), root.path));
+    const Outcome& o = outs.back();
+    ctx.note(fmt::format(
+        "{}: {} steps in {:.1f} s, final training loss {:.3f}; exact match {} on "
+        "trained lengths, {} beyond",
+        o.summary.model_description, o.summary.result.last_step, o.summary.result.train_seconds,
+        o.final_loss, pct(o.exact_in), pct(o.exact_beyond)));
+  }
+
+  ctx.section("Results");
+  report_tables(outs, lengths, train_max, seconds, ctx);
+  report_figures(outs, lengths, train_max, ctx);
+  record_results(outs, lengths, ctx);
+  compare_claims(outs, lengths, train_max, seconds, ctx);
+  ctx.note(findings(outs, train_max, seconds));
+}
+
+}  // namespace
+
+Experiment recurrent_baselines() {
+  Experiment e;
+  e.name = "recurrent-baselines";
+  e.source = "issue 6 #17; 000 §1.1, 001, 002 ch. 38";
+  e.purpose =
+      "RNN/GRU/LSTM seq2seq (no attention, Bahdanau, Luong) vs transformer on reversal, "
+      "same wall time, accuracy by length";
+  e.typical_time = "~4 min";
+  e.config
+      .add_string("models",
+                  "rnn:none,rnn:bahdanau,gru:none,gru:bahdanau,lstm:none,lstm:bahdanau,"
+                  "lstm:luong_dot,lstm:luong_general,transformer",
+                  "comma-separated CELL:ATTENTION (rnn|gru|lstm : none|bahdanau|luong_dot|"
+                  "luong_general) or transformer")
+      .add_real("seconds", 20, "wall-time training budget per model", {.min = 0.1})
+      .add_int("train_max_len", 16, "training sources have lengths 1..this", {.min = 1})
+      .add_ints("lengths", {2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24},
+                "source lengths to score (above train_max_len: extrapolation)", {.min = 1})
+      .add_int("per_length", 200, "fresh examples scored per length", {.min = 1})
+      .add_int("hidden", 128, "recurrent models: units per layer (and embedding size)", {.min = 1})
+      .add_int("d_model", 64, "transformer width (4 heads, feed-forward 256)", {.min = 4})
+      .add_int("layers", 2, "recurrent layers / transformer layers per stack", {.min = 1})
+      .add_int("batch", 64, "sequences per step", {.min = 1})
+      .add_real("lr", 3e-3, "AdamW peak learning rate", {.min = 0})
+      .add_int("warmup", 100, "steps of linear learning-rate warm-up", {.min = 0})
+      .add_int("seed", 1, "random seed (weights, training stream, scored sets)", {.min = 0});
+  e.quick = {{"models", "lstm:none,lstm:bahdanau,transformer"},
+             {"seconds", "2.5"},
+             {"lengths", "4,8,12,16,20"},
+             {"per_length", "40"}};
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments
