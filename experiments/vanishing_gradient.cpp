@@ -91,6 +91,7 @@ double largest_singular_value(const Tensor& w, Generator& gen) {
 struct ModelCurve {
   std::string name, key;             // key: the prefix of its results
   std::vector<double> log_relative;  // by distance d = 0..T-1, mean over seeds of log(n_d/n_0)
+  std::vector<double> log_norm;      // by distance, mean over seeds of log(n_d)
   int64_t underflow = 0;             // (seed, distance) pairs whose norm was exactly 0
   double factor = 0;                 // fitted per-step factor over distances 1..fit_max
   double relative(int64_t d) const { return std::exp(log_relative[d]); }
@@ -202,15 +203,16 @@ void run(const Config& cfg, RunContext& ctx) {
 
   std::vector<ModelCurve> curves;
   for (size_t m = 0; m < models.size(); ++m) {
-    ModelCurve c{models[m].name, models[m].key, std::vector<double>(p.seq_len, 0.0)};
+    ModelCurve c{models[m].name, models[m].key, std::vector<double>(p.seq_len, 0.0),
+                 std::vector<double>(p.seq_len, 0.0)};
     for (int64_t s = 0; s < seeds; ++s) {
       Generator gen(seed + 1000 * static_cast<uint64_t>(s + 1));
       const std::vector<double> n = norms_by_distance(p, gen, models[m].make);
       for (int64_t d = 0; d < p.seq_len; ++d) {
         if (n[d] == 0) ++c.underflow;
-        c.log_relative[d] +=
-            (n[d] > 0 ? std::log(n[d] / n[0]) : -std::numeric_limits<double>::infinity()) /
-            static_cast<double>(seeds);
+        const double log_n = n[d] > 0 ? std::log(n[d]) : -std::numeric_limits<double>::infinity();
+        c.log_norm[d] += log_n / static_cast<double>(seeds);
+        c.log_relative[d] += (log_n - std::log(n[0])) / static_cast<double>(seeds);
       }
     }
     c.factor = fitted_factor(c.log_relative, fit_max);
@@ -227,7 +229,6 @@ void run(const Config& cfg, RunContext& ctx) {
                       "seeds (batch {} each)",
                       p.seq_len, p.hidden, seeds, p.batch),
           header);
-  CsvWriter csv = ctx.csv("gradient_by_distance", {"distance", "model", "relative_norm"});
   const double ref100 = std::pow(kDocFactor, 100);
   for (size_t m = 0; m < curves.size(); ++m) {
     const ModelCurve& c = curves[m];
@@ -251,8 +252,17 @@ void run(const Config& cfg, RunContext& ctx) {
     ctx.result("factor_" + key, c.factor);
     ctx.result("steps_below_0366_" + key, below);
     ctx.result("underflow_" + key, c.underflow);
-    for (int64_t d = 0; d < p.seq_len; ++d)
-      csv.row({static_cast<double>(d), static_cast<double>(m), c.relative(d)});
+  }
+  // One row per distance: every model's relative and absolute norm (geometric means).
+  std::vector<std::string> columns{"distance", "reference_0.99^d"};
+  for (const ModelCurve& c : curves)
+    columns.insert(columns.end(), {c.key + "_relative", c.key + "_norm"});
+  CsvWriter csv = ctx.csv("gradient_by_distance", columns);
+  for (int64_t d = 0; d < p.seq_len; ++d) {
+    std::vector<double> row{static_cast<double>(d), std::pow(kDocFactor, d)};
+    for (const ModelCurve& c : curves)
+      row.insert(row.end(), {c.relative(d), std::exp(c.log_norm[d])});
+    csv.row(row);
   }
   t.add_row({"the text: 0.99 per step", sig(kDocFactor, 3), sig(std::pow(kDocFactor, 10), 3),
              sig(std::pow(kDocFactor, 50), 3), sig(ref100, 3), "0.9900", "100"});
