@@ -281,14 +281,26 @@ void report_curves(const std::vector<Trained>& runs,
   acc.y_label = "accuracy";
   acc.refs = {{RefLine::kHorizontal, ceiling, "order-free ceiling"},
               {RefLine::kHorizontal, chance, "chance 1/|alphabet|"}};
-  CsvWriter csv = ctx.csv("loss", {"step", "positions", "loss"});
+  // Wide CSVs: one column per model (every run has the same steps and evaluation steps).
+  std::vector<std::string> loss_cols{"step"}, acc_cols{"step"};
   for (const Trained& r : runs) {
     loss.series.push_back({std::string("positions: ") + name_of(r.pos), steps_axis(r.loss.size()),
                            r.loss, "", false, false});
     acc.series.push_back({std::string("positions: ") + name_of(r.pos), r.eval_steps,
                           r.eval_accuracy, "", false, true});
-    for (size_t i = 0; i < r.loss.size(); ++i)
-      csv.row({static_cast<double>(i + 1), static_cast<double>(r.pos), r.loss[i]});
+    loss_cols.push_back(std::string("loss_") + name_of(r.pos));
+    acc_cols.push_back(std::string("accuracy_") + name_of(r.pos));
+  }
+  CsvWriter loss_csv = ctx.csv("loss", loss_cols), acc_csv = ctx.csv("accuracy", acc_cols);
+  for (size_t i = 0; i < runs[0].loss.size(); ++i) {
+    std::vector<double> row{static_cast<double>(i + 1)};
+    for (const Trained& r : runs) row.push_back(r.loss[i]);
+    loss_csv.row(row);
+  }
+  for (size_t i = 0; i < runs[0].eval_steps.size(); ++i) {
+    std::vector<double> row{runs[0].eval_steps[i]};
+    for (const Trained& r : runs) row.push_back(r.eval_accuracy[i]);
+    acc_csv.row(row);
   }
   ctx.figure("loss", line_plot_svg(loss), "Training loss with and without positions");
   ctx.figure("accuracy", line_plot_svg(acc),
