@@ -66,10 +66,12 @@ std::vector<double> log_ticks(double lo, double hi) {
   const int a = static_cast<int>(std::floor(std::log10(lo) + 1e-9));
   const int b = static_cast<int>(std::ceil(std::log10(hi) - 1e-9));
   const bool few = b - a <= 3;
+  // Over many decades label only every k-th power of ten (multiples of k), at most ~10 labels.
+  const int every = std::max(1, (b - a + 9) / 10);
   for (int e = a; e <= b; ++e)
     for (double m : few ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
       const double v = m * std::pow(10.0, e);
-      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
+      if (e % every == 0 && v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
     }
   return ticks;
 }

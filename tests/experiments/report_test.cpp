@@ -81,6 +81,11 @@ TEST_SUITE("experiments") {
     CHECK(few.back() == doctest::Approx(2));
     CHECK(few.size() == 6);  // 0.05 0.1 0.2 0.5 1 2
     CHECK(log_ticks(1, 1e6) == std::vector<double>{1, 10, 100, 1e3, 1e4, 1e5, 1e6});
+    // 44 decades: every 5th power of ten (1e-40, 1e-35, ..., 1), not 45 crowded labels.
+    const std::vector<double> many = log_ticks(3e-43, 20);
+    REQUIRE(many.size() == 9);
+    CHECK(std::log10(many.front()) == doctest::Approx(-40));
+    CHECK(many.back() == doctest::Approx(1));
     CHECK(display_token(" ") == "\u2423");
     CHECK(display_token("a") == "a");
   }
