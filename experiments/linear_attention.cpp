@@ -84,31 +84,46 @@ Timings measured_part(const Config& cfg, RunContext& ctx, const std::vector<doub
   const int64_t d = cfg.get_int("d"), rec_max = cfg.get_int("recurrent_max_t");
   const int reps = static_cast<int>(cfg.get_int("reps"));
   const double budget = cfg.get_real("budget_s");
+  const bool backward = cfg.get_bool("backward");
   ScopedThreads threads(static_cast<int>(cfg.get_int("timing_threads")));
   Generator gen(ctx.seed());
-  ctx.section(fmt::format("Measured forward time on this machine ({} thread{}, NoGrad)",
-                          num_threads(), num_threads() == 1 ? "" : "s"));
+  const std::string what = backward ? "forward + backward" : "forward";
+  const double passes = backward ? 3 : 1;  // GFLOP/s: backward counted as twice the forward
+  ctx.section(fmt::format("Measured {} time on this machine ({} thread{})", what, num_threads(),
+                          num_threads() == 1 ? "" : "s"));
   const double load = load_average();
   ctx.result("load_average_before", load);
   ctx.result("timing_threads", num_threads());
   Timings tm;
-  Table tab("Median forward time (ms), d = " + std::to_string(d),
+  Table tab(fmt::format("Median {} time (ms), d = {}", what, d),
             {"T", "softmax", "softmax causal", "linear", "linear causal", "fast-weight loop",
              "softmax / linear", "softmax GFLOP/s", "linear GFLOP/s"});
   nn::SdpaOptions causal;
   causal.masks.causal = true;
   for (double tt : ts) {
     const int64_t t = static_cast<int64_t>(tt);
-    const Var q = Var::constant(Tensor::randn({1, 1, t, d}, gen));
-    const Var k = Var::constant(Tensor::randn({1, 1, t, d}, gen));
-    const Var v = Var::constant(Tensor::randn({1, 1, t, d}, gen));
-    NoGrad off;
+    Var q = Var::parameter(Tensor::randn({1, 1, t, d}, gen));
+    Var k = Var::parameter(Tensor::randn({1, 1, t, d}, gen));
+    Var v = Var::parameter(Tensor::randn({1, 1, t, d}, gen));
+    // One timed unit: the forward alone (nothing recorded), or forward + backward from sum(y).
+    auto unit = [&](std::function<Var()> forward) -> std::function<void()> {
+      return [&q, &k, &v, backward, forward] {
+        if (!backward) {
+          NoGrad off;
+          forward();
+          return;
+        }
+        for (Var* p : {&q, &k, &v}) p->zero_grad();
+        sum(forward()).backward();
+      };
+    };
     std::vector<std::function<void()>> works{
-        [&] { nn::scaled_dot_product_attention(q, k, v); },
-        [&] { nn::scaled_dot_product_attention(q, k, v, causal); },
-        [&] { nn::linear_attention(q, k, v, false); },
-        [&] { nn::linear_attention(q, k, v, true); }};
-    if (t <= rec_max) works.push_back([&] { nn::linear_attention_recurrent(q, k, v); });
+        unit([&] { return nn::scaled_dot_product_attention(q, k, v).out; }),
+        unit([&] { return nn::scaled_dot_product_attention(q, k, v, causal).out; }),
+        unit([&] { return nn::linear_attention(q, k, v, false); }),
+        unit([&] { return nn::linear_attention(q, k, v, true); })};
+    if (t <= rec_max)
+      works.push_back(unit([&] { return nn::linear_attention_recurrent(q, k, v); }));
     const std::vector<Timing> r = time_interleaved(works, reps, budget);
     tm.softmax.push_back(r[0].median_s * 1e3);
     tm.softmax_causal.push_back(r[1].median_s * 1e3);
@@ -117,11 +132,12 @@ Timings measured_part(const Config& cfg, RunContext& ctx, const std::vector<doub
     tm.recurrent.push_back(r.size() > 4 ? r[4].median_s * 1e3
                                         : std::numeric_limits<double>::quiet_NaN());
     auto cell = [](double ms) { return std::isnan(ms) ? std::string("-") : fixed(ms, 3); };
-    tab.add_row({std::to_string(t), cell(tm.softmax.back()), cell(tm.softmax_causal.back()),
-                 cell(tm.linear.back()), cell(tm.linear_causal.back()), cell(tm.recurrent.back()),
-                 fixed(tm.softmax.back() / tm.linear.back(), 2),
-                 fixed(softmax_flops(tt, static_cast<double>(d)) / tm.softmax.back() / 1e6, 1),
-                 fixed(linear_flops(tt, static_cast<double>(d)) / tm.linear.back() / 1e6, 1)});
+    tab.add_row(
+        {std::to_string(t), cell(tm.softmax.back()), cell(tm.softmax_causal.back()),
+         cell(tm.linear.back()), cell(tm.linear_causal.back()), cell(tm.recurrent.back()),
+         fixed(tm.softmax.back() / tm.linear.back(), 2),
+         fixed(passes * softmax_flops(tt, static_cast<double>(d)) / tm.softmax.back() / 1e6, 1),
+         fixed(passes * linear_flops(tt, static_cast<double>(d)) / tm.linear.back() / 1e6, 1)});
   }
   ctx.table(tab);
   ctx.note(fmt::format(
@@ -299,7 +315,9 @@ void run(const Config& cfg, RunContext& ctx) {
   if (!std::isnan(cross))
     p.refs.push_back({RefLine::kVertical, cross, fmt::format("measured T = {:.0f}", cross)});
   p.log_x = p.log_y = true;
-  p.title = fmt::format("Forward time, d = {}", cfg.get_int("d"));
+  p.title =
+      fmt::format("{} time, d = {}", cfg.get_bool("backward") ? "Forward + backward" : "Forward",
+                  cfg.get_int("d"));
   p.x_label = "sequence length T";
   p.y_label = "ms";
   ctx.figure("time", line_plot_svg(p), "O(T^2 d) softmax against O(T d^2) linear attention");
@@ -337,6 +355,7 @@ Experiment linear_attention() {
       .add_real("budget_s", 3.0, "about this many seconds of timing per length", {.min = 0})
       .add_int("timing_threads", 1, "threads for the timing (0 = the CLI's --threads)", {.min = 0})
       .add_int("recurrent_max_t", 2048, "time the step-by-step loop up to this T", {.min = 0})
+      .add_bool("backward", false, "time forward + backward (from sum(y)) instead of forward")
       .add_int("equiv_t", 128, "T of the equivalence check", {.min = 1})
       .add_int("equiv_heads", 2, "heads in the equivalence check", {.min = 1});
   e.quick = {{"lengths", "16,64,256,1024"},
