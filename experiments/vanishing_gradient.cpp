@@ -353,7 +353,7 @@ Experiment vanishing_gradient() {
   e.source = "001 (sequential processing); 000 §1.1";
   e.purpose = "Gradient reaching x_t vs distance: tanh RNN, GRU, LSTM, self-attention";
   e.typical_time = "~2 s";
-  e.config.add_int("seq_len", 128, "sequence length T (distances 0..T-1)", {.min = 2})
+  e.config.add_int("seq_len", 128, "sequence length T (distances 0..T-1)", {.min = 3})
       .add_int("hidden", 64, "hidden size = input size = attention width", {.min = 1})
       .add_int("batch", 8, "sequences per seed", {.min = 1})
       .add_int("seeds", 10, "seeds averaged (geometric mean)", {.min = 1})
