@@ -51,15 +51,25 @@ const std::vector<HeadPattern>& head_patterns(AttentionKind kind) {
   };
   // Decoder row q (0..L) over source keys 0..L-1; row q produces source token L-1-q.
   static const std::vector<HeadPattern> cross = {
-      {"backward", "source L-1-q: the token being written (reads the input backwards)",
+      {"backward", "source L-1-q, the token being written",
        [](int64_t L, int64_t q) { return q < L ? L - 1 - q : -1; }},
-      {"forward", "source q: same position as the output (reads the input forwards)",
-       [](int64_t L, int64_t q) { return q < L ? q : -1; }},
-      {"just_written", "source L-q: the token written one step before (the decoder's input)",
+      {"just_written", "source L-q, the token written one step before (the decoder's input)",
        [](int64_t L, int64_t q) { return q >= 1 ? L - q : -1; }},
-      {"end", "the last source token (end of input; the source has no EOS token)",
+      {"forward", "source q, the same position as the output",
+       [](int64_t L, int64_t q) { return q < L ? q : -1; }},
+      {"forward_prev", "source q-1, one behind the output's position",
+       [](int64_t L, int64_t q) { return q >= 1 && q <= L ? q - 1 : -1; }},
+      {"end", "the last source token (where the input ends; this task's source has no EOS)",
        [](int64_t L, int64_t) { return L - 1; }},
       {"first", "the first source token", [](int64_t, int64_t) { return int64_t{0}; }},
+      {"backward_window",
+       "backward + just_written: reads the input backwards, two tokens wide",
+       nullptr,
+       {"backward", "just_written"}},
+      {"forward_window",
+       "forward + forward_prev: reads the input forwards, two tokens wide",
+       nullptr,
+       {"forward", "forward_prev"}},
   };
   switch (kind) {
     case AttentionKind::kEncoderSelf:
@@ -134,7 +144,7 @@ void HeadRoleScores::add(int64_t layer, const Tensor& w, int64_t L) {
     // The key of each pattern at this row, and which patterns count (their key is theirs alone).
     std::vector<int64_t> keys;
     for (const auto& p : pats) {
-      const int64_t k = p.key(L, q);
+      const int64_t k = p.composite() ? -1 : p.key(L, q);
       keys.push_back(k >= 0 && k < tk ? k : -1);
     }
     for (size_t i = 0; i < pats.size(); ++i) {
@@ -150,29 +160,50 @@ void HeadRoleScores::add(int64_t layer, const Tensor& w, int64_t L) {
   }
 }
 
+size_t HeadRoleScores::find(const std::string& name) const {
+  const auto& pats = patterns();
+  const auto it =
+      std::find_if(pats.begin(), pats.end(), [&](const auto& p) { return p.name == name; });
+  if (it == pats.end()) throw Error("HeadRoleScores: no pattern '" + name + "'");
+  return static_cast<size_t>(it - pats.begin());
+}
+
 double HeadRoleScores::score(int64_t layer, int64_t head, size_t pattern) const {
+  if (patterns().at(pattern).composite()) {
+    double sum = 0;
+    for (const auto& part : patterns()[pattern].parts) sum += score(layer, head, find(part));
+    return sum;
+  }
   const int64_t n = rows_.at(static_cast<size_t>(layer) * patterns().size() + pattern);
   return n > 0 ? sum_.at(index(layer, head, pattern)) / static_cast<double>(n) : 0.0;
 }
 
 double HeadRoleScores::chance(size_t pattern) const {
+  if (patterns().at(pattern).composite()) {
+    double sum = 0;
+    for (const auto& part : patterns()[pattern].parts) sum += chance(find(part));
+    return sum;
+  }
   const int64_t n = rows_.at(pattern);  // layer 0's rows
   return n > 0 ? chance_sum_[pattern] / static_cast<double>(n) : 0.0;
 }
 
 std::string HeadRoleScores::role(int64_t layer, int64_t head, double threshold) const {
-  size_t best_i = 0;
-  for (size_t i = 1; i < patterns().size(); ++i)
-    if (score(layer, head, i) > score(layer, head, best_i)) best_i = i;
-  return score(layer, head, best_i) >= threshold ? patterns()[best_i].name : "mixed";
+  // Single-key patterns first; a composite only when no single pattern reaches the threshold
+  // (a composite always scores at least as much as its parts).
+  for (bool composite : {false, true}) {
+    double best_score = -1;
+    size_t best_i = 0;
+    for (size_t i = 0; i < patterns().size(); ++i)
+      if (patterns()[i].composite() == composite && score(layer, head, i) > best_score)
+        best_score = score(layer, head, i), best_i = i;
+    if (best_score >= threshold) return patterns()[best_i].name;
+  }
+  return "mixed";
 }
 
 double HeadRoleScores::best(const std::string& name, int64_t* layer, int64_t* head) const {
-  const auto& pats = patterns();
-  const auto it =
-      std::find_if(pats.begin(), pats.end(), [&](const auto& p) { return p.name == name; });
-  if (it == pats.end()) throw Error("HeadRoleScores::best: no pattern '" + name + "'");
-  const auto i = static_cast<size_t>(it - pats.begin());
+  const size_t i = find(name);
   double top = -1;
   for (int64_t l = 0; l < layers_; ++l)
     for (int64_t h = 0; h < heads_; ++h)

@@ -39,11 +39,15 @@ std::string kind_name(AttentionKind kind);
 std::string kind_title(AttentionKind kind);
 
 // A relation a head may implement: for source length L and query row q, the key it names
-// (-1: none at this row).
+// (-1: none at this row). A composite pattern names no key itself: its score is the sum of its
+// parts' scores (the mass on a small window of keys, e.g. a head that spreads itself over the
+// token being written and the one just written).
 struct HeadPattern {
   std::string name;
   std::string meaning;
   std::function<int64_t(int64_t L, int64_t q)> key;
+  std::vector<std::string> parts;  // composite: names of single-key patterns of the same kind
+  bool composite() const { return !parts.empty(); }
 };
 const std::vector<HeadPattern>& head_patterns(AttentionKind kind);
 
@@ -75,13 +79,17 @@ class HeadRoleScores {
   // The same for uniform attention over the allowed keys: the level a score must beat
   // (from the rows given for layer 0).
   double chance(size_t pattern) const;
-  // The name of the best-scoring pattern when its score is >= threshold, else "mixed".
+  // The name of the best-scoring pattern when its score is >= threshold, else "mixed". A single
+  // pattern wins over a composite containing it when it alone reaches the threshold.
   std::string role(int64_t layer, int64_t head, double threshold) const;
+  // The index of pattern `name` (attn::Error if there is none).
+  size_t find(const std::string& name) const;
   // The best score of pattern `name` over every head, and where it is.
   double best(const std::string& name, int64_t* layer = nullptr, int64_t* head = nullptr) const;
 
  private:
   size_t index(int64_t layer, int64_t head, size_t pattern) const;
+
   AttentionKind kind_;
   int64_t layers_, heads_;
   std::vector<double> sum_;         // (layer, head, pattern)
