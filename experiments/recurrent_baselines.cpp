@@ -6,7 +6,7 @@
 //
 //   attnlab run recurrent-baselines                        # 8 models x 30 s, ~4.5 min
 //   attnlab run recurrent-baselines --seconds 60 --models lstm:none,lstm:bahdanau,transformer
-//   attnlab run recurrent-baselines --train-max-len 16 --lengths 4,8,12,16,20 --seconds 60
+//   attnlab run recurrent-baselines --train-max-len 16 --lengths 4,8,12,16,20 --seconds 90
 //
 // Why a wall-time budget and not a step budget: the question is what each architecture makes of
 // the same compute on the same machine. A recurrent step walks the sequence one token at a time,
@@ -79,8 +79,10 @@ std::vector<ModelSpec> parse_models(const std::string& text) {
     ModelSpec s;
     const size_t colon = item.find(':');
     s.model = item.substr(0, colon);
-    if (s.model != "transformer") s.attention = colon == std::string::npos ? "none" : "";
-    if (colon != std::string::npos) s.attention = item.substr(colon + 1);
+    if (colon != std::string::npos)
+      s.attention = item.substr(colon + 1);
+    else if (s.model != "transformer")
+      s.attention = "none";
     const bool ok = s.model == "transformer" ? colon == std::string::npos
                                              : has(cells, s.model) && has(kinds, s.attention);
     if (!ok)
@@ -395,43 +397,60 @@ std::string yes_no(bool b) {
   return b ? "yes" : "no";
 }
 
-// The expectations stated in the course and the issues, each checked when its models ran.
+// The expectations stated in the course and the issues, each checked when its models ran. A
+// "no" comes with both models' numbers: under a wall-time budget the answer can depend on how
+// many steps each model managed, which the reason shows.
 void compare_claims(const std::vector<Outcome>& outs,
                     const std::vector<int64_t>& lengths,
                     int64_t train_max,
                     double seconds,
                     RunContext& ctx) {
   DocumentComparison cmp("The course's expectations vs this run");
-  const std::string budget_note = fmt::format(
-      "measured with {:g} s per model on this machine; a larger --seconds changes the picture",
-      seconds);
-  // Trained lengths only: the first and the last one in --lengths.
-  std::vector<size_t> trained;
-  for (size_t i = 0; i < lengths.size(); ++i)
-    if (lengths[i] <= train_max) trained.push_back(i);
-  if (const Outcome* none = find(outs, "lstm_none"); none && trained.size() >= 2) {
-    const double first = none->exact[trained.front()], last = none->exact[trained.back()];
-    const bool falls = last < first;
+  std::vector<int64_t> trained, upper;  // trained lengths; their longer half
+  for (const int64_t l : lengths)
+    if (l <= train_max) {
+      trained.push_back(l);
+      if (2 * l > train_max) upper.push_back(l);
+    }
+  const std::string span =
+      upper.empty() ? "" : fmt::format("lengths {}-{}", upper.front(), upper.back());
+  auto versus = [&](const Outcome& a, const Outcome& b) {
+    return fmt::format(
+        "{} {} vs {} {} on {}, after {} vs {} steps (final training loss {:.3f} vs {:.3f}) in "
+        "{:g} s each",
+        a.spec.label(), pct(a.exact_long), b.spec.label(), pct(b.exact_long), span,
+        a.summary.result.last_step, b.summary.result.last_step, a.final_loss, b.final_loss,
+        seconds);
+  };
+  auto claim = [&](const std::string& name, const Outcome* a, const Outcome* b) {
+    if (!a || !b || upper.empty()) return;
+    const bool yes = a->exact_long > b->exact_long;
+    cmp.add_exact(name, "yes", yes_no(yes), yes ? "" : versus(*a, *b));
+  };
+  const Outcome* none = find(outs, "lstm_none");
+  if (none && trained.size() >= 2) {
+    const auto first = static_cast<size_t>(
+        std::find(lengths.begin(), lengths.end(), trained.front()) - lengths.begin());
+    const auto last = static_cast<size_t>(
+        std::find(lengths.begin(), lengths.end(), trained.back()) - lengths.begin());
+    const bool falls = none->exact[last] < none->exact[first];
     cmp.add_exact(fmt::format("LSTM without attention: exact match falls from length {} to {}",
-                              lengths[trained.front()], lengths[trained.back()]),
-                  "yes", yes_no(falls), falls ? "" : budget_note);
-  }
-  for (const std::string attn : {"bahdanau", "luong_dot", "luong_general"}) {
-    const Outcome* none = find(outs, "lstm_none");
-    const Outcome* with = find(outs, "lstm_" + attn);
-    if (!none || !with || std::isnan(with->exact_long)) continue;
-    const bool better = with->exact_long > none->exact_long;
-    cmp.add_exact(fmt::format("LSTM+{} beats the LSTM without attention on the longer half of "
-                              "the trained lengths",
-                              attn),
-                  "yes", yes_no(better), better ? "" : budget_note);
+                              trained.front(), trained.back()),
+                  "yes", yes_no(falls),
+                  falls ? ""
+                        : fmt::format("{} at length {}, {} at length {}", pct(none->exact[first]),
+                                      trained.front(), pct(none->exact[last]), trained.back()));
   }
   const Outcome* tr = find(outs, "transformer");
-  const Outcome* lb = find(outs, "lstm_bahdanau");
-  if (tr && lb && !std::isnan(tr->exact_long)) {
-    const bool better = tr->exact_long > lb->exact_long;
-    cmp.add_exact("the transformer beats LSTM+bahdanau on the longer half of the trained lengths",
-                  "yes", yes_no(better), better ? "" : budget_note);
+  for (const std::string attn : {"bahdanau", "luong_dot", "luong_general"}) {
+    const Outcome* with = find(outs, "lstm_" + attn);
+    claim(fmt::format("LSTM+{} beats the LSTM without attention on the longer half of the "
+                      "trained lengths",
+                      attn),
+          with, none);
+    claim(fmt::format("the transformer beats LSTM+{} on the longer half of the trained lengths",
+                      attn),
+          tr, with);
   }
   if (!cmp.entries().empty()) ctx.compare(cmp);
 }
@@ -458,6 +477,8 @@ void record_results(const std::vector<Outcome>& outs,
                          {"exact_match_longer_lengths", number_or_null(o.exact_beyond)},
                          {"token_accuracy_trained_lengths", number_or_null(o.token_in)},
                          {"token_accuracy_longer_lengths", number_or_null(o.token_beyond)},
+                         {"loss_curve_seconds", o.curve_s},
+                         {"loss_curve", o.curve_loss},
                          {"run_dir", o.summary.run_dir}};
   }
   ctx.result("models", labels);
@@ -493,16 +514,30 @@ std::string findings(const std::vector<Outcome>& outs, int64_t train_max, double
       "count, is what is held equal. ",
       fastest->summary.result.last_step, fastest->spec.label(), slowest->summary.result.last_step,
       slowest->spec.label());
-  double best_beyond = 0;
-  for (const auto& o : outs)
-    if (!std::isnan(o.exact_beyond)) best_beyond = std::max(best_beyond, o.exact_beyond);
-  if (std::any_of(outs.begin(), outs.end(),
-                  [](const Outcome& o) { return !std::isnan(o.exact_beyond); }))
+  // Beyond the training range: the best exact match, and token accuracy per family.
+  const Outcome* best_exact = nullptr;
+  const Outcome* best_rec_tokens = nullptr;
+  for (const auto& o : outs) {
+    if (std::isnan(o.exact_beyond)) continue;
+    if (!best_exact || o.exact_beyond > best_exact->exact_beyond) best_exact = &o;
+    if (o.spec.model != "transformer" &&
+        (!best_rec_tokens || o.token_beyond > best_rec_tokens->token_beyond))
+      best_rec_tokens = &o;
+  }
+  if (best_exact) {
     text += fmt::format(
-        "Beyond the training lengths the best exact match is {}: none of these models was "
-        "trained to stop or to place tokens past length {}, so this column measures "
-        "extrapolation, not capacity. ",
-        pct(best_beyond), train_max);
+        "Beyond the training lengths the best exact match is {} ({}): no model saw a source "
+        "longer than {} or had to emit EOS later, so this column measures extrapolation. ",
+        pct(best_exact->exact_beyond), best_exact->spec.label(), train_max);
+    const Outcome* tr = find(outs, "transformer");
+    if (tr && best_rec_tokens)
+      text += fmt::format(
+          "Token accuracy there: {} for the transformer (its positions past {} were never "
+          "trained) against {} for {} (a recurrence applies the same step at every length, so "
+          "it degrades more gradually). ",
+          pct(tr->token_beyond), train_max, pct(best_rec_tokens->token_beyond),
+          best_rec_tokens->spec.label());
+  }
   text +=
       "The wall-time budget depends on the machine and its load (other programs running slow "
       "every model down), so compare models within one run, not across runs.";

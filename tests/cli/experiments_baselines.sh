@@ -35,6 +35,9 @@ for key in models:
     # lengths 2, 6, 10 are trained, 14 is beyond train_max_len 10
     assert m["exact_match_trained_lengths"] == sum(m["exact_match"][:3]) / 3, (key, m)
     assert m["exact_match_longer_lengths"] == m["exact_match"][3], (key, m)
+    ts, ls = m["loss_curve_seconds"], m["loss_curve"]
+    assert len(ts) == len(ls) >= 1 and all(a <= b for a, b in zip(ts, ts[1:])), (key, ts)
+    assert all(x > 0 for x in ls), (key, ls)
     for f in ("metrics.csv", "results.json", "checkpoint.safetensors"):
         assert os.path.isfile(os.path.join(m["run_dir"], f)), (key, f)
     assert os.path.dirname(m["run_dir"]) == os.path.join(d, "models"), m["run_dir"]
