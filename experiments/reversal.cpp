@@ -217,6 +217,12 @@ void report_roles(const std::map<AttentionKind, HeadRoleScores>& scores,
   }
 }
 
+// A window role is the same job as its single-key role ("backward_window" -> "backward").
+std::string role_family(const std::string& role) {
+  const std::string suffix = "_window";
+  return role.ends_with(suffix) ? role.substr(0, role.size() - suffix.size()) : role;
+}
+
 // The heads (as "L1 H3") of `kind` whose role is one of `roles`.
 std::vector<std::string> heads_with(const HeadRoleScores& s,
                                     const std::set<std::string>& roles,
@@ -318,7 +324,7 @@ void run(const Config& cfg, RunContext& ctx) {
     for (int64_t l = 0; l < layers; ++l) {
       std::set<std::string> here;
       for (int64_t h = 0; h < heads; ++h)
-        if (sc.role(l, h, threshold) != "mixed") here.insert(sc.role(l, h, threshold));
+        if (sc.role(l, h, threshold) != "mixed") here.insert(role_family(sc.role(l, h, threshold)));
       for (const auto& r : here) roles.insert(kind_name(kind) + ":" + r);
       if (here.size() >= 2)
         varied_layers.push_back(fmt::format("{} layer {}: {}", kind_title(kind), l + 1,
