@@ -104,10 +104,10 @@ struct Outcome {
   ModelSpec spec;
   int64_t params = 0;
   train::TrainSummary summary;
-  double final_loss = 0;                    // mean training loss of the last 50 steps
-  std::vector<double> exact, token;         // per entry of --lengths
-  std::vector<double> curve_s, curve_loss;  // training loss against wall seconds
-  double exact_in = 0, exact_beyond = 0;    // means over trained / longer lengths
+  double final_loss = 0;                                // mean training loss of the last 50 steps
+  std::vector<double> exact, token;                     // per entry of --lengths
+  std::vector<double> curve_s, curve_step, curve_loss;  // training loss vs seconds and steps
+  double exact_in = 0, exact_beyond = 0;                // means over trained / longer lengths
   double token_in = 0, token_beyond = 0;
   double exact_long = 0;  // mean over the upper half of the trained lengths
 };
@@ -244,6 +244,7 @@ void loss_curve(const fs::path& csv, Outcome& o) {
     const double mean = std::accumulate(losses.begin() + start, losses.begin() + end, 0.0) /
                         static_cast<double>(end - start);
     o.curve_s.push_back(time_at(static_cast<double>(end)));
+    o.curve_step.push_back(static_cast<double>(end));
     o.curve_loss.push_back(mean);
   }
   const int64_t tail = std::min<int64_t>(50, n);
@@ -385,6 +386,13 @@ void report_figures(const std::vector<Outcome>& outs,
         {o.spec.label(), o.curve_s, o.curve_loss, "", o.spec.attention == "none", false});
   ctx.figure("loss_vs_wall_time", line_plot_svg(loss),
              "Training loss of every model on one clock (each curve ends at the budget)");
+  // The same curves against steps: seeded runs trace the same loss per step whatever the
+  // machine's load, so this view compares how much each model learns per update.
+  loss.title = "Training loss against optimiser steps";
+  loss.x_label = "step";
+  for (size_t i = 0; i < outs.size(); ++i) loss.series[i].x = outs[i].curve_step;
+  ctx.figure("loss_vs_step", line_plot_svg(loss),
+             "Training loss per step (independent of the machine's speed and load)");
 }
 
 const Outcome* find(const std::vector<Outcome>& outs, const std::string& key) {
@@ -478,6 +486,7 @@ void record_results(const std::vector<Outcome>& outs,
                          {"token_accuracy_trained_lengths", number_or_null(o.token_in)},
                          {"token_accuracy_longer_lengths", number_or_null(o.token_beyond)},
                          {"loss_curve_seconds", o.curve_s},
+                         {"loss_curve_steps", o.curve_step},
                          {"loss_curve", o.curve_loss},
                          {"run_dir", o.summary.run_dir}};
   }

@@ -37,6 +37,7 @@ for key in models:
     assert m["exact_match_longer_lengths"] == m["exact_match"][3], (key, m)
     ts, ls = m["loss_curve_seconds"], m["loss_curve"]
     assert len(ts) == len(ls) >= 1 and all(a <= b for a, b in zip(ts, ts[1:])), (key, ts)
+    assert m["loss_curve_steps"][-1] == m["steps"], (key, m["loss_curve_steps"])
     assert all(x > 0 for x in ls), (key, ls)
     for f in ("metrics.csv", "results.json", "checkpoint.safetensors"):
         assert os.path.isfile(os.path.join(m["run_dir"], f)), (key, f)
@@ -49,7 +50,7 @@ assert per["lstm_none"]["parameters"] == lstm, (per["lstm_none"]["parameters"], 
 assert per["lstm_bahdanau"]["parameters"] > lstm
 assert res["best_model_trained_lengths"] in models
 stems = sorted(os.path.basename(f) for f in r["figures"])
-assert stems == ["exact_match_by_length.svg", "loss_vs_wall_time.svg",
+assert stems == ["exact_match_by_length.svg", "loss_vs_step.svg", "loss_vs_wall_time.svg",
                  "token_accuracy_by_length.svg"], stems
 '
 
