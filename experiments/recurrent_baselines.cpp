@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -37,6 +38,7 @@
 #include <sstream>
 
 #include "autograd/error.h"
+#include "autograd/kernels/parallel.h"
 #include "autograd/tape.h"
 #include "data/stream.h"
 #include "data/tasks/sequence.h"
@@ -576,6 +578,11 @@ void run(const Config& cfg, RunContext& ctx) {
       cfg.get_int("warmup"), cfg.get_int("batch"), cfg.get_int("layers"), cfg.get_int("hidden"),
       cfg.get_int("hidden"), cfg.get_int("d_model"), cfg.get_int("layers")));
 
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && num_threads() > 1)
+    ctx.note(
+        "OMP_WAIT_POLICY is not set: OpenMP threads spin while waiting, which on a machine busy "
+        "with other work can cost most of a wall-time budget (measured: a 10x slowdown at load "
+        "~10). For a comparison on a shared machine, run with OMP_WAIT_POLICY=PASSIVE.");
   const SubRunRoot root(ctx.dir());
   std::vector<Outcome> outs;
   for (const auto& s : specs) {
