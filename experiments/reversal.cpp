@@ -2,7 +2,7 @@
 // reverse strings, then open it up: the attention maps of every layer and head on one held-out
 // example, and a measured role for every head.
 //
-//   attnlab run reversal                      # trains (~1-2 min on 2 cores), then the analysis
+//   attnlab run reversal                      # trains (~50 s on 2 cores), then the analysis
 //   attnlab run reversal --nhead 4 --d_model 128
 //
 // The training is the train command's (train/run: train_task with the reversal task and the
@@ -380,7 +380,7 @@ Experiment reversal() {
   e.name = "reversal";
   e.source = "002 §39.7 (Chapter 40 preview)";
   e.purpose = "Train an 8-head Transformer to reverse strings; measure what each head attends to";
-  e.typical_time = "~1-2 min";
+  e.typical_time = "~50 s";
   e.config.add_int("d_model", 64, "model width", {.min = 1})
       .add_int("nhead", 8, "attention heads per layer (must divide d_model)", {.min = 1})
       .add_int("layers", 2, "encoder layers and decoder layers", {.min = 1})
