@@ -1,4 +1,4 @@
-// recurrent-baselines [issue 6 #17; 000 §1.1, 001, 002 ch. 38]: the recurrent encoder-decoders
+// recurrent-baselines [000 §1.1, 001, 002 ch. 38]: the recurrent encoder-decoders
 // the course starts from (RNN, GRU, LSTM; without attention, with Bahdanau's additive attention,
 // with Luong's dot / general attention) next to the transformer, all trained on string reversal
 // for the same wall-time budget, then scored at each source length — inside and beyond the
@@ -609,7 +609,7 @@ void run(const Config& cfg, RunContext& ctx) {
 Experiment recurrent_baselines() {
   Experiment e;
   e.name = "recurrent-baselines";
-  e.source = "issue 6 #17; 000 §1.1, 001, 002 ch. 38";
+  e.source = "000 §1.1, 001, 002 ch. 38";
   e.purpose =
       "RNN/GRU/LSTM seq2seq (no attention, Bahdanau, Luong) vs transformer on reversal, "
       "same wall time, accuracy by length";
