@@ -7,13 +7,13 @@
 
 #include "autograd/error.h"
 #include "data/corpus.h"
+#include "tests/scratch_dir.h"
 
 namespace attn::data {
 
 namespace {
 std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / "attn_data_test";
-  std::filesystem::create_directories(dir);
+  static const std::filesystem::path dir = attn::testing::scratch_dir("corpus");
   return (dir / name).string();
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "autograd/error.h"
+#include "tests/scratch_dir.h"
 #include "tests/train/tiny_run.h"
 
 namespace attn::train {
@@ -19,8 +20,7 @@ namespace {
 using testing::TinyRun;
 
 std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / fmt::format("attn_ckpt_test_{}", ::getpid());
-  std::filesystem::create_directories(dir);
+  static const std::filesystem::path dir = attn::testing::scratch_dir("checkpoint");
   return (dir / name).string();
 }
 

@@ -10,14 +10,14 @@
 
 #include "autograd/error.h"
 #include "autograd/safetensors.h"
+#include "tests/scratch_dir.h"
 #include "train/run/run_train.h"
 
 namespace attn::train {
 
 namespace {
 std::string run_dir(const std::string& name) {
-  auto dir =
-      std::filesystem::temp_directory_path() / fmt::format("attn_run_test_{}", ::getpid()) / name;
+  auto dir = attn::testing::scratch_root() / "run" / name;
   std::filesystem::remove_all(dir);
   return dir.string();
 }

@@ -7,6 +7,7 @@
 
 #include "autograd/error.h"
 #include "autograd/safetensors.h"
+#include "tests/scratch_dir.h"
 #include "train/progress.h"
 #include "train/trainer.h"
 
@@ -14,10 +15,7 @@ namespace attn::train {
 
 namespace {
 std::string temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() / "attn_trainer_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  return attn::testing::scratch_dir("trainer").string();
 }
 
 int count_lines(const std::string& text) {
