@@ -11,6 +11,11 @@ void vexp_n(const real* x, real* y, int64_t n) {
   for (int64_t j = 0; j < n; ++j) y[j] = vexp(x[j]);
 }
 
+void vtanh_n(const real* x, real* y, int64_t n) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] = vtanh(x[j]);
+}
+
 namespace {
 
 real row_max(const real* x, int64_t c) {

@@ -60,6 +60,22 @@ inline double vexp(double x) {
   return std::exp(x);
 }
 
+// c[0] x^(N-1) + c[1] x^(N-2) + ... + c[N-1], by Horner's rule (one FMA per coefficient).
+template <int N>
+inline float horner(float x, const float (&c)[N]) {
+  float r = c[0];
+  for (int i = 1; i < N; ++i) r = r * x + c[i];
+  return r;
+}
+
+// An odd function from its two branches, both already computed (a select, not a branch, so a
+// loop stays vectorisable): near when |x| = a < edge, else far (computed at a) with x's sign.
+// A NaN x fails a < edge and takes far, which is NaN too.
+inline float odd_select(float x, float a, float edge, float near, float far) {
+  const float signed_far = x < 0 ? -far : far;
+  return a < edge ? near : signed_far;
+}
+
 // erf that vectorises, within about 1 ulp of float (tests/autograd/vec_math_test.cpp). Two
 // branches, both computed and one selected (so a loop over it stays branch-free):
 //   |x| <  0.921875:  erf(x) = x + x R(x^2), R a degree-5 polynomial;
@@ -69,36 +85,44 @@ inline double vexp(double x) {
 // accurate to the last bit of 1. Coefficients: weighted least-squares (Lawson) fits made for
 // this file against double-precision erf/erfc. The double build uses std::erf.
 inline float verf(float x) {
+  constexpr float kNear[] = {-5.99095132e-4f, 4.99320356e-3f,  -2.67666355e-2f,
+                             1.12818167e-1f,  -3.76124948e-1f, 1.28379151e-1f};
+  constexpr float kFar[] = {-4.37785076e-7f, -1.54749559e-5f, 4.03589249e-4f,
+                            -4.07623081e-3f, 2.49411836e-2f,  -1.08070031e-1f,
+                            -6.33498609e-1f, -1.12945354e+0f, 1.64002893e-4f};
   const float a = x < 0 ? -x : x;
-  const float s = x * x;
-  float r = -5.99095132e-4f;
-  r = r * s + 4.99320356e-3f;
-  r = r * s - 2.67666355e-2f;
-  r = r * s + 1.12818167e-1f;
-  r = r * s - 3.76124948e-1f;
-  r = r * s + 1.28379151e-1f;
-  const float near = x + x * r;
-  const float t = a > 4.0f ? 4.0f : a;
-  float q = -4.37785076e-7f;
-  q = q * t - 1.54749559e-5f;
-  q = q * t + 4.03589249e-4f;
-  q = q * t - 4.07623081e-3f;
-  q = q * t + 2.49411836e-2f;
-  q = q * t - 1.08070031e-1f;
-  q = q * t - 6.33498609e-1f;
-  q = q * t - 1.12945354e+0f;
-  q = q * t + 1.64002893e-4f;
-  const float far = 1.0f - vexp(q);
-  const float signed_far = x < 0 ? -far : far;
-  return a < 0.921875f ? near : signed_far;  // NaN: a < c is false, far is NaN
+  const float near = x + x * horner(x * x, kNear);
+  const float far = 1.0f - vexp(horner(a > 4.0f ? 4.0f : a, kFar));
+  return odd_select(x, a, 0.921875f, near, far);
 }
 
 inline double verf(double x) {
   return std::erf(x);
 }
 
+// tanh that vectorises, within 3 ulp of float (tests/autograd/vec_math_test.cpp):
+//   |x| <  0.625:  tanh(x) = x + x^3 P(x^2), P of degree 4 (fitted like verf's);
+//   |x| >= 0.625:  tanh(x) = sign(x) (1 - 2 / (exp(2|x|) + 1)), no cancellation there since
+//                  tanh >= 0.55; exp overflowing to inf gives exactly +-1.
+// The double build uses std::tanh.
+inline float vtanh(float x) {
+  constexpr float kNear[] = {-5.70498407e-3f, 2.06390843e-2f, -5.37397154e-2f, 1.33314416e-1f,
+                             -3.33332807e-1f};
+  const float a = x < 0 ? -x : x;
+  const float s = x * x;
+  const float near = x + x * s * horner(s, kNear);
+  const float far = 1.0f - 2.0f / (vexp(2.0f * a) + 1.0f);
+  return odd_select(x, a, 0.625f, near, far);
+}
+
+inline double vtanh(double x) {
+  return std::tanh(x);
+}
+
 // y_i = exp(x_i) for n values (x and y may be the same array).
 void vexp_n(const real* x, real* y, int64_t n);
+// y_i = tanh(x_i) for n values.
+void vtanh_n(const real* x, real* y, int64_t n);
 // y = softmax(x) over one contiguous row of c values (max-subtracted, so no overflow). A row of
 // only -inf gives NaN, as PyTorch.
 void softmax_row(const real* x, real* y, int64_t c);

@@ -11,6 +11,26 @@
 
 namespace attn {
 
+namespace {
+
+// The worst error of f against the double-precision reference over [-range, range), in units of
+// the float spacing at the true value; also checks that f is exactly odd at every sample.
+template <class F, class Ref>
+double worst_ulp_of_odd(F f, Ref ref, float range, float step) {
+  double worst = 0;
+  for (float x = -range; x < range; x += step) {
+    const double want = ref(static_cast<double>(x));
+    const float got = f(x);
+    const auto mag = static_cast<float>(std::abs(want));
+    const double ulp = std::nextafter(mag, INFINITY) - mag;
+    if (want != 0) worst = std::max(worst, std::abs(got - want) / ulp);
+    CHECK(f(-x) == -got);
+  }
+  return worst;
+}
+
+}  // namespace
+
 TEST_SUITE("autograd") {
   TEST_CASE("vexp is within 2 ulp of std::exp and exact at the edges") {
     double worst = 0;
@@ -43,21 +63,23 @@ TEST_SUITE("autograd") {
   }
 
   TEST_CASE("verf is within 1.5 ulp of erf and odd, saturating and NaN-preserving") {
-    double worst = 0;  // in units of the float spacing at the true value
-    for (float x = -5.0f; x < 5.0f; x += 0.000731f) {
-      const double want = std::erf(static_cast<double>(x));
-      const float got = kernels::verf(x);
-      const double ulp = std::nextafter(static_cast<float>(std::abs(want)), INFINITY) -
-                         static_cast<float>(std::abs(want));
-      if (want != 0) worst = std::max(worst, std::abs(got - want) / ulp);
-      CHECK(kernels::verf(-x) == -got);
-    }
-    CHECK(worst < 1.5);
+    CHECK(worst_ulp_of_odd([](float x) { return kernels::verf(x); },
+                           [](double x) { return std::erf(x); }, 5.0f, 0.000731f) < 1.5);
     CHECK(kernels::verf(0.0f) == 0.0f);
     CHECK(std::abs(kernels::verf(1e-20f) - 1.1283791671e-20) <= 2e-27);  // erf(x) ~ 2x / sqrt(pi)
     CHECK(kernels::verf(9.0f) == 1.0f);
     CHECK(kernels::verf(-INFINITY) == -1.0f);
     CHECK(std::isnan(kernels::verf(NAN)));
+  }
+
+  TEST_CASE("vtanh is within 3 ulp of tanh, odd, saturating and NaN-preserving") {
+    CHECK(worst_ulp_of_odd([](float x) { return kernels::vtanh(x); },
+                           [](double x) { return std::tanh(x); }, 12.0f, 0.000917f) < 3.0);
+    CHECK(kernels::vtanh(0.0f) == 0.0f);
+    CHECK(kernels::vtanh(1e-20f) == 1e-20f);
+    CHECK(kernels::vtanh(100.0f) == 1.0f);
+    CHECK(kernels::vtanh(-INFINITY) == -1.0f);
+    CHECK(std::isnan(kernels::vtanh(NAN)));
   }
 
   TEST_CASE("the GELU kernels equal x Phi(x) and its derivative, both forms") {
