@@ -55,7 +55,8 @@ Var max(const Var& x, int axis, bool keepdim = false);
 // a (...,M,K) or its transpose, b (...,K,N) or (K,N) or their transposes -> (...,M,N).
 // Rank 2 to 4. When b is rank 2 and a has batch axes, b is shared by every batch entry (the
 // Linear layer case, one GEMM over all rows). Otherwise batch axes must match exactly.
-Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+// alpha scales the product inside the GEMM (attention's 1/sqrt(d) at no extra cost).
+Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false, real alpha = 1);
 
 // ---- shape ----------------------------------------------------------------------------------
 Var reshape(const Var& x, const Shape& shape);            // one extent may be -1

@@ -6,19 +6,16 @@
 // is <= 0 (no overflow) and the largest term is exp(0) = 1 (the log never sees 0).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 
+#include "autograd/kernels/vec_math.h"
 #include "autograd/real.h"
 
 namespace attn::kernels {
 
+// The loop is kernels::log_sum_exp_row (vec_math.cpp: vectorised exp in the float build).
 inline real log_sum_exp(const real* x, int64_t n) {
-  const real m = *std::max_element(x, x + n);
-  real total = 0;
-  for (int64_t j = 0; j < n; ++j) total += std::exp(x[j] - m);
-  return m + std::log(total);
+  return log_sum_exp_row(x, n);
 }
 
 }  // namespace attn::kernels

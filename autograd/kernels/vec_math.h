@@ -2,6 +2,7 @@
 //
 //   attn::kernels::vexp_n(x, y, n);                 // y = exp(x), 8 floats per AVX2 instruction
 //   attn::kernels::softmax_row(x_row, y_row, c);    // y = softmax(x) over one row of c
+//   float e = attn::kernels::verf(0.5f);             // erf, ~1 ulp, vectorisable
 //
 // std::exp is a call into libm per element (~20-40 cycles) that GCC cannot vectorise without
 // -ffast-math; softmax, cross-entropy, sigmoid and GELU spend most of their time there. vexp
@@ -59,10 +60,85 @@ inline double vexp(double x) {
   return std::exp(x);
 }
 
+// c[0] x^(N-1) + c[1] x^(N-2) + ... + c[N-1], by Horner's rule (one FMA per coefficient).
+template <int N>
+inline float horner(float x, const float (&c)[N]) {
+  float r = c[0];
+  for (int i = 1; i < N; ++i) r = r * x + c[i];
+  return r;
+}
+
+// An odd function from its two branches, both already computed (a select, not a branch, so a
+// loop stays vectorisable): near when |x| = a < edge, else far (computed at a) with x's sign.
+// A NaN x fails a < edge and takes far, which is NaN too.
+inline float odd_select(float x, float a, float edge, float near, float far) {
+  const float signed_far = x < 0 ? -far : far;
+  return a < edge ? near : signed_far;
+}
+
+// erf that vectorises, within about 1 ulp of float (tests/autograd/vec_math_test.cpp). Two
+// branches, both computed and one selected (so a loop over it stays branch-free):
+//   |x| <  0.921875:  erf(x) = x + x R(x^2), R a degree-5 polynomial;
+//   |x| >= 0.921875:  erf(x) = sign(x) (1 - exp(Q(|x|))), Q ~ log erfc of degree 8 on
+//                     [0.921875, 4]; beyond 4, erf rounds to +-1 in float.
+// In the second form the exp's relative error is scaled by erfc(|x|) <= 0.19, so the result is
+// accurate to the last bit of 1. Coefficients: weighted least-squares (Lawson) fits made for
+// this file against double-precision erf/erfc. The double build uses std::erf.
+inline float verf(float x) {
+  constexpr float kNear[] = {-5.99095132e-4f, 4.99320356e-3f,  -2.67666355e-2f,
+                             1.12818167e-1f,  -3.76124948e-1f, 1.28379151e-1f};
+  constexpr float kFar[] = {-4.37785076e-7f, -1.54749559e-5f, 4.03589249e-4f,
+                            -4.07623081e-3f, 2.49411836e-2f,  -1.08070031e-1f,
+                            -6.33498609e-1f, -1.12945354e+0f, 1.64002893e-4f};
+  const float a = x < 0 ? -x : x;
+  const float near = x + x * horner(x * x, kNear);
+  const float far = 1.0f - vexp(horner(a > 4.0f ? 4.0f : a, kFar));
+  return odd_select(x, a, 0.921875f, near, far);
+}
+
+inline double verf(double x) {
+  return std::erf(x);
+}
+
+// tanh that vectorises, within 3 ulp of float (tests/autograd/vec_math_test.cpp):
+//   |x| <  0.625:  tanh(x) = x + x^3 P(x^2), P of degree 4 (fitted like verf's);
+//   |x| >= 0.625:  tanh(x) = sign(x) (1 - 2 / (exp(2|x|) + 1)), no cancellation there since
+//                  tanh >= 0.55; exp overflowing to inf gives exactly +-1.
+// The double build uses std::tanh.
+inline float vtanh(float x) {
+  constexpr float kNear[] = {-5.70498407e-3f, 2.06390843e-2f, -5.37397154e-2f, 1.33314416e-1f,
+                             -3.33332807e-1f};
+  const float a = x < 0 ? -x : x;
+  const float s = x * x;
+  const float near = x + x * s * horner(s, kNear);
+  const float far = 1.0f - 2.0f / (vexp(2.0f * a) + 1.0f);
+  return odd_select(x, a, 0.625f, near, far);
+}
+
+inline double vtanh(double x) {
+  return std::tanh(x);
+}
+
 // y_i = exp(x_i) for n values (x and y may be the same array).
 void vexp_n(const real* x, real* y, int64_t n);
+// y_i = tanh(x_i) for n values.
+void vtanh_n(const real* x, real* y, int64_t n);
 // y = softmax(x) over one contiguous row of c values (max-subtracted, so no overflow). A row of
 // only -inf gives NaN, as PyTorch.
 void softmax_row(const real* x, real* y, int64_t c);
+// The softmax backward for one row: dx_j = y_j (dy_j - sum_i dy_i y_i).
+void softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c);
+// log sum_j exp(x_j) of one row, max-subtracted (never overflows; the log never sees 0).
+real log_sum_exp_row(const real* x, int64_t c);
+// y_j = scale * (exp(x_j - shift) - offset) for one row: softmax from a known log-normaliser
+// (shift = lse), as cross-entropy's gradient needs it.
+void exp_shift_row(const real* x, real shift, real scale, real offset, real* y, int64_t c);
+// The log-softmax backward for one row: dx_j = dy_j - exp(y_j) sum_i dy_i.
+void log_softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c);
+
+// GELU over n values, exact (x Phi(x) with Phi through erf) or the tanh form, and its
+// derivative times dy. Vectorised in the float build, libm in the double build.
+void gelu_n(const real* x, real* y, int64_t n, bool tanh_form);
+void gelu_backward_n(const real* x, const real* dy, real* dx, int64_t n, bool tanh_form);
 
 }  // namespace attn::kernels

@@ -8,6 +8,7 @@
 #include "autograd/functional.h"
 #include "autograd/kernels/log_sum_exp.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
 
 namespace attn {
 
@@ -88,7 +89,7 @@ struct CrossEntropyOp final : Op {
         std::fill(dr, dr + c, real(0));
         return;
       }
-      for (int64_t j = 0; j < c; ++j) dr[j] = g * (std::exp(px[r * c + j] - pl[r]) - off);
+      kernels::exp_shift_row(px + r * c, pl[r], g, off, dr, c);
       dr[ids[r]] -= g * (1 - smoothing);
     });
     accumulate(0, dx);

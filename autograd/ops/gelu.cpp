@@ -1,44 +1,25 @@
 // GeluOp: y = x * Phi(x), exactly (erf) or with PyTorch's tanh approximation.
-#include <cmath>
-#include <numbers>
+#include <algorithm>
 
 #include "autograd/functional.h"
-#include "autograd/kernels/unary.h"
+#include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
 
 namespace attn {
 
 namespace {
 
-constexpr double kInvSqrt2 = 1 / std::numbers::sqrt2;                            // 1/sqrt(2)
-constexpr double kInvSqrt2Pi = std::numbers::inv_sqrtpi / std::numbers::sqrt2;   // 1/sqrt(2 pi)
-constexpr double kSqrt2OverPi = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2/pi)
-constexpr double kCubic = 0.044715;  // the cubic coefficient of the tanh approximation
+// Elements per parallel_for item: the kernels loop over contiguous chunks so they vectorise.
+constexpr int64_t kChunk = 1024;
 
-// Exact: Phi(x) = (1 + erf(x / sqrt 2)) / 2, the standard normal CDF.
-real gelu_exact(real x) {
-  return real(0.5) * x * (1 + std::erf(x * real(kInvSqrt2)));
-}
-// d/dx [x Phi(x)] = Phi(x) + x phi(x),  phi(x) = e^(-x^2/2) / sqrt(2 pi).
-real gelu_exact_grad(real x) {
-  const real cdf = real(0.5) * (1 + std::erf(x * real(kInvSqrt2)));
-  return cdf + x * real(kInvSqrt2Pi) * std::exp(real(-0.5) * x * x);
-}
-
-// Approximation: Phi(x) ~ (1 + tanh(u)) / 2 with u = sqrt(2/pi) (x + 0.044715 x^3).
-// (1 + tanh u) / 2 equals sigmoid(2u), which costs one exp instead of a tanh (glibc's tanhf
-// takes about three times as long) and agrees with PyTorch's tanh form to float rounding.
-real gelu_tanh_u(real x) {
-  return real(kSqrt2OverPi) * (x + real(kCubic) * x * x * x);
-}
-real gelu_tanh(real x) {
-  return x * kernels::stable_sigmoid(2 * gelu_tanh_u(x));
-}
-// d/dx [x s] = s + 2 x s (1 - s) u',  s = sigmoid(2u),  u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2).
-// (The same as (1 + t)/2 + x (1 - t^2) u'/2 written with t = tanh u = 2s - 1.)
-real gelu_tanh_grad(real x) {
-  const real s = kernels::stable_sigmoid(2 * gelu_tanh_u(x));
-  const real du = real(kSqrt2OverPi) * (1 + 3 * real(kCubic) * x * x);
-  return s + 2 * x * s * (1 - s) * du;
+// Calls f(begin, count) for chunks of [0, n), in parallel when n is large.
+template <class F>
+void for_chunks(int64_t n, F f) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  kernels::parallel_for(chunks, kChunk * 8, [&](int64_t i) {
+    const int64_t begin = i * kChunk;
+    f(begin, std::min(kChunk, n - begin));
+  });
 }
 
 }  // namespace
@@ -49,20 +30,31 @@ struct GeluOp final : Op {
 
   // x (...) -> y (...);  y = x Phi(x), Phi the standard normal CDF (kNone, via erf), or
   // y = x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 (kTanh), matching
-  // torch.nn.functional.gelu(x, approximate='none' | 'tanh').
+  // torch.nn.functional.gelu(x, approximate='none' | 'tanh'). The loops are kernels::gelu_n
+  // (vec_math.cpp: a vectorised erf/exp in the float build, libm in the double build).
   Tensor forward(const Tensor& x_in, GeluApprox mode) {
     x = x_in, approx = mode;
-    return approx == GeluApprox::kTanh ? kernels::map(x, gelu_tanh, kernels::kCostTranscendental)
-                                       : kernels::map(x, gelu_exact, kernels::kCostTranscendental);
+    Tensor y = Tensor::empty(x.shape());
+    const real* px = x.data();
+    real* py = y.data();
+    const bool tanh_form = approx == GeluApprox::kTanh;
+    for_chunks(x.numel(),
+               [&](int64_t b, int64_t n) { kernels::gelu_n(px + b, py + b, n, tanh_form); });
+    return y;
   }
 
   // Exact: dy/dx = Phi(x) + x phi(x).  Tanh form: dy/dx = s + 2 x s (1 - s) u', s = sigmoid(2u).
-  // dx = dy * dy/dx.
+  // dx = dy * dy/dx (kernels::gelu_backward_n).
   void backward() override {
-    real (*grad)(real) = approx == GeluApprox::kTanh ? gelu_tanh_grad : gelu_exact_grad;
-    accumulate(0, kernels::zip(
-                      dy(), x, [grad](real g, real v) { return g * grad(v); },
-                      kernels::kCostTranscendental));
+    Tensor dx = Tensor::empty(x.shape());
+    const real* px = x.data();
+    const real* pg = dy().data();
+    real* pd = dx.data();
+    const bool tanh_form = approx == GeluApprox::kTanh;
+    for_chunks(x.numel(), [&](int64_t b, int64_t n) {
+      kernels::gelu_backward_n(px + b, pg + b, pd + b, n, tanh_form);
+    });
+    accumulate(0, dx);
   }
 
   const char* name() const override { return "gelu"; }

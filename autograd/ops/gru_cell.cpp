@@ -1,4 +1,8 @@
 // GruCellOp: one GRU time step for a whole batch, the gate math fused in one kernel.
+// Compiled without floating-point trap semantics (as kernels/vec_math.cpp) so the gate loop,
+// whose exp is the inline kernels::vexp, vectorises; attnlab never enables FP traps.
+#pragma GCC optimize("no-trapping-math")
+
 #include <algorithm>
 
 #include "autograd/kernels/parallel.h"
@@ -38,6 +42,7 @@ struct GruCellOp final : RecurrentStepOp {
       }
       real* a = gates.data() + r * 3 * h;
       const real* x = ax_row(r);
+#pragma omp simd  // gates, a_x, n and h' never overlap
       for (int64_t j = 0; j < h; ++j) {
         const real rg = logistic(x[j] + a[j]);
         const real z = logistic(x[h + j] + a[h + j]);
@@ -89,7 +94,9 @@ struct GruCellOp final : RecurrentStepOp {
     accumulate(1, dh);
   }
 
-  const char* name() const override { return "gru_cell"; }
+  const char* name() const override {
+    return "gru_cell";
+  }
 };
 
 Var gru_cell(const Var& gx,

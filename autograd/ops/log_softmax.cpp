@@ -1,11 +1,11 @@
 // LogSoftmaxOp: y = log(softmax(x)) over the last axis, computed without forming softmax.
 #include <algorithm>
-#include <cmath>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/kernels/log_sum_exp.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
 
 namespace attn {
 
@@ -37,11 +37,7 @@ struct LogSoftmaxOp final : Op {
     const real* pg = dy().data();
     real* pd = dx.data();
     kernels::parallel_for(rows, c * 3, [&](int64_t r) {
-      const real* yr = py + r * c;
-      const real* gr = pg + r * c;
-      real total = 0;
-      for (int64_t j = 0; j < c; ++j) total += gr[j];
-      for (int64_t j = 0; j < c; ++j) pd[r * c + j] = gr[j] - std::exp(yr[j]) * total;
+      kernels::log_softmax_backward_row(py + r * c, pg + r * c, pd + r * c, c);
     });
     accumulate(0, dx);
   }

@@ -1,4 +1,8 @@
 // LstmCellOp: one LSTM time step for a whole batch, the gate math fused in one kernel.
+// Compiled without floating-point trap semantics (as kernels/vec_math.cpp) so the gate loop,
+// whose exp is the inline kernels::vexp, vectorises; attnlab never enables FP traps.
+#pragma GCC optimize("no-trapping-math")
+
 #include <algorithm>
 
 #include "autograd/kernels/parallel.h"
@@ -39,6 +43,8 @@ struct LstmCellOp final : RecurrentStepOp {
       }
       real* a = gates.data() + r * 4 * h;
       const real* x = ax_row(r);
+      real* tcr = tanh_c.data() + r * h;
+#pragma omp simd  // the row's buffers (gates, a_x, c, h', c', tanh c') never overlap
       for (int64_t j = 0; j < h; ++j) {
         const real i = logistic(a[j] + x[j]);
         const real f = logistic(a[h + j] + x[h + j]);
@@ -49,7 +55,7 @@ struct LstmCellOp final : RecurrentStepOp {
         const real tc = tanh_via_exp(c);
         c1[r * h + j] = c;
         h1[r * h + j] = o * tc;
-        tanh_c[r * h + j] = tc;
+        tcr[j] = tc;
       }
     });
     return y;
@@ -94,7 +100,9 @@ struct LstmCellOp final : RecurrentStepOp {
     accumulate(1, dstate);
   }
 
-  const char* name() const override { return "lstm_cell"; }
+  const char* name() const override {
+    return "lstm_cell";
+  }
 };
 
 Var lstm_cell(const Var& gx,

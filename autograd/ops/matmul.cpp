@@ -47,28 +47,30 @@ MatmulPlan plan_matmul(const Shape& a, const Shape& b, bool ta, bool tb) {
 struct MatmulOp final : Op {
   Tensor a, b;  // saved operands (shared storage, no copy)
   bool ta = false, tb = false;
+  real alpha = 1;
   MatmulPlan plan;
 
-  // a (...,M,K), b (...,K,N) | (K,N) -> y (...,M,N);  y = op(a) op(b), op = optional transpose
-  Tensor forward(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b) {
-    a = a_in, b = b_in, ta = trans_a, tb = trans_b;
+  // a (...,M,K), b (...,K,N) | (K,N) -> y (...,M,N);  y = alpha op(a) op(b), op = optional
+  // transpose. alpha is the GEMM's own scale factor: scaling costs no extra pass.
+  Tensor forward(const Tensor& a_in, const Tensor& b_in, bool trans_a, bool trans_b, real scale) {
+    a = a_in, b = b_in, ta = trans_a, tb = trans_b, alpha = scale;
     plan = plan_matmul(a.shape(), b.shape(), ta, tb);
     Tensor y = Tensor::empty(plan.out_shape);
     const int64_t lda = a.shape().back(), ldb = b.shape().back();
     if (plan.shared_b && !ta) {
       // Fold every batch row of a into M: one large GEMM instead of `batch` small ones.
-      kernels::gemm(false, tb, plan.batch * plan.m, plan.n, plan.k, 1, a.data(), lda, b.data(), ldb,
-                    0, y.data(), plan.n);
+      kernels::gemm(false, tb, plan.batch * plan.m, plan.n, plan.k, alpha, a.data(), lda, b.data(),
+                    ldb, 0, y.data(), plan.n);
       return y;
     }
     const int64_t sa = plan.m * plan.k, sb = plan.shared_b ? 0 : plan.k * plan.n;
     for (int64_t i = 0; i < plan.batch; ++i)
-      kernels::gemm(ta, tb, plan.m, plan.n, plan.k, 1, a.data() + i * sa, lda, b.data() + i * sb,
-                    ldb, 0, y.data() + i * plan.m * plan.n, plan.n);
+      kernels::gemm(ta, tb, plan.m, plan.n, plan.k, alpha, a.data() + i * sa, lda,
+                    b.data() + i * sb, ldb, 0, y.data() + i * plan.m * plan.n, plan.n);
     return y;
   }
 
-  // With A = op(a), B = op(b), Y = A B:  dA = dY B^T,  dB = A^T dY.
+  // With A = op(a), B = op(b), Y = alpha A B:  dA = alpha dY B^T,  dB = alpha A^T dY.
   // Undoing op: if a was transposed, da = dA^T = B dY^T (likewise for b), so every case is one
   // GEMM with transposes chosen so nothing is ever copied.
   void backward() override {
@@ -82,9 +84,9 @@ struct MatmulOp final : Op {
         const real* gi = g.data() + i * sy;
         const real* bi = b.data() + i * sb;
         if (!ta)  // da (M,K) = dY (M,N) B^T (N,K)
-          kernels::gemm(false, !tb, m, k, n, 1, gi, n, bi, ldb, 0, da.data() + i * sa, k);
+          kernels::gemm(false, !tb, m, k, n, alpha, gi, n, bi, ldb, 0, da.data() + i * sa, k);
         else  // da (K,M) = B (K,N) dY^T (N,M)
-          kernels::gemm(tb, true, k, m, n, 1, bi, ldb, gi, n, 0, da.data() + i * sa, m);
+          kernels::gemm(tb, true, k, m, n, alpha, bi, ldb, gi, n, 0, da.data() + i * sa, m);
       }
       accumulate(0, da);
     }
@@ -96,18 +98,20 @@ struct MatmulOp final : Op {
         // One GEMM over all folded rows: dB (K,N) = A^T dY, or dB^T = dY^T A when tb.
         const int64_t rows = plan.batch * m;
         if (!tb)
-          kernels::gemm(true, false, k, n, rows, 1, a.data(), lda, g.data(), n, 0, db.data(), n);
+          kernels::gemm(true, false, k, n, rows, alpha, a.data(), lda, g.data(), n, 0, db.data(),
+                        n);
         else
-          kernels::gemm(true, false, n, k, rows, 1, g.data(), n, a.data(), lda, 0, db.data(), k);
+          kernels::gemm(true, false, n, k, rows, alpha, g.data(), n, a.data(), lda, 0, db.data(),
+                        k);
       } else {
         for (int64_t i = 0; i < plan.batch; ++i) {
           const real* ai = a.data() + i * sa;
           const real* gi = g.data() + i * sy;
           real* dbi = db.data() + i * out_step;
           if (!tb)  // db (K,N) = A^T (K,M) dY (M,N)
-            kernels::gemm(!ta, false, k, n, m, 1, ai, lda, gi, n, beta, dbi, n);
+            kernels::gemm(!ta, false, k, n, m, alpha, ai, lda, gi, n, beta, dbi, n);
           else  // db (N,K) = dY^T (N,M) A (M,K)
-            kernels::gemm(true, ta, n, k, m, 1, gi, n, ai, lda, beta, dbi, k);
+            kernels::gemm(true, ta, n, k, m, alpha, gi, n, ai, lda, beta, dbi, k);
         }
       }
       accumulate(1, db);
@@ -117,9 +121,9 @@ struct MatmulOp final : Op {
   const char* name() const override { return "matmul"; }
 };
 
-Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
+Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b, real alpha) {
   auto op = std::make_unique<MatmulOp>();
-  Tensor y = op->forward(a.value(), b.value(), trans_a, trans_b);
+  Tensor y = op->forward(a.value(), b.value(), trans_a, trans_b, alpha);
   return record(std::move(op), {a, b}, std::move(y));
 }
 

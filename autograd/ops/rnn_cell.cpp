@@ -1,4 +1,8 @@
 // RnnCellOp: one Elman RNN time step (tanh or relu) for a whole batch, fused.
+// Compiled without floating-point trap semantics (as kernels/vec_math.cpp) so the gate loop,
+// whose exp is the inline kernels::vexp, vectorises; attnlab never enables FP traps.
+#pragma GCC optimize("no-trapping-math")
+
 #include <algorithm>
 
 #include "autograd/kernels/parallel.h"
@@ -34,8 +38,12 @@ struct RnnCellOp final : RecurrentStepOp {
         return;
       }
       const real* x = ax_row(r);
-      for (int64_t j = 0; j < h; ++j)
-        a[j] = use_tanh ? tanh_via_exp(a[j] + x[j]) : std::max<real>(a[j] + x[j], 0);
+      if (use_tanh) {
+#pragma omp simd  // a (h') and a_x never overlap
+        for (int64_t j = 0; j < h; ++j) a[j] = tanh_via_exp(a[j] + x[j]);
+      } else {
+        for (int64_t j = 0; j < h; ++j) a[j] = std::max<real>(a[j] + x[j], 0);
+      }
     });
     return h_new;
   }

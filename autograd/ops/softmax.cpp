@@ -1,10 +1,10 @@
 // SoftmaxOp: y = softmax(x) over the last axis (a fused kernel).
 #include <algorithm>
-#include <cmath>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
 
 namespace attn {
 
@@ -13,21 +13,15 @@ struct SoftmaxOp final : Op {
 
   // x (...,C) -> y (...,C);  y_i = exp(x_i - m) / sum_j exp(x_j - m),  m = max_j x_j.
   // Subtracting the row max changes nothing mathematically and keeps exp() from overflowing.
+  // One row is kernels::softmax_row (vectorised exp; a -inf or lowest() score gets weight 0).
   Tensor forward(const Tensor& x) {
     if (x.rank() == 0) throw Error("softmax: needs rank >= 1, got a scalar");
     const int64_t c = x.shape().back(), rows = x.numel() / std::max<int64_t>(c, 1);
     y = Tensor::empty(x.shape());
     const real* px = x.data();
     real* py = y.data();
-    kernels::parallel_for(rows, c * 4, [&](int64_t r) {
-      const real* xr = px + r * c;
-      real* yr = py + r * c;
-      const real m = *std::max_element(xr, xr + c);
-      real total = 0;
-      for (int64_t j = 0; j < c; ++j) total += (yr[j] = std::exp(xr[j] - m));
-      const real inv = 1 / total;
-      for (int64_t j = 0; j < c; ++j) yr[j] *= inv;
-    });
+    kernels::parallel_for(rows, c * 4,
+                          [&](int64_t r) { kernels::softmax_row(px + r * c, py + r * c, c); });
     return y;
   }
 
@@ -39,11 +33,7 @@ struct SoftmaxOp final : Op {
     const real* pg = dy().data();
     real* pd = dx.data();
     kernels::parallel_for(rows, c * 3, [&](int64_t r) {
-      const real* yr = py + r * c;
-      const real* gr = pg + r * c;
-      real dot = 0;
-      for (int64_t j = 0; j < c; ++j) dot += gr[j] * yr[j];
-      for (int64_t j = 0; j < c; ++j) pd[r * c + j] = yr[j] * (gr[j] - dot);
+      kernels::softmax_backward_row(py + r * c, pg + r * c, pd + r * c, c);
     });
     accumulate(0, dx);
   }

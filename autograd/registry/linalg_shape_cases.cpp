@@ -16,13 +16,15 @@ Tensor coin_flips(const Shape& shape, Generator& g) {
 
 std::vector<OpCase> linalg_shape_cases() {
   std::vector<OpCase> rows;
-  auto mm = [&](std::string name, Shape sa, Shape sb, bool ta, bool tb, std::string torch) {
-    rows.push_back({std::move(name), std::move(torch),
-                    [sa, sb](Generator& g) {
-                      return std::vector{float_input("a", Tensor::randn(sa, g)),
-                                         float_input("b", Tensor::randn(sb, g))};
-                    },
-                    [ta, tb](const std::vector<Var>& v) { return matmul(v[0], v[1], ta, tb); }});
+  auto mm = [&](std::string name, Shape sa, Shape sb, bool ta, bool tb, std::string torch,
+                real alpha = 1) {
+    rows.push_back(
+        {std::move(name), std::move(torch),
+         [sa, sb](Generator& g) {
+           return std::vector{float_input("a", Tensor::randn(sa, g)),
+                              float_input("b", Tensor::randn(sb, g))};
+         },
+         [ta, tb, alpha](const std::vector<Var>& v) { return matmul(v[0], v[1], ta, tb, alpha); }});
   };
   mm("matmul_2d", {3, 4}, {4, 5}, false, false, "a @ b");
   mm("matmul_2d_ta", {4, 3}, {4, 5}, true, false, "a.mT @ b");
@@ -34,6 +36,11 @@ std::vector<OpCase> linalg_shape_cases() {
   mm("matmul_shared_b", {2, 3, 4}, {4, 5}, false, false, "a @ b");
   mm("matmul_shared_b_tb", {2, 3, 4}, {5, 4}, false, true, "a @ b.mT");
   mm("matmul_shared_b_ta", {2, 4, 3}, {4, 5}, true, false, "a.mT @ b");
+  // alpha, the GEMM's scale (attention's 1/sqrt(d)): batched and shared-b paths, both directions.
+  mm("matmul_batched4_tb_alpha", {2, 2, 3, 4}, {2, 2, 5, 4}, false, true, "0.375 * (a @ b.mT)",
+     0.375);
+  mm("matmul_shared_b_ta_alpha", {2, 4, 3}, {4, 5}, true, false, "-1.5 * (a.mT @ b)", -1.5);
+  mm("matmul_shared_b_alpha", {2, 3, 4}, {5, 4}, false, true, "0.25 * (a @ b.mT)", 0.25);
 
   // One float input x of shape s, transformed by f.
   auto unary = [&](std::string name, Shape s, std::string torch, std::function<Var(Var)> f) {

@@ -29,7 +29,7 @@ struct AttentionState {
 // q (1,T,d), k (1,T,d), v (1,T,d) -> (1,T,d)
 Var attention(const Var& q, const Var& k, const Var& v) {
   const real scale = static_cast<real>(1.0 / std::sqrt(static_cast<double>(kDim)));
-  return matmul(softmax(mul_scalar(matmul(q, k, false, true), scale)), v);
+  return matmul(softmax(matmul(q, k, false, true, scale)), v);  // the scale is the GEMM alpha
 }
 
 BenchCase rnn_case(int64_t t, bool backward) {

@@ -43,7 +43,7 @@ BenchCase attention_case(int64_t t, bool blockwise) {
       y = blockwise_attention(s->q, s->k, s->v);
     } else {
       const real scale = static_cast<real>(1.0 / std::sqrt(static_cast<double>(kDim)));
-      y = matmul(softmax(mul_scalar(matmul(s->q, s->k, false, true), scale)), s->v);
+      y = matmul(softmax(matmul(s->q, s->k, false, true, scale)), s->v);  // scale: GEMM alpha
     }
     y.backward(s->dy);
   };

@@ -97,12 +97,13 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
         shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
   const int64_t g = h / hkv;  // query heads per key/value head
 
-  // Scale q rather than the scores (as PyTorch does): Tq*D multiplies instead of Tq*Tk.
-  const Var qs = opt.scale ? mul_scalar(q, static_cast<real>(1.0 / std::sqrt(double(d)))) : q;
-  // scores (B,H,Tq,Tk) = q k^T, grouped heads folded into the rows of one GEMM per key head.
+  // scores (B,H,Tq,Tk) = s q k^T with s = 1/sqrt(D) (or 1), grouped heads folded into the rows
+  // of one GEMM per key head. s is the GEMM's alpha, forward and backward: no scaling pass and
+  // no scaled copy of q is made.
+  const real s = opt.scale ? static_cast<real>(1.0 / std::sqrt(double(d))) : real(1);
   Var scores =
-      g == 1 ? matmul(qs, k, false, true)
-             : reshape(matmul(reshape(qs, {b, hkv, g * tq, d}), k, false, true), {b, h, tq, tk});
+      g == 1 ? matmul(q, k, false, true, s)
+             : reshape(matmul(reshape(q, {b, hkv, g * tq, d}), k, false, true, s), {b, h, tq, tk});
   if (opt.masks.bias) scores = add(scores, *opt.masks.bias);
   if (auto hidden = combine_masks(opt.masks, b, h, tq, tk))
     scores = masked_fill(scores, *hidden, std::numeric_limits<real>::lowest());

@@ -1,4 +1,5 @@
-// kernels::vexp against std::exp, and softmax_row against the textbook formula.
+// kernels::vexp and verf against libm (in double), softmax_row and the GELU kernels against the
+// textbook formulas.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,8 +7,29 @@
 #include <vector>
 
 #include "autograd/kernels/vec_math.h"
+#include "autograd/real.h"
 
 namespace attn {
+
+namespace {
+
+// The worst error of f against the double-precision reference over [-range, range), in units of
+// the float spacing at the true value; also checks that f is exactly odd at every sample.
+template <class F, class Ref>
+double worst_ulp_of_odd(F f, Ref ref, float range, float step) {
+  double worst = 0;
+  for (float x = -range; x < range; x += step) {
+    const double want = ref(static_cast<double>(x));
+    const float got = f(x);
+    const auto mag = static_cast<float>(std::abs(want));
+    const double ulp = std::nextafter(mag, INFINITY) - mag;
+    if (want != 0) worst = std::max(worst, std::abs(got - want) / ulp);
+    CHECK(f(-x) == -got);
+  }
+  return worst;
+}
+
+}  // namespace
 
 TEST_SUITE("autograd") {
   TEST_CASE("vexp is within 2 ulp of std::exp and exact at the edges") {
@@ -38,6 +60,50 @@ TEST_SUITE("autograd") {
       CHECK(std::abs(y[j] - want) <= 1e-7 + 1e-6 * want);
     }
     CHECK(y[3] == 0.0f);
+  }
+
+  TEST_CASE("verf is within 1.5 ulp of erf and odd, saturating and NaN-preserving") {
+    CHECK(worst_ulp_of_odd([](float x) { return kernels::verf(x); },
+                           [](double x) { return std::erf(x); }, 5.0f, 0.000731f) < 1.5);
+    CHECK(kernels::verf(0.0f) == 0.0f);
+    CHECK(std::abs(kernels::verf(1e-20f) - 1.1283791671e-20) <= 2e-27);  // erf(x) ~ 2x / sqrt(pi)
+    CHECK(kernels::verf(9.0f) == 1.0f);
+    CHECK(kernels::verf(-INFINITY) == -1.0f);
+    CHECK(std::isnan(kernels::verf(NAN)));
+  }
+
+  TEST_CASE("vtanh is within 3 ulp of tanh, odd, saturating and NaN-preserving") {
+    CHECK(worst_ulp_of_odd([](float x) { return kernels::vtanh(x); },
+                           [](double x) { return std::tanh(x); }, 12.0f, 0.000917f) < 3.0);
+    CHECK(kernels::vtanh(0.0f) == 0.0f);
+    CHECK(kernels::vtanh(1e-20f) == 1e-20f);
+    CHECK(kernels::vtanh(100.0f) == 1.0f);
+    CHECK(kernels::vtanh(-INFINITY) == -1.0f);
+    CHECK(std::isnan(kernels::vtanh(NAN)));
+  }
+
+  TEST_CASE("the GELU kernels equal x Phi(x) and its derivative, both forms") {
+    std::vector<real> x, dy;
+    for (int i = -400; i <= 400; ++i) {
+      x.push_back(static_cast<real>(i * 0.0213));
+      dy.push_back(static_cast<real>(1 + (i % 7) * 0.25));
+    }
+    const int64_t n = static_cast<int64_t>(x.size());
+    std::vector<real> y(x.size()), dx(x.size());
+    for (bool tanh_form : {false, true}) {
+      kernels::gelu_n(x.data(), y.data(), n, tanh_form);
+      kernels::gelu_backward_n(x.data(), dy.data(), dx.data(), n, tanh_form);
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = x[i];
+        const double u = std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v);
+        const double cdf = tanh_form ? 0.5 * (1 + std::tanh(u)) : 0.5 * (1 + std::erf(v / M_SQRT2));
+        const double dcdf = tanh_form ? 0.5 * (1 - std::tanh(u) * std::tanh(u)) *
+                                            std::sqrt(2 / M_PI) * (1 + 3 * 0.044715 * v * v)
+                                      : std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+        CHECK(std::abs(y[i] - v * cdf) <= 1e-6 * (1 + std::abs(v)));
+        CHECK(std::abs(dx[i] - dy[i] * (cdf + v * dcdf)) <= 1e-6 * (1 + std::abs(dy[i] * v)));
+      }
+    }
   }
 }
 
