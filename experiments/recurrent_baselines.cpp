@@ -42,6 +42,7 @@
 #include "autograd/tape.h"
 #include "data/stream.h"
 #include "data/tasks/sequence.h"
+#include "experiments/cli/openmp_spin.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
@@ -578,11 +579,11 @@ void run(const Config& cfg, RunContext& ctx) {
       cfg.get_int("warmup"), cfg.get_int("batch"), cfg.get_int("layers"), cfg.get_int("hidden"),
       cfg.get_int("hidden"), cfg.get_int("d_model"), cfg.get_int("layers")));
 
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && num_threads() > 1)
+  if (!openmp_spin_bounded() && num_threads() > 1)
     ctx.note(
-        "OMP_WAIT_POLICY is not set: OpenMP threads spin while waiting, which on a machine busy "
-        "with other work can cost most of a wall-time budget (measured: a 10x slowdown at load "
-        "~10). For a comparison on a shared machine, run with OMP_WAIT_POLICY=PASSIVE.");
+        "OpenMP workers spin without bound here (ATTN_OPENMP_SPIN=1, or not started through "
+        "attnlab): on a machine busy with other work that can cost most of a wall-time budget. "
+        "attnlab normally bounds it with GOMP_SPINCOUNT=1000.");
   const SubRunRoot root(ctx.dir());
   std::vector<Outcome> outs;
   for (const auto& s : specs) {

@@ -21,6 +21,7 @@
 
 #include "autograd/error.h"
 #include "experiments/cli/commands.h"
+#include "experiments/cli/openmp_spin.h"
 #include "experiments/suggest.h"
 #include "nn/parity/parity_layers.h"
 #ifdef ATTN_HAVE_BENCH
@@ -52,6 +53,7 @@ std::vector<std::string> with_first(const std::string& first, std::vector<std::s
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::experiments::bound_openmp_spin(argv);
   CLI::App app{"attnlab: run the course's attention experiments and write their reports"};
   app.require_subcommand(1);
   CLI::App* list = app.add_subcommand("list", "every experiment: name, source, run time, purpose");

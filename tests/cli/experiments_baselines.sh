@@ -6,10 +6,6 @@
 #   tests/cli/experiments_baselines.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
-# With the default (active) OpenMP wait policy, two threads on a machine busy with other work
-# spend the budget spinning at barriers (measured: 10x fewer steps); passive waiting keeps the
-# quick run's few seconds per model useful.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 
 expect 2 "--models: cannot read 'lstm:luong'" run recurrent-baselines --models lstm:luong --out "$tmp/bad1"
 expect 2 "--models lists 'lstm+none' twice" run recurrent-baselines --models lstm,lstm:none \
