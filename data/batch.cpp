@@ -80,11 +80,12 @@ Tensor padding_mask(const std::vector<int64_t>& lengths, int64_t L) {
   return m;
 }
 
-Batch collate_seq2seq(const std::vector<Example>& examples, int64_t pad_to) {
+Batch collate_seq2seq(const std::vector<Example>& examples, int64_t pad_to, bool src_eos) {
   require_nonempty(examples, "collate_seq2seq");
   std::vector<std::vector<int64_t>> src, in, out;
   for (const auto& ex : examples) {
     src.push_back(ex.src);
+    if (src_eos) src.back().push_back(kEos);
     in.push_back({kBos});
     in.back().insert(in.back().end(), ex.tgt.begin(), ex.tgt.end());
     out.push_back(ex.tgt);

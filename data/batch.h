@@ -32,8 +32,11 @@ struct Batch {
   int64_t batch_size() const { return static_cast<int64_t>(src_lengths.size()); }
 };
 
-// Encoder-decoder: src = x, tgt_in = BOS y, tgt_out = y EOS.
-Batch collate_seq2seq(const std::vector<Example>& examples, int64_t pad_to = 0);
+// Encoder-decoder: src = x (x EOS with src_eos, so the encoder sees where the input ends),
+// tgt_in = BOS y, tgt_out = y EOS.
+Batch collate_seq2seq(const std::vector<Example>& examples,
+                      int64_t pad_to = 0,
+                      bool src_eos = false);
 // Decoder-only (GPT-style), one sequence BOS x SEP y EOS: tgt_in is all but its last token and
 // tgt_out all but its first; only the answer y EOS is scored (the prompt targets are ignored).
 // src_lengths holds the prompt length |BOS x SEP| of each row.

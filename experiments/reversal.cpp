@@ -12,8 +12,8 @@
 // MultiheadAttention's last weights. A head's role is the pattern on which it puts the most
 // attention mass on average (experiments/common/head_roles.h): in the cross-attention,
 // "backward" is the source position mirrored to the output being written (L-1-t), "forward" the
-// same position t, "end" the last source token (our source carries no EOS token: the last
-// character is where the input ends).
+// same position t, "eos" the EOS token that ends the source (--src_eos, on by default; "end" is
+// the last character).
 // Step through: attn::experiments::record_attention, then HeadRoleScores::add.
 #include <fmt/format.h>
 
@@ -50,6 +50,7 @@ train::TrainConfig train_config(const Config& cfg, const RunContext& ctx) {
   t.nhead = cfg.get_int("nhead");
   t.num_layers = cfg.get_int("layers");
   t.dim_ff = cfg.get_int("dim_ff");
+  t.src_eos = cfg.get_bool("src_eos");
   t.steps = cfg.get_int("steps");
   t.batch_size = cfg.get_int("batch");
   t.lr = cfg.get_real("lr");
@@ -120,11 +121,13 @@ void attention_figures(nn::Seq2SeqTransformer& model,
                        const data::Tokenizer& tok,
                        const std::map<AttentionKind, HeadRoleScores>& scores,
                        double threshold,
+                       bool src_eos,
                        RunContext& ctx) {
-  const data::Batch b = data::collate_seq2seq({ex});
+  const data::Batch b = data::collate_seq2seq({ex}, 0, src_eos);
   const Seq2SeqAttention a = record_attention(model, b.src, b.tgt_in);
   std::vector<std::string> src_labels, dec_labels{token_label(tok, data::kBos)};
   for (int64_t id : ex.src) src_labels.push_back(token_label(tok, id));
+  if (src_eos) src_labels.push_back(token_label(tok, data::kEos));
   for (int64_t id : ex.tgt) dec_labels.push_back(token_label(tok, id));
   const int64_t heads = model.options().nhead;
   for (AttentionKind kind : kAttentionKinds) {
@@ -157,7 +160,8 @@ void attention_figures(nn::Seq2SeqTransformer& model,
 std::map<AttentionKind, HeadRoleScores> measure_roles(nn::Seq2SeqTransformer& model,
                                                       const std::vector<data::Example>& set,
                                                       int64_t layers,
-                                                      int64_t heads) {
+                                                      int64_t heads,
+                                                      bool src_eos) {
   std::map<AttentionKind, HeadRoleScores> scores;
   for (AttentionKind kind : kAttentionKinds)
     scores.emplace(kind, HeadRoleScores(kind, layers, heads));
@@ -165,7 +169,7 @@ std::map<AttentionKind, HeadRoleScores> measure_roles(nn::Seq2SeqTransformer& mo
   std::map<size_t, std::vector<data::Example>> by_length;
   for (const auto& ex : set) by_length[ex.src.size()].push_back(ex);
   for (const auto& [len, group] : by_length) {
-    const data::Batch b = data::collate_seq2seq(group);
+    const data::Batch b = data::collate_seq2seq(group, 0, src_eos);
     const Seq2SeqAttention a = record_attention(model, b.src, b.tgt_in);
     for (AttentionKind kind : kAttentionKinds)
       for (int64_t l = 0; l < layers; ++l)
@@ -277,7 +281,7 @@ void run(const Config& cfg, RunContext& ctx) {
       "role of its best pattern when that score is at least {:.2f}, else 'mixed'. The last row "
       "of each table is what uniform attention would score.",
       threshold));
-  const auto scores = measure_roles(*model, set, layers, heads);
+  const auto scores = measure_roles(*model, set, layers, heads, cfg.get_bool("src_eos"));
   report_roles(scores, layers, heads, threshold, ctx);
 
   // ---- 3. the maps on one example ----
@@ -296,7 +300,7 @@ void run(const Config& cfg, RunContext& ctx) {
                        answer == ex.tgt ? "right" : "WRONG"));
   ctx.result("example_input", tok.decode(ex.src));
   ctx.result("example_output", tok.decode(answer));
-  attention_figures(*model, ex, tok, scores, threshold, ctx);
+  attention_figures(*model, ex, tok, scores, threshold, cfg.get_bool("src_eos"), ctx);
 
   // ---- 4. the document's claims ----
   const auto& cross = scores.at(AttentionKind::kCross);
@@ -307,13 +311,16 @@ void run(const Config& cfg, RunContext& ctx) {
                                      {"forward", cross.best("forward")},
                                      {"forward_window", cross.best("forward_window")},
                                      {"end", cross.best("end")},
+                                     {"eos", cross.best("eos")},
                                      {"decoder_previous", dec.best("previous")},
                                      {"encoder_previous", enc.best("previous")}};
   for (const auto& [name, v] : best) ctx.result("best_" + name + "_score", v);
   const auto backward =
       heads_with(cross, {"backward", "backward_window"}, layers, heads, threshold);
   const auto forward = heads_with(cross, {"forward", "forward_window"}, layers, heads, threshold);
-  const auto end = heads_with(cross, {"end"}, layers, heads, threshold);
+  // The end marker: the EOS token when the source has one, else its last character.
+  const std::string end_pattern = cfg.get_bool("src_eos") ? "eos" : "end";
+  const auto end = heads_with(cross, {end_pattern}, layers, heads, threshold);
   auto previous = heads_with(dec, {"previous"}, layers, heads, threshold);
   for (const auto& h : heads_with(enc, {"previous"}, layers, heads, threshold))
     previous.push_back("encoder " + h);
@@ -355,11 +362,15 @@ void run(const Config& cfg, RunContext& ctx) {
                             "(uniform {:.3f}): reversal never needs the same position",
                             which(forward), best["forward"], best["forward_window"],
                             cross.chance(cross.find("forward"))));
-  cmp.add_exact("a head looks for the EOS marker (here: the last source token)", "yes",
-                yes(!end.empty()),
-                fmt::format("heads {}; best score {:.3f} (uniform {:.3f}); the source has no EOS "
-                            "token in this task, so the last character stands in",
-                            which(end), best["end"], cross.chance(cross.find("end"))));
+  cmp.add_exact(
+      cfg.get_bool("src_eos") ? "a head looks for the EOS marker (cross-attention)"
+                              : "a head looks for the EOS marker (here: the last source character)",
+      "yes", yes(!end.empty()),
+      fmt::format("heads {}; best score {:.3f} (uniform {:.3f}){}", which(end), best[end_pattern],
+                  cross.chance(cross.find(end_pattern)),
+                  cfg.get_bool("src_eos") ? ""
+                                          : "; --src_eos false: no EOS in the source, so the "
+                                            "last character stands in"));
   cmp.add_exact("a head attends to the previous character", "yes", yes(!previous.empty()),
                 fmt::format("heads {}; best decoder score {:.3f}, encoder {:.3f}", which(previous),
                             best["decoder_previous"], best["encoder_previous"]));
@@ -385,6 +396,7 @@ Experiment reversal() {
       .add_int("nhead", 8, "attention heads per layer (must divide d_model)", {.min = 1})
       .add_int("layers", 2, "encoder layers and decoder layers", {.min = 1})
       .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
+      .add_bool("src_eos", true, "end each source with an EOS token (the marker a head can find)")
       .add_int("steps", 1000, "most training steps (stops early at --target)", {.min = 1})
       .add_int("batch", 64, "sequences per step", {.min = 1})
       .add_real("lr", 3e-3, "peak AdamW learning rate (cosine schedule)", {.min = 0})

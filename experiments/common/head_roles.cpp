@@ -34,14 +34,16 @@ std::string kind_title(AttentionKind kind) {
 }
 
 const std::vector<HeadPattern>& head_patterns(AttentionKind kind) {
-  // Encoder rows and keys are source positions 0..L-1.
+  // Encoder rows and keys are source positions 0..L-1, and L when the source ends with EOS
+  // (a pattern whose key is past the last key is skipped for that row).
   static const std::vector<HeadPattern> encoder = {
       {"diagonal", "the token itself", [](int64_t, int64_t q) { return q; }},
       {"previous", "the token before", [](int64_t, int64_t q) { return q - 1; }},
       {"next", "the token after", [](int64_t L, int64_t q) { return q + 1 < L ? q + 1 : -1; }},
       {"mirror", "position L-1-q", [](int64_t L, int64_t q) { return L - 1 - q; }},
       {"first", "the first token", [](int64_t, int64_t) { return int64_t{0}; }},
-      {"last", "the last token (end of input)", [](int64_t L, int64_t) { return L - 1; }},
+      {"last", "the last character", [](int64_t L, int64_t) { return L - 1; }},
+      {"eos", "the EOS token that ends the source", [](int64_t L, int64_t) { return L; }},
   };
   // Decoder rows and keys are BOS y_1 .. y_L (0..L).
   static const std::vector<HeadPattern> decoder = {
@@ -49,7 +51,8 @@ const std::vector<HeadPattern>& head_patterns(AttentionKind kind) {
       {"previous", "the token before (previous output)", [](int64_t, int64_t q) { return q - 1; }},
       {"bos", "the BOS token", [](int64_t, int64_t) { return int64_t{0}; }},
   };
-  // Decoder row q (0..L) over source keys 0..L-1; row q produces source token L-1-q.
+  // Decoder row q (0..L) over source keys 0..L-1 (and L, EOS, when the source has one); row q
+  // produces source token L-1-q.
   static const std::vector<HeadPattern> cross = {
       {"backward", "source L-1-q, the token being written",
        [](int64_t L, int64_t q) { return q < L ? L - 1 - q : -1; }},
@@ -59,8 +62,8 @@ const std::vector<HeadPattern>& head_patterns(AttentionKind kind) {
        [](int64_t L, int64_t q) { return q < L ? q : -1; }},
       {"forward_prev", "source q-1, one behind the output's position",
        [](int64_t L, int64_t q) { return q >= 1 && q <= L ? q - 1 : -1; }},
-      {"end", "the last source token (where the input ends; this task's source has no EOS)",
-       [](int64_t L, int64_t) { return L - 1; }},
+      {"end", "the last source character", [](int64_t L, int64_t) { return L - 1; }},
+      {"eos", "the EOS token that ends the source", [](int64_t L, int64_t) { return L; }},
       {"first", "the first source token", [](int64_t, int64_t) { return int64_t{0}; }},
       {"backward_window",
        "backward + just_written: reads the input backwards, two tokens wide",

@@ -13,7 +13,7 @@ check reversal '
 assert res["exact_match"] >= 0.99, res["exact_match"]
 by_len = res["exact_match_by_length"]
 assert sorted(int(k) for k in by_len) == list(range(8, 17)), by_len
-kinds = {"encoder_self": 6, "decoder_self": 3, "cross": 8}
+kinds = {"encoder_self": 7, "decoder_self": 3, "cross": 9}
 for kind, patterns in kinds.items():
     rows = res["scores_" + kind]
     assert len(rows) == 2 * 8, (kind, len(rows))   # 2 layers x 8 heads
@@ -28,6 +28,8 @@ assert res["best_backward_score"] >= 0.35, res["best_backward_score"]
 assert res["best_backward_window_score"] >= 0.6, res["best_backward_window_score"]
 assert res["best_forward_score"] < res["best_backward_score"]
 assert len(res["cross_backward_heads"]) >= 1, res["cross_backward_heads"]
+assert res["chance_cross"]["eos"] > 0, res["chance_cross"]   # the source ends with EOS by default
+assert 0.0 <= res["best_eos_score"] <= 1.0, res["best_eos_score"]
 c = {e["name"]: e for e in cmp[0]["entries"]}
 assert c["a head reads the input backwards (cross-attention)"]["status"] == "ok", c
 for stem in ("encoder_self", "decoder_self", "cross", "training_loss", "heldout_accuracy"):

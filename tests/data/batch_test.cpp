@@ -31,6 +31,13 @@ TEST_SUITE("data") {
     CHECK(b.num_target_tokens == 6);
     CHECK(b.causal_mask.to_vector() == R{0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0});
     CHECK(collate_seq2seq(ex, 6).src.shape() == Shape{2, 6});
+    // src_eos: each source ends with EOS, before its padding; the target side is unchanged.
+    Batch e = collate_seq2seq(ex, 0, /*src_eos=*/true);
+    CHECK(row(e.src, 0) == R{10, 11, 12, kEos});
+    CHECK(row(e.src, 1) == R{20, kEos, kPad, kPad});
+    CHECK(row(e.src_pad_mask, 1) == R{0, 0, 1, 1});
+    CHECK(e.src_lengths == std::vector<int64_t>{4, 2});
+    CHECK(e.tgt_out.to_vector() == b.tgt_out.to_vector());
   }
 
   TEST_CASE("decoder-only batch scores only the answer") {

@@ -40,7 +40,7 @@ class RecurrentSeq2Seq final : public TaskModel {
 
   nn::Module& module() override { return model_; }
   LossOut loss(const std::vector<data::Example>& batch) override {
-    const data::Batch b = data::collate_seq2seq(batch);
+    const data::Batch b = data::collate_seq2seq(batch, 0, cfg_.src_eos);
     const Var logits = model_.forward(b.src, b.tgt_in).logits;
     return {cross_entropy(logits, b.tgt_out, data::kIgnoreIndex,
                           static_cast<real>(cfg_.label_smoothing)),
@@ -48,7 +48,7 @@ class RecurrentSeq2Seq final : public TaskModel {
   }
   std::vector<std::vector<int64_t>> generate(const std::vector<data::Example>& batch,
                                              int64_t max_new_tokens) override {
-    const data::Batch b = data::collate_seq2seq(batch);
+    const data::Batch b = data::collate_seq2seq(batch, 0, cfg_.src_eos);
     return rows_until_eos(model_.greedy_decode(b.src, max_new_tokens).tokens);
   }
   std::string describe() override {

@@ -40,6 +40,7 @@ const std::vector<Option>& options() {
       {"dim_ff", &C::dim_ff, "feed-forward inner width"},
       {"dropout", &C::dropout, "dropout probability"},
       {"norm_first", &C::norm_first, "pre-norm (true) or the 2017 post-norm (false)"},
+      {"src_eos", &C::src_eos, "seq2seq: end each source sequence with an EOS token"},
       {"hidden", &C::hidden, "recurrent hidden size"},
       {"attention", &C::attention,
        "recurrent seq2seq attention: none bahdanau luong_dot luong_general"},

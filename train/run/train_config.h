@@ -30,7 +30,9 @@ struct TrainConfig {
   int64_t num_layers = 2;  // per stack (encoder and decoder each for the transformer)
   int64_t dim_ff = 256;
   double dropout = 0.0;
-  bool norm_first = true;  // pre-norm: trains without a long warm-up
+  bool norm_first = true;
+  bool src_eos =
+      false;  // seq2seq: end each source with EOS  // pre-norm: trains without a long warm-up
   // recurrent models
   int64_t hidden = 128;
   std::string attention = "bahdanau";  // none bahdanau luong_dot luong_general

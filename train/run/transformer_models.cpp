@@ -44,14 +44,14 @@ class EncoderDecoder final : public TaskModel {
     return {{"dropout", model_.dropout_generator().get()}};
   }
   LossOut loss(const std::vector<data::Example>& batch) override {
-    const data::Batch b = data::collate_seq2seq(batch);
+    const data::Batch b = data::collate_seq2seq(batch, 0, cfg_.src_eos);
     return {cross_entropy(model_.forward(b.src, b.tgt_in), b.tgt_out, data::kIgnoreIndex,
                           smoothing(cfg_)),
             b.num_target_tokens};
   }
   std::vector<std::vector<int64_t>> generate(const std::vector<data::Example>& batch,
                                              int64_t max_new_tokens) override {
-    const data::Batch b = data::collate_seq2seq(batch);
+    const data::Batch b = data::collate_seq2seq(batch, 0, cfg_.src_eos);
     return rows_until_eos(model_.greedy_decode(b.src, data::kBos, data::kEos, max_new_tokens));
   }
   std::string describe() override {
