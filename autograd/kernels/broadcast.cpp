@@ -1,7 +1,5 @@
 #include "autograd/kernels/broadcast.h"
 
-#include <algorithm>
-
 #include "autograd/error.h"
 
 namespace attn::kernels {
@@ -81,13 +79,8 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   real* o = out.data();
   const int64_t inner = plan.inner;
   if (plan.stride[0]) {
-    // Rows of the gradient collide on the same output elements, so the threads split the
-    // columns instead: each owns a block of kColumns columns and adds every row into it, in row
-    // order, so each element sums in the same order whatever the thread count.
-    constexpr int64_t kColumns = 64;
-    const int64_t blocks = (inner + kColumns - 1) / kColumns;
-    parallel_for(blocks, plan.rows * kColumns, [&](int64_t blk) {
-      const int64_t j0 = blk * kColumns, j1 = std::min(inner, j0 + kColumns);
+    // Rows of the gradient collide on the same output elements: split by columns instead.
+    parallel_column_blocks(inner, plan.rows, [&](int64_t j0, int64_t j1) {
       for (int64_t r = 0; r < plan.rows; ++r) {
         const real* gr = g + r * inner;
         real* orow = o + index(r * inner);

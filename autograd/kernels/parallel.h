@@ -54,4 +54,19 @@ void parallel_chunks(int64_t n, int64_t work_per_element, Body&& body) {
   });
 }
 
+// For sums where many rows add into the same outputs (a bias gradient, an embedding's
+// scatter-add): the threads split the `cols` columns into blocks of kColumnBlock and each calls
+// body(j0, j1) for its blocks, walking all rows itself. Every element is summed in row order
+// whatever the thread count, so the result stays bit-identical.
+inline constexpr int64_t kColumnBlock = 64;
+
+template <class Body>
+void parallel_column_blocks(int64_t cols, int64_t rows, Body&& body) {
+  const int64_t blocks = (cols + kColumnBlock - 1) / kColumnBlock;
+  parallel_for(blocks, rows * kColumnBlock, [&](int64_t b) {
+    const int64_t j0 = b * kColumnBlock;
+    body(j0, std::min(cols, j0 + kColumnBlock));
+  });
+}
+
 }  // namespace attn::kernels
