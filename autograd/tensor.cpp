@@ -9,6 +9,7 @@
 
 #include "autograd/error.h"
 #include "autograd/kernels/buffer_pool.h"
+#include "autograd/kernels/parallel.h"
 
 namespace attn {
 
@@ -158,7 +159,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
 
 Tensor Tensor::clone() const {
   Tensor t = empty(shape_);
-  std::memcpy(t.data(), data(), sizeof(real) * numel_);
+  t.copy_from(*this);
   return t;
 }
 
@@ -173,14 +174,19 @@ void Tensor::fill(real value) {
 void Tensor::copy_from(const Tensor& other) {
   if (other.numel_ != numel_)
     throw Error(fmt::format("copy_from: {} vs {}", shape_str(shape_), shape_str(other.shape_)));
-  std::memcpy(data(), other.data(), sizeof(real) * numel_);
+  real* dst = data();
+  const real* src = other.data();
+  kernels::parallel_chunks(
+      numel_, 1, [&](int64_t b, int64_t n) { std::memcpy(dst + b, src + b, sizeof(real) * n); });
 }
 
 Tensor& Tensor::operator+=(const Tensor& other) {
   check_same_shape(*this, other, "Tensor::operator+=");
   real* a = data();
   const real* b = other.data();
-  for (int64_t i = 0; i < numel_; ++i) a[i] += b[i];
+  kernels::parallel_chunks(numel_, 1, [&](int64_t begin, int64_t n) {
+    for (int64_t i = begin; i < begin + n; ++i) a[i] += b[i];
+  });
   return *this;
 }
 

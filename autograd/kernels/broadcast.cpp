@@ -78,17 +78,22 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   const real* g = grad.data();
   real* o = out.data();
   const int64_t inner = plan.inner;
-  // Serial: rows of the gradient collide on the same output elements. Each row is one
-  // vectorisable pass: added element-wise (stride 1), or summed into one element (stride 0).
-  for (int64_t r = 0; r < plan.rows; ++r) {
-    const real* gr = g + r * inner;
-    real* orow = o + index(r * inner);
-    if (plan.stride[0]) {
-      for (int64_t j = 0; j < inner; ++j) orow[j] += gr[j];
-    } else {
+  if (plan.stride[0]) {
+    // Rows of the gradient collide on the same output elements: split by columns instead.
+    parallel_column_blocks(inner, plan.rows, [&](int64_t j0, int64_t j1) {
+      for (int64_t r = 0; r < plan.rows; ++r) {
+        const real* gr = g + r * inner;
+        real* orow = o + index(r * inner);
+        for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j];
+      }
+    });
+  } else {
+    // Each row sums into one element, and rows may share it: serial, one vectorisable pass each.
+    for (int64_t r = 0; r < plan.rows; ++r) {
+      const real* gr = g + r * inner;
       real total = 0;
       for (int64_t j = 0; j < inner; ++j) total += gr[j];
-      orow[0] += total;
+      o[index(r * inner)] += total;
     }
   }
   return out;

@@ -8,6 +8,7 @@
 // the two never oversubscribe the cores (see docs/performance.md for the measurements).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace attn {
@@ -36,6 +37,36 @@ void parallel_for(int64_t n, int64_t work_per_item, Body&& body) {
   }
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+// Elements per parallel_chunks item: long enough for the inner loop to vectorise.
+inline constexpr int64_t kChunk = 1024;
+
+// Calls body(begin, count) for the chunks [begin, begin + count) of [0, n), in parallel when
+// n * work_per_element is large. For element-wise loops: the chunks do not depend on the
+// thread count, so neither does the result.
+template <class Body>
+void parallel_chunks(int64_t n, int64_t work_per_element, Body&& body) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(chunks, kChunk * work_per_element, [&](int64_t i) {
+    const int64_t begin = i * kChunk;
+    body(begin, std::min(kChunk, n - begin));
+  });
+}
+
+// For sums where many rows add into the same outputs (a bias gradient, an embedding's
+// scatter-add): the threads split the `cols` columns into blocks of kColumnBlock and each calls
+// body(j0, j1) for its blocks, walking all rows itself. Every element is summed in row order
+// whatever the thread count, so the result stays bit-identical.
+inline constexpr int64_t kColumnBlock = 64;
+
+template <class Body>
+void parallel_column_blocks(int64_t cols, int64_t rows, Body&& body) {
+  const int64_t blocks = (cols + kColumnBlock - 1) / kColumnBlock;
+  parallel_for(blocks, rows * kColumnBlock, [&](int64_t b) {
+    const int64_t j0 = b * kColumnBlock;
+    body(j0, std::min(cols, j0 + kColumnBlock));
+  });
 }
 
 }  // namespace attn::kernels

@@ -56,8 +56,12 @@ struct EmbeddingOp final : Op {
     const int64_t c = w_shape[1];
     const real* pg = dy().data();
     real* pd = dw.data();
-    for (size_t p = 0; p < ids.size(); ++p)
-      for (int64_t j = 0; j < c; ++j) pd[ids[p] * c + j] += pg[p * c + j];
+    // Positions sharing a token add into the same row of dw: the threads split the columns.
+    const auto n = static_cast<int64_t>(ids.size());
+    kernels::parallel_column_blocks(c, n, [&](int64_t j0, int64_t j1) {
+      for (int64_t p = 0; p < n; ++p)
+        for (int64_t j = j0; j < j1; ++j) pd[ids[p] * c + j] += pg[p * c + j];
+    });
     accumulate(0, dw);
   }
 

@@ -1,28 +1,10 @@
 // GeluOp: y = x * Phi(x), exactly (erf) or with PyTorch's tanh approximation.
-#include <algorithm>
 
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/vec_math.h"
 
 namespace attn {
-
-namespace {
-
-// Elements per parallel_for item: the kernels loop over contiguous chunks so they vectorise.
-constexpr int64_t kChunk = 1024;
-
-// Calls f(begin, count) for chunks of [0, n), in parallel when n is large.
-template <class F>
-void for_chunks(int64_t n, F f) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  kernels::parallel_for(chunks, kChunk * 8, [&](int64_t i) {
-    const int64_t begin = i * kChunk;
-    f(begin, std::min(kChunk, n - begin));
-  });
-}
-
-}  // namespace
 
 struct GeluOp final : Op {
   Tensor x;  // saved input
@@ -38,8 +20,8 @@ struct GeluOp final : Op {
     const real* px = x.data();
     real* py = y.data();
     const bool tanh_form = approx == GeluApprox::kTanh;
-    for_chunks(x.numel(),
-               [&](int64_t b, int64_t n) { kernels::gelu_n(px + b, py + b, n, tanh_form); });
+    kernels::parallel_chunks(
+        x.numel(), 8, [&](int64_t b, int64_t n) { kernels::gelu_n(px + b, py + b, n, tanh_form); });
     return y;
   }
 
@@ -51,7 +33,7 @@ struct GeluOp final : Op {
     const real* pg = dy().data();
     real* pd = dx.data();
     const bool tanh_form = approx == GeluApprox::kTanh;
-    for_chunks(x.numel(), [&](int64_t b, int64_t n) {
+    kernels::parallel_chunks(x.numel(), 8, [&](int64_t b, int64_t n) {
       kernels::gelu_backward_n(px + b, pg + b, pd + b, n, tanh_form);
     });
     accumulate(0, dx);

@@ -4,6 +4,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/kernels/blas.h"
+#include "autograd/kernels/parallel.h"
 
 namespace attn {
 
@@ -42,6 +43,17 @@ MatmulPlan plan_matmul(const Shape& a, const Shape& b, bool ta, bool tb) {
   return p;
 }
 
+// Runs gemm_i(i) for the `batch` independent products of one call. Several small products
+// (attention's (T,T) x (T,d_head) per batch and head) are split across the threads, each GEMM
+// single-threaded inside the parallel region (the OpenMP OpenBLAS does that by itself): OpenBLAS
+// gains little from splitting one small GEMM, and every product writes its own output, so the
+// result does not depend on the thread count. One product (batch 1) keeps OpenBLAS's own threads.
+template <class GemmI>
+void for_each_product(const MatmulPlan& p, GemmI&& gemm_i) {
+  if (p.batch == 1) return gemm_i(0);
+  kernels::parallel_for(p.batch, 2 * p.m * p.n * p.k, gemm_i);
+}
+
 }  // namespace
 
 struct MatmulOp final : Op {
@@ -64,9 +76,10 @@ struct MatmulOp final : Op {
       return y;
     }
     const int64_t sa = plan.m * plan.k, sb = plan.shared_b ? 0 : plan.k * plan.n;
-    for (int64_t i = 0; i < plan.batch; ++i)
+    for_each_product(plan, [&](int64_t i) {
       kernels::gemm(ta, tb, plan.m, plan.n, plan.k, alpha, a.data() + i * sa, lda,
                     b.data() + i * sb, ldb, 0, y.data() + i * plan.m * plan.n, plan.n);
+    });
     return y;
   }
 
@@ -80,14 +93,14 @@ struct MatmulOp final : Op {
     const int64_t sa = m * k, sb = plan.shared_b ? 0 : k * n, sy = m * n;
     if (needs_grad(0)) {
       Tensor da = Tensor::empty(a.shape());
-      for (int64_t i = 0; i < plan.batch; ++i) {
+      for_each_product(plan, [&](int64_t i) {
         const real* gi = g.data() + i * sy;
         const real* bi = b.data() + i * sb;
         if (!ta)  // da (M,K) = dY (M,N) B^T (N,K)
           kernels::gemm(false, !tb, m, k, n, alpha, gi, n, bi, ldb, 0, da.data() + i * sa, k);
         else  // da (K,M) = B (K,N) dY^T (N,M)
           kernels::gemm(tb, true, k, m, n, alpha, bi, ldb, gi, n, 0, da.data() + i * sa, m);
-      }
+      });
       accumulate(0, da);
     }
     if (needs_grad(1)) {
@@ -104,7 +117,7 @@ struct MatmulOp final : Op {
           kernels::gemm(true, false, n, k, rows, alpha, g.data(), n, a.data(), lda, 0, db.data(),
                         k);
       } else {
-        for (int64_t i = 0; i < plan.batch; ++i) {
+        auto db_i = [&](int64_t i) {
           const real* ai = a.data() + i * sa;
           const real* gi = g.data() + i * sy;
           real* dbi = db.data() + i * out_step;
@@ -112,6 +125,11 @@ struct MatmulOp final : Op {
             kernels::gemm(!ta, false, k, n, m, alpha, ai, lda, gi, n, beta, dbi, n);
           else  // db (N,K) = dY^T (N,M) A (M,K)
             kernels::gemm(true, ta, n, k, m, alpha, gi, n, ai, lda, beta, dbi, k);
+        };
+        if (plan.shared_b) {  // every product adds into the one db: in order, one at a time
+          for (int64_t i = 0; i < plan.batch; ++i) db_i(i);
+        } else {
+          for_each_product(plan, db_i);
         }
       }
       accumulate(1, db);

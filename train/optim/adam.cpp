@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "autograd/kernels/parallel.h"
+
 namespace attn::train {
 
 Adam::Adam(std::vector<Var> params, AdamOptions options)
@@ -48,17 +50,20 @@ void Adam::update(Tensor& param, const Tensor& grad, std::map<std::string, Tenso
   const real* g0 = grad.data();
   real* m = state["exp_avg"].data();
   real* v = state["exp_avg_sq"].data();
-  for (int64_t i = 0; i < param.numel(); ++i) {
-    real g = g0[i];
-    if (decoupled_)
-      p[i] = p[i] * decay;
-    else if (wd != 0)
-      g = g + wd * p[i];
-    m[i] = m[i] * b1 + one_b1 * g;
-    v[i] = v[i] * b2 + one_b2 * (g * g);
-    const real denom = std::sqrt(v[i]) / c2 + eps;
-    p[i] = p[i] + neg_step_size * (m[i] / denom);
-  }
+  // Element-wise, so the chunks can run on any thread without changing the result.
+  kernels::parallel_chunks(param.numel(), 8, [&](int64_t begin, int64_t count) {
+    for (int64_t i = begin; i < begin + count; ++i) {
+      real g = g0[i];
+      if (decoupled_)
+        p[i] = p[i] * decay;
+      else if (wd != 0)
+        g = g + wd * p[i];
+      m[i] = m[i] * b1 + one_b1 * g;
+      v[i] = v[i] * b2 + one_b2 * (g * g);
+      const real denom = std::sqrt(v[i]) / c2 + eps;
+      p[i] = p[i] + neg_step_size * (m[i] / denom);
+    }
+  });
 }
 
 }  // namespace attn::train
