@@ -9,7 +9,6 @@
 // and their gradients are T x T tensors) against blockwise attention (attn::blockwise_attention,
 // an online softmax over tiles that never holds the T x T matrix). Naive grows like T^2,
 // blockwise like T.
-#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -17,6 +16,7 @@
 #include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/peak_memory.h"
+#include "experiments/common/timing.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
@@ -126,10 +126,9 @@ void measured_part(const Config& cfg, RunContext& ctx) {
         secs[0].push_back(NAN);
         continue;
       }
-      const auto start = std::chrono::steady_clock::now();
-      const PeakUse use = probe.measure([&] { attention_pass(which == 1, T, d, block, gen); });
-      secs[which].push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      PeakUse use;
+      secs[which].push_back(seconds_of(
+          [&] { use = probe.measure([&] { attention_pass(which == 1, T, d, block, gen); }); }));
       mib[which].push_back(static_cast<double>(use.tensor_bytes) / kMiB);
       rss[which].push_back(use.resident_bytes < 0 ? NAN
                                                   : static_cast<double>(use.resident_bytes) / kMiB);

@@ -1,23 +1,12 @@
 #include "experiments/common/interleaved_timing.h"
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <limits>
 
 #include "autograd/kernels/parallel.h"
 
 namespace attn::experiments {
-
-namespace {
-
-double seconds_of(const std::function<void()>& work) {
-  const auto start = std::chrono::steady_clock::now();
-  work();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& works,
                                      int reps,
@@ -31,10 +20,7 @@ std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& w
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < works.size(); ++i) s[i].push_back(seconds_of(works[i]));
   std::vector<Timing> out;
-  for (auto& v : s) {
-    std::sort(v.begin(), v.end());
-    out.push_back({v[v.size() / 2], v.front(), v.back()});
-  }
+  for (auto& v : s) out.push_back(summarize(std::move(v)));
   return out;
 }
 

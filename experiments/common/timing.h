@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 namespace attn::experiments {
 
@@ -15,5 +16,10 @@ struct Timing {
 };
 
 Timing time_median(const std::function<void()>& work, int reps, int warmup = 2);
+
+// Wall-clock seconds of one call of work.
+double seconds_of(const std::function<void()>& work);
+// Median, min and max of a non-empty set of timings.
+Timing summarize(std::vector<double> seconds);
 
 }  // namespace attn::experiments
