@@ -52,6 +52,7 @@ Var record(std::unique_ptr<Op> op, std::vector<Var> inputs, Tensor y) {
   Var out(std::move(y), track);
   if (track) {
     op->inputs = std::move(inputs);
+    out.node().produced_by_op = true;
     op->output = out;
     tape().push(std::move(op));
   }

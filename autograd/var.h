@@ -22,9 +22,11 @@ struct Node {
   Tensor grad;  // empty (rank 0, unset) until has_grad
   bool has_grad = false;
   bool requires_grad = false;
-  std::string name;  // optional, shown when the tape is printed
+  bool produced_by_op = false;  // an op's recorded output (not a leaf): its grad may be shared
+  std::string name;             // optional, shown when the tape is printed
 
-  // grad += d, allocating on first use. Takes d's storage when nobody else holds it.
+  // grad += d, allocating on first use. Takes d's storage when nobody else holds it (or, for
+  // an op's output, shares it: copy-on-write).
   void accumulate_grad(const Tensor& d);
 };
 

@@ -15,6 +15,28 @@ TEST_SUITE("autograd") {
     CHECK(x.grad()[1] == doctest::Approx(-2));
   }
 
+  TEST_CASE("gradients passed straight through are shared, and copied before any write") {
+    // add hands the same dy to p and q. q then receives r's contribution while p has not yet
+    // run its backward: adding into the shared buffer in place would corrupt p's gradient.
+    Var a = Var::parameter(Tensor::from_vector({2}, {1, -2}));
+    Var p = mul_scalar(a, 2);
+    Var q = mul_scalar(a, 3);
+    Var r = mul_scalar(q, 5);
+    Var loss = add(sum(add(p, q)), sum(r));
+    loss.backward({.retain_graph = true});
+    CHECK(a.grad()[0] == doctest::Approx(2 + 3 + 15));
+    CHECK(a.grad()[1] == doctest::Approx(2 + 3 + 15));
+    CHECK(p.grad()[0] == doctest::Approx(1));
+    CHECK(q.grad()[0] == doctest::Approx(6));
+    // A leaf never shares: a parameter's gradient is written in place by optimizers.
+    Var b = Var::parameter(Tensor::ones({2}));
+    Var s = add(b, b);
+    sum(s).backward();
+    CHECK(b.grad()[0] == doctest::Approx(2));
+    CHECK_FALSE(b.grad().shares_storage(s.grad()));
+    tape().clear();
+  }
+
   TEST_CASE("NoGrad records nothing and detach cuts the graph") {
     Var x = Var::parameter(Tensor::ones({2, 2}));
     {
