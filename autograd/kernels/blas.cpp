@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include "autograd/kernels/small_gemm.h"
+
 namespace attn::kernels {
 
 void gemm(bool trans_a,
@@ -18,6 +20,8 @@ void gemm(bool trans_a,
           real* c,
           int64_t ldc) {
   if (m == 0 || n == 0) return;
+  if (small_gemm_fits(m, n, k))  // attention's per-head products: BLAS's per-call cost dominates
+    return small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
 #ifdef ATTN_REAL_DOUBLE

@@ -1,0 +1,44 @@
+// Matrix products too small for BLAS to pay off: attention's per-head products at small
+// head sizes, e.g. (32,16) x (16,33) for every batch entry and head.
+//
+//   if (attn::kernels::small_gemm_fits(m, n, k))
+//     attn::kernels::small_gemm(false, true, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
+//
+// Same contract as kernels::gemm (row-major, C = alpha op(A) op(B) + beta C; beta 0 never reads
+// C). OpenBLAS spends a fixed cost per call on top of the arithmetic: it zeroes C when beta is
+// 0 (a separate pass), packs both operands into its panel layout, and dispatches. For a
+// (32,16) x (16,33) product that cost is larger than the ~34 kFLOP of work. This kernel packs
+// only op(B) (at most kSmallMaxK x kSmallMaxN values, into a per-thread buffer) and then
+// computes register blocks of 4 rows x 16 columns straight into C.
+#pragma once
+
+#include <cstdint>
+
+#include "autograd/real.h"
+
+namespace attn::kernels {
+
+inline constexpr int64_t kSmallMinM = 8;   // below this BLAS's gemv-like paths do well
+inline constexpr int64_t kSmallMaxN = 64;  // op(B) packed in one buffer of K x N values
+inline constexpr int64_t kSmallMaxK = 128;
+inline constexpr int64_t kSmallMaxMNK = 64 * 64 * 64;  // measured crossover, docs/performance.md
+
+inline bool small_gemm_fits(int64_t m, int64_t n, int64_t k) {
+  return m >= kSmallMinM && n <= kSmallMaxN && k <= kSmallMaxK && m * n * k <= kSmallMaxMNK;
+}
+
+void small_gemm(bool trans_a,
+                bool trans_b,
+                int64_t m,
+                int64_t n,
+                int64_t k,
+                real alpha,
+                const real* a,
+                int64_t lda,
+                const real* b,
+                int64_t ldb,
+                real beta,
+                real* c,
+                int64_t ldc);
+
+}  // namespace attn::kernels
