@@ -74,7 +74,10 @@ Var masked_fill(const Var& x, const Tensor& mask, real value);
 
 // ---- normalisation and probabilities (fused for speed; tests show each equals its
 //      composition of primitives) --------------------------------------------------------------
-Var softmax(const Var& x);      // over the last axis, max-subtracted for stability
+Var softmax(const Var& x);  // over the last axis, max-subtracted for stability
+// softmax(masked_fill(x, mask, lowest)) in one pass: mask (...,C) of 0/1, the same last axis as
+// x and broadcast over the others (attention's causal and padding masks).
+Var masked_softmax(const Var& x, const Tensor& mask);
 Var log_softmax(const Var& x);  // over the last axis
 Var layer_norm(const Var& x,
                const Var& weight,

@@ -26,4 +26,23 @@ void gemm(bool trans_a,
           real* c,
           int64_t ldc);
 
+// The same product with C split into one block per thread (along M, or along N when M is the
+// shorter side), each block a single-threaded GEMM inside one parallel region. On 2 threads
+// this measured faster than OpenBLAS splitting the call itself (docs/performance.md): the
+// threads share no packed panels and meet at one barrier. Every element of C is computed the
+// same way whatever the split. Inside a parallel region, or when small, it is plain gemm().
+void gemm_split(bool trans_a,
+                bool trans_b,
+                int64_t m,
+                int64_t n,
+                int64_t k,
+                real alpha,
+                const real* a,
+                int64_t lda,
+                const real* b,
+                int64_t ldb,
+                real beta,
+                real* c,
+                int64_t ldc);
+
 }  // namespace attn::kernels

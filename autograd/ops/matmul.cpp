@@ -54,34 +54,6 @@ void for_each_product(const MatmulPlan& p, GemmI&& gemm_i) {
   kernels::parallel_for(p.batch, 2 * p.m * p.n * p.k, gemm_i);
 }
 
-// C (rows,N) = alpha A (rows,K) op(B), with the rows split into one block per thread and each
-// block a single-threaded GEMM inside one parallel region. For the folded products (a linear
-// layer's rows, batch*T of them) this measured faster on 2 threads than letting OpenBLAS split
-// the one GEMM itself: the threads share no packed panels and meet at one barrier only.
-void gemm_split_rows(bool tb,
-                     int64_t rows,
-                     int64_t n,
-                     int64_t k,
-                     real alpha,
-                     const real* a,
-                     int64_t lda,
-                     const real* b,
-                     int64_t ldb,
-                     real* c) {
-  const int64_t threads = num_threads();
-  constexpr int64_t kRowAlign = 16;  // keep blocks on whole micro-kernel row panels
-  const int64_t block = (rows / threads + kRowAlign - 1) / kRowAlign * kRowAlign;
-  if (threads < 2 || block < 4 * kRowAlign) {
-    kernels::gemm(false, tb, rows, n, k, alpha, a, lda, b, ldb, 0, c, n);
-    return;
-  }
-  const int64_t blocks = (rows + block - 1) / block;
-  kernels::parallel_for(blocks, block * n * k, [&](int64_t i) {
-    const int64_t r0 = i * block, r = std::min(block, rows - r0);
-    kernels::gemm(false, tb, r, n, k, alpha, a + r0 * lda, lda, b, ldb, 0, c + r0 * n, n);
-  });
-}
-
 }  // namespace
 
 struct MatmulOp final : Op {
@@ -99,8 +71,8 @@ struct MatmulOp final : Op {
     const int64_t lda = a.shape().back(), ldb = b.shape().back();
     if (plan.shared_b && !ta) {
       // Fold every batch row of a into M: one large GEMM instead of `batch` small ones.
-      gemm_split_rows(tb, plan.batch * plan.m, plan.n, plan.k, alpha, a.data(), lda, b.data(), ldb,
-                      y.data());
+      kernels::gemm_split(false, tb, plan.batch * plan.m, plan.n, plan.k, alpha, a.data(), lda,
+                          b.data(), ldb, 0, y.data(), plan.n);
       return y;
     }
     const int64_t sa = plan.m * plan.k, sb = plan.shared_b ? 0 : plan.k * plan.n;
@@ -124,7 +96,8 @@ struct MatmulOp final : Op {
       if (plan.shared_b && !ta) {
         // As in the forward, every batch row of a folds into M: one GEMM
         // da (batch*M, K) = dY (batch*M, N) B^T instead of `batch` thin ones.
-        gemm_split_rows(!tb, plan.batch * m, k, n, alpha, g.data(), n, b.data(), ldb, da.data());
+        kernels::gemm_split(false, !tb, plan.batch * m, k, n, alpha, g.data(), n, b.data(), ldb, 0,
+                            da.data(), k);
       } else {
         for_each_product(plan, [&](int64_t i) {
           const real* gi = g.data() + i * sy;

@@ -6,6 +6,7 @@
 
 #include "autograd/error.h"
 #include "autograd/kernels/blas.h"
+#include "autograd/kernels/parallel.h"
 
 namespace attn {
 
@@ -55,37 +56,42 @@ Tensor RecurrentStepOp::begin_step(const char* op,
   a_x = Tensor::empty({batch, width});
   Tensor a_h = Tensor::empty({batch, width});
   const real* x = gx.data() + step * batch * width;
-  for (int64_t r = 0; r < batch; ++r)
+  kernels::parallel_for(batch, width, [&](int64_t r) {
     for (int64_t j = 0; j < width; ++j) {
       a_x[r * width + j] = x[r * width + j] + b_ih[j];
       a_h[r * width + j] = b[j];
     }
-  kernels::gemm(false, true, batch, width, hidden, 1, h_prev(), hidden, w.data(), hidden, 1,
-                a_h.data(), width);
+  });
+  kernels::gemm_split(false, true, batch, width, hidden, 1, h_prev(), hidden, w.data(), hidden, 1,
+                      a_h.data(), width);
   return a_h;
 }
 
 void RecurrentStepOp::add_column_sums(size_t input, const Tensor& d) {
   if (!needs_grad(input)) return;
   real* g = grad_buffer(input).data();
-  for (int64_t r = 0; r < batch; ++r)
-    for (int64_t j = 0; j < width; ++j) g[j] += d[r * width + j];
+  kernels::parallel_column_blocks(width, batch, [&](int64_t j0, int64_t j1) {
+    for (int64_t r = 0; r < batch; ++r)  // row order for every column: thread-count independent
+      for (int64_t j = j0; j < j1; ++j) g[j] += d[r * width + j];
+  });
 }
 
 void RecurrentStepOp::finish_backward(const Tensor& da_x, const Tensor& da_h, real* dh_prev) {
   if (needs_grad(0)) {  // dgx[t] += da_x
     real* g = grad_buffer(0).data() + t * batch * width;
     const real* d = da_x.data();
-    for (int64_t i = 0; i < batch * width; ++i) g[i] += d[i];
+    kernels::parallel_chunks(batch * width, 1, [&](int64_t begin, int64_t count) {
+      for (int64_t i = begin; i < begin + count; ++i) g[i] += d[i];
+    });
   }
   if (needs_grad(2))  // dW_hh (G*H,H) += da_h^T (G*H,B) h_prev (B,H)
-    kernels::gemm(true, false, width, hidden, batch, 1, da_h.data(), width, h_prev(), hidden, 1,
-                  grad_buffer(2).data(), hidden);
+    kernels::gemm_split(true, false, width, hidden, batch, 1, da_h.data(), width, h_prev(), hidden,
+                        1, grad_buffer(2).data(), hidden);
   add_column_sums(3, da_x);  // db_ih
   add_column_sums(4, da_h);  // db_hh
   if (needs_grad(1))         // dh_prev (B,H) += da_h (B,G*H) W_hh (G*H,H)
-    kernels::gemm(false, false, batch, hidden, width, 1, da_h.data(), width, w_hh.data(), hidden, 1,
-                  dh_prev, hidden);
+    kernels::gemm_split(false, false, batch, hidden, width, 1, da_h.data(), width, w_hh.data(),
+                        hidden, 1, dh_prev, hidden);
 }
 
 Tensor& RecurrentStepOp::grad_buffer(size_t i) {

@@ -37,6 +37,25 @@ std::vector<OpCase> nn_op_cases() {
                   },
                   [](const std::vector<Var>& v) { return softmax(v[0]); }});
 
+  // masked_softmax against PyTorch's masked_fill + softmax: a mask broadcast over batch and
+  // query rows (key padding), a rank-2 causal mask, and a row with every position masked.
+  auto masked = [&](std::string name, Shape x_shape, Tensor mask) {
+    rows.push_back({std::move(name), "torch.softmax(x.masked_fill(m, -1e9), -1)",
+                    [x_shape, mask](Generator& g) {
+                      return std::vector{float_input("x", Tensor::randn(x_shape, g, 2.0)),
+                                         mask_input("m", mask)};
+                    },
+                    [](const std::vector<Var>& v) { return masked_softmax(v[0], v[1].value()); }});
+  };
+  masked("masked_softmax_key_padding", {2, 3, 4, 5},
+         Tensor::from_vector({2, 1, 1, 5}, {0, 0, 1, 0, 1, 1, 0, 0, 0, 0}));
+  Tensor causal({4, 4});  // 1 above the diagonal: the future
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = i + 1; j < 4; ++j) causal.at({i, j}) = 1;
+  masked("masked_softmax_causal", {2, 2, 4, 4}, causal);
+  masked("masked_softmax_all_masked_row", {2, 3, 5},
+         Tensor::from_vector({3, 5}, {0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1}));
+
   // x (stddev s) of shape `shape`, plus float parameters w (and b) of extent shape.back().
   auto with_params = [&](std::string name, Shape shape, double s, int n_params, std::string torch,
                          std::function<Var(const std::vector<Var>&)> f) {

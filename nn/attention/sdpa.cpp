@@ -105,9 +105,8 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
       g == 1 ? matmul(q, k, false, true, s)
              : reshape(matmul(reshape(q, {b, hkv, g * tq, d}), k, false, true, s), {b, h, tq, tk});
   if (opt.masks.bias) scores = add(scores, *opt.masks.bias);
-  if (auto hidden = combine_masks(opt.masks, b, h, tq, tk))
-    scores = masked_fill(scores, *hidden, std::numeric_limits<real>::lowest());
-  Var weights = softmax(scores);  // (B,H,Tq,Tk)
+  const std::optional<Tensor> hidden = combine_masks(opt.masks, b, h, tq, tk);
+  Var weights = hidden ? masked_softmax(scores, *hidden) : softmax(scores);  // (B,H,Tq,Tk)
 
   Var mixed = weights;
   if (opt.training && opt.dropout_p > 0) {

@@ -9,9 +9,6 @@ namespace attn::nn {
 
 namespace {
 
-// A score low enough that exp() of it is 0 next to any real score, yet finite (no inf - inf).
-constexpr real kMaskedScore = -1e9;
-
 void check_memory(const char* who, const Var& query, const Var& memory) {
   if (query.rank() != 3 || memory.rank() != 3 || query.size(0) != memory.size(0))
     throw Error(fmt::format("{}: expected query (B,T,Dq) and memory (B,S,Dm), got {} and {}", who,
@@ -21,16 +18,16 @@ void check_memory(const char* who, const Var& query, const Var& memory) {
 }  // namespace
 
 AttentionStep attend(const Var& scores, const Var& memory, const std::optional<Tensor>& pad_mask) {
-  Var s = scores;
+  AttentionStep out;
   if (pad_mask) {
     const int64_t b = scores.size(0), src = scores.size(2);
     if (pad_mask->shape() != Shape{b, src})
       throw Error(fmt::format("attention: pad_mask must be (B,S) = ({}, {}), got {}", b, src,
                               shape_str(pad_mask->shape())));
-    s = masked_fill(s, pad_mask->reshape({b, 1, src}), kMaskedScore);
+    out.weights = masked_softmax(scores, pad_mask->reshape({b, 1, src}));  // padding gets 0
+  } else {
+    out.weights = softmax(scores);  // over source positions
   }
-  AttentionStep out;
-  out.weights = softmax(s);                   // over source positions
   out.context = matmul(out.weights, memory);  // (B,T,S) (B,S,D) -> (B,T,D)
   return out;
 }
