@@ -12,6 +12,7 @@
 // row in autograd/registry/ so the gradcheck sweep and the PyTorch parity suite cover it.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "autograd/generator.h"
@@ -57,6 +58,9 @@ Var max(const Var& x, int axis, bool keepdim = false);
 // Linear layer case, one GEMM over all rows). Otherwise batch axes must match exactly.
 // alpha scales the product inside the GEMM (attention's 1/sqrt(d) at no extra cost).
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false, real alpha = 1);
+// x (..., in), weight (out, in), bias (out): y = x weight^T + bias (PyTorch's F.linear), the
+// bias added inside the GEMM.
+Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias = std::nullopt);
 
 // ---- shape ----------------------------------------------------------------------------------
 Var reshape(const Var& x, const Shape& shape);            // one extent may be -1

@@ -22,9 +22,8 @@ Var Linear::forward(const Var& x) const {
   if (x.rank() < 1 || x.shape().back() != in_)
     throw Error(fmt::format("Linear({}, {}): expected x (..., {}), got {}", in_, out_, in_,
                             shape_str(x.shape())));
-  if (x.rank() == 1) return reshape(forward(reshape(x, {1, in_})), {out_});
-  Var y = matmul(x, weight, false, true);  // (..., in) (out, in)^T -> (..., out)
-  return has_bias_ ? add(y, bias) : y;
+  // (..., in) (out, in)^T + (out) -> (..., out)
+  return has_bias_ ? linear(x, weight, bias) : linear(x, weight);
 }
 
 }  // namespace attn::nn

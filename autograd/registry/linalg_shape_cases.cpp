@@ -42,6 +42,24 @@ std::vector<OpCase> linalg_shape_cases() {
   mm("matmul_shared_b_ta_alpha", {2, 4, 3}, {4, 5}, true, false, "-1.5 * (a.mT @ b)", -1.5);
   mm("matmul_shared_b_alpha", {2, 3, 4}, {5, 4}, false, true, "0.25 * (a @ b.mT)", 0.25);
 
+  // linear: x (..., in) W^T + b with the bias inside the GEMM; rank-3, rank-1 and bias-less.
+  auto lin = [&](std::string name, Shape sx, int64_t out, bool bias) {
+    const int64_t in = sx.back();
+    rows.push_back({std::move(name), bias ? "torch.nn.functional.linear(x, w, b)" : "x @ w.mT",
+                    [sx, in, out, bias](Generator& g) {
+                      std::vector in_list{float_input("x", Tensor::randn(sx, g)),
+                                          float_input("w", Tensor::randn({out, in}, g))};
+                      if (bias) in_list.push_back(float_input("b", Tensor::randn({out}, g)));
+                      return in_list;
+                    },
+                    [](const std::vector<Var>& v) {
+                      return v.size() == 3 ? linear(v[0], v[1], v[2]) : linear(v[0], v[1]);
+                    }});
+  };
+  lin("linear_bias", {2, 3, 4}, 5, true);
+  lin("linear_vector_input", {4}, 3, true);
+  lin("linear_no_bias", {3, 4}, 2, false);
+
   // One float input x of shape s, transformed by f.
   auto unary = [&](std::string name, Shape s, std::string torch, std::function<Var(Var)> f) {
     rows.push_back(

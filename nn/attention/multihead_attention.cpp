@@ -12,12 +12,6 @@ namespace attn::nn {
 
 namespace {
 
-// x (..., in) w (out, in) [b (out)] -> (..., out)
-Var affine(const Var& x, const Var& w, const std::optional<Var>& b) {
-  Var y = matmul(x, w, false, true);
-  return b ? add(y, *b) : y;
-}
-
 // Rows [lo, hi) of a packed (3E, E) weight (or entries of a (3E) bias): a slice on the tape, so
 // the gradient lands in the right block of in_proj_weight.
 Var rows(const Var& w, int64_t lo, int64_t hi) {
@@ -95,20 +89,20 @@ void MultiheadAttention::project(const Var& query,
   const int64_t e = e_;
   if (need_kv && query.same_node(key) && key.same_node(value)) {
     // Self-attention: one GEMM for all three projections, then split the columns.
-    Var qkv = affine(query, in_proj_weight,
+    Var qkv = linear(query, in_proj_weight,
                      opt_.bias ? std::optional<Var>(in_proj_bias) : std::nullopt);  // (B,T,3E)
     q = slice(qkv, 2, 0, e), k = slice(qkv, 2, e, 2 * e), v = slice(qkv, 2, 2 * e, 3 * e);
     return;
   }
-  q = affine(query, rows(in_proj_weight, 0, e), bias_rows(0, e));
+  q = linear(query, rows(in_proj_weight, 0, e), bias_rows(0, e));
   if (!need_kv) return;
   if (key.same_node(value)) {  // cross-attention over one memory: keys and values in one GEMM
-    Var kv = affine(key, rows(in_proj_weight, e, 3 * e), bias_rows(e, 3 * e));  // (B,Tk,2E)
+    Var kv = linear(key, rows(in_proj_weight, e, 3 * e), bias_rows(e, 3 * e));  // (B,Tk,2E)
     k = slice(kv, 2, 0, e), v = slice(kv, 2, e, 2 * e);
     return;
   }
-  k = affine(key, rows(in_proj_weight, e, 2 * e), bias_rows(e, 2 * e));
-  v = affine(value, rows(in_proj_weight, 2 * e, 3 * e), bias_rows(2 * e, 3 * e));
+  k = linear(key, rows(in_proj_weight, e, 2 * e), bias_rows(e, 2 * e));
+  v = linear(value, rows(in_proj_weight, 2 * e, 3 * e), bias_rows(2 * e, 3 * e));
 }
 
 AttentionOutput MultiheadAttention::forward(const Var& query,

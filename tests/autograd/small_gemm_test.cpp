@@ -1,5 +1,6 @@
-// The small-product kernel against a plain triple loop: every transpose, sizes that leave
-// partial register blocks in both directions, strided operands, alpha and beta.
+// The small-product kernel against a plain triple loop (every transpose, sizes that leave
+// partial register blocks in both directions, strided operands, alpha and beta), and the
+// thread-split GEMM against one single GEMM.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include "autograd/generator.h"
+#include "autograd/kernels/blas.h"
+#include "autograd/kernels/parallel.h"
 #include "autograd/kernels/small_gemm.h"
 
 namespace attn {
@@ -80,6 +83,35 @@ TEST_SUITE("kernels") {
           // Padding columns between n and ldc are left alone.
           if (beta == 0) CHECK(std::isnan(c[n]));
         }
+  }
+  TEST_CASE("gemm_split on 2 threads gives the single GEMM's result, split by rows or columns") {
+    const int before = num_threads();
+    set_num_threads(2);
+    Generator gen(3);
+    // (m, n, k): tall (split by rows), wide (split by columns), and uneven blocks.
+    const int64_t sizes[][3] = {{300, 70, 90}, {40, 520, 128}, {97, 97, 200}};
+    for (const auto& s : sizes)
+      for (int t = 0; t < 4; ++t) {
+        const int64_t m = s[0], n = s[1], k = s[2];
+        const bool ta = t & 1, tb = t & 2;
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        std::vector<real> a(m * k), b(k * n), c0(m * n), c1;
+        for (auto& x : a) x = real(gen.normal());
+        for (auto& x : b) x = real(gen.normal());
+        for (auto& x : c0) x = real(gen.normal());
+        c1 = c0;
+        const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+        kernels::gemm(ta, tb, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.5, c0.data(), n);
+        kernels::gemm_split(ta, tb, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.5, c1.data(), n);
+        double worst = 0;
+        for (int64_t i = 0; i < m * n; ++i)
+          worst = std::max(worst, double(std::abs(c0[i] - c1[i])) / (1 + std::abs(c0[i])));
+        CHECK(worst < 1e-5);
+      }
+    set_num_threads(before);
   }
 }
 

@@ -1,0 +1,72 @@
+// LinearOp: y = x W^T + b, PyTorch's F.linear, with the bias inside the GEMM.
+// matmul followed by add makes a pass to zero y (BLAS, for beta = 0), the GEMM, then a second
+// pass that reads y and writes y + b into a new tensor. Here y starts as b in every row and the
+// GEMM adds x W^T onto it (beta = 1): one pass fewer and one tensor fewer, forward; backward
+// hands dy straight to the bias sum instead of copying it through add.
+#include <fmt/format.h>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+#include "autograd/kernels/blas.h"
+#include "autograd/kernels/broadcast.h"
+#include "autograd/kernels/parallel.h"
+
+namespace attn {
+
+struct LinearOp final : Op {
+  Tensor x, w;  // saved inputs (shared storage)
+  bool has_bias = false;
+  int64_t rows = 0, in = 0, out = 0;
+
+  // x (..., in), w (out, in), b (out) or none -> y (..., out);  y = x W^T + b.
+  Tensor forward(const Tensor& x_in, const Tensor& w_in, const Tensor* b) {
+    if (x_in.rank() < 1 || w_in.rank() != 2 || x_in.shape().back() != w_in.size(1) ||
+        (b && b->shape() != Shape{w_in.size(0)}))
+      throw Error(
+          fmt::format("linear: expected x (..., in), weight (out, in), bias (out); got x "
+                      "{}, weight {}{}",
+                      shape_str(x_in.shape()), shape_str(w_in.shape()),
+                      b ? ", bias " + shape_str(b->shape()) : std::string()));
+    x = x_in, w = w_in, has_bias = b != nullptr;
+    out = w.size(0), in = w.size(1), rows = x.numel() / std::max<int64_t>(in, 1);
+    Shape y_shape(x.shape().begin(), x.shape().end() - 1);
+    y_shape.push_back(out);
+    Tensor y = Tensor::empty(y_shape);
+    real* py = y.data();
+    if (has_bias) {
+      const real* pb = b->data();
+      kernels::parallel_for(rows, out, [&](int64_t r) { std::copy(pb, pb + out, py + r * out); });
+    }
+    kernels::gemm_split(false, true, rows, out, in, 1, x.data(), in, w.data(), in, has_bias ? 1 : 0,
+                        py, out);
+    return y;
+  }
+
+  // dx (rows,in) = dy (rows,out) W (out,in);  dW (out,in) = dy^T x;  db = sum over rows of dy.
+  void backward() override {
+    const Tensor& g = dy();
+    if (needs_grad(0)) {
+      Tensor dx = Tensor::empty(x.shape());
+      kernels::gemm_split(false, false, rows, in, out, 1, g.data(), out, w.data(), in, 0, dx.data(),
+                          in);
+      accumulate(0, dx);
+    }
+    if (needs_grad(1)) {
+      Tensor dw = Tensor::empty(w.shape());
+      kernels::gemm(true, false, out, in, rows, 1, g.data(), out, x.data(), in, 0, dw.data(), in);
+      accumulate(1, dw);
+    }
+    if (has_bias && needs_grad(2)) accumulate(2, kernels::sum_to_shape(g, {out}));
+  }
+
+  const char* name() const override { return "linear"; }
+};
+
+Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias) {
+  auto op = std::make_unique<LinearOp>();
+  Tensor y = op->forward(x.value(), weight.value(), bias ? &bias->value() : nullptr);
+  if (!bias) return record(std::move(op), {x, weight}, std::move(y));
+  return record(std::move(op), {x, weight, *bias}, std::move(y));
+}
+
+}  // namespace attn
