@@ -1,6 +1,7 @@
 #include "autograd/kernels/small_gemm.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 
@@ -57,7 +58,7 @@ constexpr int kRows = 4;  // register block: kRows x kVecs vectors of C (8 accum
 constexpr int kVecs = 2;
 
 // op(B) as a (K, n_pad) row-major panel, zero-padded to whole vectors, for this thread.
-alignas(64) thread_local real t_panel[kSmallMaxK * ((kSmallMaxN + kLanes - 1) / kLanes * kLanes)];
+alignas(64) thread_local real t_panel[kSmallMaxPanel];
 
 int64_t pack_b(bool trans_b, int64_t n, int64_t k, const real* b, int64_t ldb) {
   const int64_t n_pad = (n + kLanes - 1) / kLanes * kLanes;
@@ -139,6 +140,13 @@ void row_block(int64_t n,
 }
 
 }  // namespace
+
+bool small_gemm_fits(int64_t m, int64_t n, int64_t k) {
+  const int64_t n_pad = (n + kLanes - 1) / kLanes * kLanes;  // the panel's row length
+  if (m < kSmallMinM || n > kSmallMaxN || k > kSmallMaxK || n_pad * k > kSmallMaxPanel)
+    return false;
+  return m * n * k <= kSmallMaxSerialMNK || omp_in_parallel();
+}
 
 void small_gemm(bool trans_a,
                 bool trans_b,

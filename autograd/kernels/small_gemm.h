@@ -18,14 +18,17 @@
 
 namespace attn::kernels {
 
-inline constexpr int64_t kSmallMinM = 8;   // below this BLAS's gemv-like paths do well
-inline constexpr int64_t kSmallMaxN = 64;  // op(B) packed in one buffer of K x N values
-inline constexpr int64_t kSmallMaxK = 128;
-inline constexpr int64_t kSmallMaxMNK = 64 * 64 * 64;  // measured crossover, docs/performance.md
+inline constexpr int64_t kSmallMinM = 8;    // below this BLAS's gemv-like paths do well
+inline constexpr int64_t kSmallMaxN = 128;  // op(B) is packed into one buffer of K x N values,
+inline constexpr int64_t kSmallMaxK = 128;  // at most kSmallMaxPanel of them (32 KB in float)
+inline constexpr int64_t kSmallMaxPanel = 128 * 64;
+// OpenBLAS runs a product of up to 4 * 65536 multiply-adds on one thread; above that, outside a
+// parallel region, it splits the product across the threads, which this kernel does not.
+inline constexpr int64_t kSmallMaxSerialMNK = 4 * 65536;
 
-inline bool small_gemm_fits(int64_t m, int64_t n, int64_t k) {
-  return m >= kSmallMinM && n <= kSmallMaxN && k <= kSmallMaxK && m * n * k <= kSmallMaxMNK;
-}
+// True when small_gemm beats BLAS here (measured; docs/performance.md): small panels, and
+// either a product BLAS would not split or a call made inside a parallel region already.
+bool small_gemm_fits(int64_t m, int64_t n, int64_t k);
 
 void small_gemm(bool trans_a,
                 bool trans_b,
