@@ -35,4 +35,14 @@ void put_slab(
   });
 }
 
+void add_slab(
+    const real* piece, int64_t outer, int64_t row, int64_t offset, int64_t width, real* dst) {
+  parallel_for(outer, width, [&](int64_t o) {
+    real* d = dst + o * row + offset;
+    const real* p = piece + o * width;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j) d[j] += p[j];
+  });
+}
+
 }  // namespace attn::kernels

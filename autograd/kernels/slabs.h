@@ -8,7 +8,7 @@
 // of the extents before the axis). A piece along that axis is, in every row, one block of
 // `width` numbers starting at `offset`. concat/stack glue pieces side by side (join_slabs);
 // slice and the concat/stack gradients cut one piece out (take_slab); the slice gradient puts
-// one piece back (put_slab).
+// one piece back (put_slab), or adds it into a gradient that already exists (add_slab).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,10 @@ void take_slab(
 
 // dst[:, offset : offset + width] = piece (outer, width), dst (outer, row); the rest untouched.
 void put_slab(
+    const real* piece, int64_t outer, int64_t row, int64_t offset, int64_t width, real* dst);
+
+// dst[:, offset : offset + width] += piece (outer, width), dst (outer, row); the rest untouched.
+void add_slab(
     const real* piece, int64_t outer, int64_t row, int64_t offset, int64_t width, real* dst);
 
 }  // namespace attn::kernels
