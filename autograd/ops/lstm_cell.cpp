@@ -27,7 +27,8 @@ struct LstmCellOp final : RecurrentStepOp {
                  const Tensor& b_ih,
                  const Tensor& b_hh,
                  const std::vector<int64_t>& lengths) {
-    gates = begin_step("lstm_cell", gx, step, state, w, b_ih, b_hh, 4, 2, lengths);
+    // gates starts as the whole pre-activation a (folded) and is overwritten by i, f, g, o.
+    gates = begin_step("lstm_cell", gx, step, state, w, b_ih, b_hh, 4, 2, lengths, true);
     const int64_t n = batch, h = hidden;
     tanh_c = Tensor::empty({n, h});
     Tensor y = Tensor::empty({2, n, h});
@@ -42,14 +43,13 @@ struct LstmCellOp final : RecurrentStepOp {
         return;
       }
       real* a = gates.data() + r * 4 * h;
-      const real* x = ax_row(r);
       real* tcr = tanh_c.data() + r * h;
-#pragma omp simd  // the row's buffers (gates, a_x, c, h', c', tanh c') never overlap
+#pragma omp simd  // the row's buffers (gates, c, h', c', tanh c') never overlap
       for (int64_t j = 0; j < h; ++j) {
-        const real i = logistic(a[j] + x[j]);
-        const real f = logistic(a[h + j] + x[h + j]);
-        const real g = tanh_via_exp(a[2 * h + j] + x[2 * h + j]);
-        const real o = logistic(a[3 * h + j] + x[3 * h + j]);
+        const real i = logistic(a[j]);
+        const real f = logistic(a[h + j]);
+        const real g = tanh_via_exp(a[2 * h + j]);
+        const real o = logistic(a[3 * h + j]);
         a[j] = i, a[h + j] = f, a[2 * h + j] = g, a[3 * h + j] = o;
         const real c = f * c0[r * h + j] + i * g;
         const real tc = tanh_via_exp(c);
@@ -72,18 +72,24 @@ struct LstmCellOp final : RecurrentStepOp {
     const real* dh1 = dy().data();
     const real* dc1 = dh1 + n * h;
     const real* c0 = state_prev.data() + n * h;
-    Tensor da = Tensor::zeros({n, 4 * h});
-    Tensor dstate = Tensor::zeros({2, n, h});
+    // Every value of da and dstate is written below (no zero-filled buffers): frozen rows get
+    // da = 0; active rows get dh = 0 before the GEMM in finish_backward adds da W_hh into it.
+    Tensor da = Tensor::empty({n, 4 * h});
+    Tensor dstate = Tensor::empty({2, n, h});
     real* dh0 = dstate.data();
     real* dc0 = dh0 + n * h;
+    // gx's gradient row t takes da in the same loop (the pre-activation is gx[t] + ...).
+    real* dgx = needs_grad(0) ? grad_buffer(0).data() + t * n * 4 * h : nullptr;
     kernels::parallel_for(n, h * kCellCostPerUnit, [&](int64_t r) {
+      real* d = da.data() + r * 4 * h;
       if (!is_active(r)) {
         std::copy(dh1 + r * h, dh1 + (r + 1) * h, dh0 + r * h);
         std::copy(dc1 + r * h, dc1 + (r + 1) * h, dc0 + r * h);
+        std::fill(d, d + 4 * h, real(0));
         return;
       }
       const real* a = gates.data() + r * 4 * h;
-      real* d = da.data() + r * 4 * h;
+      std::fill(dh0 + r * h, dh0 + (r + 1) * h, real(0));
       for (int64_t j = 0; j < h; ++j) {
         const int64_t k = r * h + j;
         const real i = a[j], f = a[h + j], g = a[2 * h + j], o = a[3 * h + j];
@@ -95,8 +101,13 @@ struct LstmCellOp final : RecurrentStepOp {
         d[3 * h + j] = dh1[k] * tc * o * (1 - o);
         dc0[k] = dc * f;
       }
+      if (dgx) {
+        real* gr = dgx + r * 4 * h;
+#pragma omp simd
+        for (int64_t j = 0; j < 4 * h; ++j) gr[j] += d[j];
+      }
     });
-    finish_backward(da, da, dh0);
+    finish_backward(da, da, dh0, /*dgx_added=*/true);
     accumulate(1, dstate);
   }
 

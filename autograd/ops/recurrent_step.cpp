@@ -19,7 +19,8 @@ Tensor RecurrentStepOp::begin_step(const char* op,
                                    const Tensor& b,
                                    int64_t gates,
                                    int64_t state_parts,
-                                   const std::vector<int64_t>& lengths) {
+                                   const std::vector<int64_t>& lengths,
+                                   bool fold_input) {
   auto fail = [&](const std::string& why) {
     return Error(fmt::format("{}: {} (gx {}, state {}, w_hh {}, b_ih {}, b_hh {})", op, why,
                              shape_str(gx.shape()), shape_str(state.shape()), shape_str(w.shape()),
@@ -53,13 +54,21 @@ Tensor RecurrentStepOp::begin_step(const char* op,
   }
 
   // a_x (B,G*H) = gx[t] + b_ih;  a_h (B,G*H) = b_hh + h (B,H) W_hh^T (H,G*H), the GEMM.
-  a_x = Tensor::empty({batch, width});
+  // Folded: a_x stays empty and a_h starts as gx[t] + b_ih + b_hh.
+  a_x = fold_input ? Tensor() : Tensor::empty({batch, width});
   Tensor a_h = Tensor::empty({batch, width});
   const real* x = gx.data() + step * batch * width;
   kernels::parallel_for(batch, width, [&](int64_t r) {
+    const real* xr = x + r * width;
+    real* hr = a_h.data() + r * width;
+    if (fold_input) {
+      for (int64_t j = 0; j < width; ++j) hr[j] = xr[j] + b_ih[j] + b[j];
+      return;
+    }
+    real* ar = a_x.data() + r * width;
     for (int64_t j = 0; j < width; ++j) {
-      a_x[r * width + j] = x[r * width + j] + b_ih[j];
-      a_h[r * width + j] = b[j];
+      ar[j] = xr[j] + b_ih[j];
+      hr[j] = b[j];
     }
   });
   kernels::gemm_split(false, true, batch, width, hidden, 1, h_prev(), hidden, w.data(), hidden, 1,
@@ -67,17 +76,26 @@ Tensor RecurrentStepOp::begin_step(const char* op,
   return a_h;
 }
 
-void RecurrentStepOp::add_column_sums(size_t input, const Tensor& d) {
-  if (!needs_grad(input)) return;
-  real* g = grad_buffer(input).data();
+void RecurrentStepOp::add_column_sums(size_t i, size_t j, const Tensor& d) {
+  real* gi = needs_grad(i) ? grad_buffer(i).data() : nullptr;
+  real* gj = j != i && needs_grad(j) ? grad_buffer(j).data() : nullptr;
+  if (!gi && !gj) return;
   kernels::parallel_column_blocks(width, batch, [&](int64_t j0, int64_t j1) {
-    for (int64_t r = 0; r < batch; ++r)  // row order for every column: thread-count independent
-      for (int64_t j = j0; j < j1; ++j) g[j] += d[r * width + j];
+    for (int64_t r = 0; r < batch; ++r) {  // row order for every column: thread-count independent
+      const real* dr = d.data() + r * width;
+      if (gi)
+        for (int64_t c = j0; c < j1; ++c) gi[c] += dr[c];
+      if (gj)
+        for (int64_t c = j0; c < j1; ++c) gj[c] += dr[c];
+    }
   });
 }
 
-void RecurrentStepOp::finish_backward(const Tensor& da_x, const Tensor& da_h, real* dh_prev) {
-  if (needs_grad(0)) {  // dgx[t] += da_x
+void RecurrentStepOp::finish_backward(const Tensor& da_x,
+                                      const Tensor& da_h,
+                                      real* dh_prev,
+                                      bool dgx_added) {
+  if (needs_grad(0) && !dgx_added) {  // dgx[t] += da_x
     real* g = grad_buffer(0).data() + t * batch * width;
     const real* d = da_x.data();
     kernels::parallel_chunks(batch * width, 1, [&](int64_t begin, int64_t count) {
@@ -87,9 +105,13 @@ void RecurrentStepOp::finish_backward(const Tensor& da_x, const Tensor& da_h, re
   if (needs_grad(2))  // dW_hh (G*H,H) += da_h^T (G*H,B) h_prev (B,H)
     kernels::gemm_split(true, false, width, hidden, batch, 1, da_h.data(), width, h_prev(), hidden,
                         1, grad_buffer(2).data(), hidden);
-  add_column_sums(3, da_x);  // db_ih
-  add_column_sums(4, da_h);  // db_hh
-  if (needs_grad(1))         // dh_prev (B,H) += da_h (B,G*H) W_hh (G*H,H)
+  if (&da_x == &da_h) {
+    add_column_sums(3, 4, da_x);  // db_ih and db_hh: the same sums
+  } else {
+    add_column_sums(3, 3, da_x);  // db_ih
+    add_column_sums(4, 4, da_h);  // db_hh
+  }
+  if (needs_grad(1))  // dh_prev (B,H) += da_h (B,G*H) W_hh (G*H,H)
     kernels::gemm_split(false, false, batch, hidden, width, 1, da_h.data(), width, w_hh.data(),
                         hidden, 1, dh_prev, hidden);
 }

@@ -56,6 +56,8 @@ struct RecurrentStepOp : Op {
 
   // Checks shapes, saves what backward needs, fills a_x and returns a_h = h W_hh^T + b_hh
   // (B,G*H). gx (T,B,G*H), state (B,H) or (2,B,H) (h first), w_hh (G*H,H), b_ih, b_hh (G*H).
+  // With fold_input (cells that only ever use a_x + a_h: LSTM), a_x is not made and the
+  // returned tensor is the whole pre-activation a_x + a_h, built in the GEMM's output.
   Tensor begin_step(const char* op,
                     const Tensor& gx,
                     int64_t step,
@@ -65,7 +67,8 @@ struct RecurrentStepOp : Op {
                     const Tensor& b_hh,
                     int64_t gates,
                     int64_t state_parts,  // 1: state (B,H); 2: state (2,B,H) = [h; c]
-                    const std::vector<int64_t>& lengths);
+                    const std::vector<int64_t>& lengths,
+                    bool fold_input = false);
 
   // Row b of a_x: the G*H input pre-activations of one batch row.
   const real* ax_row(int64_t b) const { return a_x.data() + b * width; }
@@ -73,16 +76,21 @@ struct RecurrentStepOp : Op {
   // da_x (B,G*H) goes to gx[t] and b_ih; da_h (B,G*H) to b_hh and through the GEMM to w_hh
   // and dh_prev.
   // dh_prev points at B*H values already holding any direct (non-GEMM) contribution; the GEMM
-  // adds to them. Row b of da_x and da_h must be 0 when the row is frozen.
-  void finish_backward(const Tensor& da_x, const Tensor& da_h, real* dh_prev);
+  // adds to them. Row b of da_x and da_h must be 0 when the row is frozen. dgx_added: the cell
+  // already added da_x into gx's gradient (grad_buffer(0)) in its own loop.
+  void finish_backward(const Tensor& da_x,
+                       const Tensor& da_h,
+                       real* dh_prev,
+                       bool dgx_added = false);
 
   const real* h_prev() const { return state_prev.data(); }
   bool is_active(int64_t b) const { return active[b] != 0; }
 
   // The gradient of input i, created as zeros on first use, for adding into in place.
   Tensor& grad_buffer(size_t i);
-  // grad of input i (G*H) += column sums of d (B,G*H): a bias shared by every batch row.
-  void add_column_sums(size_t input, const Tensor& d);
+  // grad of inputs i and j (G*H) += column sums of d (B,G*H): a bias shared by every batch
+  // row (j = i for one bias; both biases at once when their pre-activation gradients agree).
+  void add_column_sums(size_t i, size_t j, const Tensor& d);
 };
 
 }  // namespace attn
