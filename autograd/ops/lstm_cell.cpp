@@ -90,6 +90,7 @@ struct LstmCellOp final : RecurrentStepOp {
       }
       const real* a = gates.data() + r * 4 * h;
       std::fill(dh0 + r * h, dh0 + (r + 1) * h, real(0));
+#pragma omp simd  // da, dc0 and the saved gates, tanh(c'), c, dh', dc' never overlap
       for (int64_t j = 0; j < h; ++j) {
         const int64_t k = r * h + j;
         const real i = a[j], f = a[h + j], g = a[2 * h + j], o = a[3 * h + j];
