@@ -1,6 +1,7 @@
 // PermuteOp: reorders the axes, as an explicit copy (tensors have no strides).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "autograd/error.h"
@@ -33,9 +34,14 @@ Tensor permute_copy(const Tensor& x, const std::vector<int>& dims) {
   kernels::parallel_for(ext[0] * ext[1], ext[2] * ext[3], [&](int64_t ab) {
     const int64_t a = ab / ext[1], b = ab % ext[1];
     real* dst = py + ab * ext[2] * ext[3];
+    const real* src = px + a * stride[0] + b * stride[1];
+    if (stride[3] == 1) {  // last axis kept (attention's head split/merge): contiguous runs
+      for (int64_t c = 0; c < ext[2]; ++c, dst += ext[3])
+        std::copy(src + c * stride[2], src + c * stride[2] + ext[3], dst);
+      return;
+    }
     for (int64_t c = 0; c < ext[2]; ++c)
-      for (int64_t d = 0; d < ext[3]; ++d)
-        *dst++ = px[a * stride[0] + b * stride[1] + c * stride[2] + d * stride[3]];
+      for (int64_t d = 0; d < ext[3]; ++d) *dst++ = src[c * stride[2] + d * stride[3]];
   });
   return y;
 }
