@@ -17,6 +17,7 @@
 #include "autograd/functional.h"
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
 
 namespace attn {
 
@@ -89,8 +90,9 @@ struct BlockwiseAttentionOp final : Op {
           const real m_new = std::max(m[r], *std::max_element(sr, sr + bc));
           if (m_new == kNegInf) continue;  // nothing visible yet in this row
           const real alpha = std::exp(m[r] - m_new);
+          kernels::exp_shift_row(sr, m_new, 1, 0, sr, bc);  // vectorised exp(s - m')
           real row_sum = 0;
-          for (int64_t c = 0; c < bc; ++c) row_sum += (sr[c] = std::exp(sr[c] - m_new));
+          for (int64_t c = 0; c < bc; ++c) row_sum += sr[c];
           l[r] = l[r] * alpha + row_sum;
           m[r] = m_new;
           if (alpha != 1)
@@ -111,54 +113,69 @@ struct BlockwiseAttentionOp final : Op {
   //   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - D),  dQ = scale dS K,  dK = scale dS^T Q,
   // all tile by tile; P is recomputed from L, so no Tq x Tk matrix exists here either.
   // Parallel over key/value heads: the `group` query heads sharing one add into its dK, dV.
+  // With fewer heads than threads (W5: one head), each head's key blocks are also split into
+  // `chunks` contiguous ranges, one job each: a job owns the dK, dV rows of its key blocks, and
+  // adds its share of dQ into its own buffer (O(Tq D) each); the buffers are summed in chunk
+  // order at the end, so the result depends on the thread count only at rounding level.
   void backward() override {
     const Tensor& g = dy();
     Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
            dvv = Tensor::zeros(v.shape());
-    kernels::parallel_for(batch / group, group * tq * tk * (2 * d + 2 * dv), [&](int64_t kvi) {
-      const real* kp = k.data() + kvi * tk * d;
-      const real* vp = v.data() + kvi * tk * dv;
-      real* dkp = dk.data() + kvi * tk * d;
-      real* dvp = dvv.data() + kvi * tk * dv;
-      std::vector<real> row_dot(static_cast<size_t>(tq));
-      std::vector<real> p(static_cast<size_t>(block * block)), dp(p.size());
-      for (int64_t bi = kvi * group; bi < (kvi + 1) * group; ++bi) {
-        const real* qp = q.data() + bi * tq * d;
-        const real* gp = g.data() + bi * tq * dv;
-        const real* lp = lse.data() + bi * tq;
-        real* dqp = dq.data() + bi * tq * d;
-        for (int64_t i = 0; i < tq; ++i) {
-          const real* oi = o.data() + (bi * tq + i) * dv;
-          real acc = 0;
-          for (int64_t j = 0; j < dv; ++j) acc += gp[i * dv + j] * oi[j];
-          row_dot[i] = acc;
-        }
-        for (int64_t kb = 0; kb < tk; kb += block) {
-          const int64_t bc = std::min(block, tk - kb);
-          for (int64_t qb = 0; qb < tq; qb += block) {
-            const int64_t br = std::min(block, tq - qb);
-            if (causal && qb + br - 1 + offset < kb) continue;  // this key tile is all future
-            score_tile(qp, kp, qb, br, kb, bc, p.data());
-            for (int64_t r = 0; r < br; ++r)
-              for (int64_t c = 0; c < bc; ++c)
-                p[r * bc + c] = std::exp(p[r * bc + c] - lp[qb + r]);  // -inf -> 0
-            // dV_tile += P^T dO_rows;  dP = dO_rows V_tile^T
-            kernels::gemm(true, false, bc, dv, br, 1, p.data(), bc, gp + qb * dv, dv, 1,
-                          dvp + kb * dv, dv);
-            kernels::gemm(false, true, br, bc, dv, 1, gp + qb * dv, dv, vp + kb * dv, dv, 0,
-                          dp.data(), bc);
-            for (int64_t r = 0; r < br; ++r)
-              for (int64_t c = 0; c < bc; ++c)
-                dp[r * bc + c] = p[r * bc + c] * (dp[r * bc + c] - row_dot[qb + r]);  // dS
-            // dQ_rows += scale dS K_tile;  dK_tile += scale dS^T Q_rows
-            kernels::gemm(false, false, br, d, bc, scale, dp.data(), bc, kp + kb * d, d, 1,
-                          dqp + qb * d, d);
-            kernels::gemm(true, false, bc, d, br, scale, dp.data(), bc, qp + qb * d, d, 1,
-                          dkp + kb * d, d);
+    const int64_t kv_heads = batch / group, key_blocks = (tk + block - 1) / block;
+    const int64_t threads = num_threads();
+    const int64_t chunks = kv_heads >= threads ? 1 : std::min(threads, key_blocks);
+    std::vector<Tensor> dq_more;  // chunk c > 0 adds its dQ here, chunk 0 into dq
+    for (int64_t c = 1; c < chunks; ++c) dq_more.push_back(Tensor::zeros(q.shape()));
+    kernels::parallel_for(
+        kv_heads * chunks, group * tq * tk * (2 * d + 2 * dv) / chunks, [&](int64_t job) {
+          const int64_t kvi = job / chunks, chunk = job % chunks;
+          const int64_t kb_begin = chunk * key_blocks / chunks * block;
+          const int64_t kb_end = std::min(tk, (chunk + 1) * key_blocks / chunks * block);
+          real* dq_base = chunk == 0 ? dq.data() : dq_more[chunk - 1].data();
+          const real* kp = k.data() + kvi * tk * d;
+          const real* vp = v.data() + kvi * tk * dv;
+          real* dkp = dk.data() + kvi * tk * d;
+          real* dvp = dvv.data() + kvi * tk * dv;
+          std::vector<real> row_dot(static_cast<size_t>(tq));
+          std::vector<real> p(static_cast<size_t>(block * block)), dp(p.size());
+          for (int64_t bi = kvi * group; bi < (kvi + 1) * group; ++bi) {
+            const real* qp = q.data() + bi * tq * d;
+            const real* gp = g.data() + bi * tq * dv;
+            const real* lp = lse.data() + bi * tq;
+            real* dqp = dq_base + bi * tq * d;
+            for (int64_t i = 0; i < tq; ++i) {
+              const real* oi = o.data() + (bi * tq + i) * dv;
+              real acc = 0;
+              for (int64_t j = 0; j < dv; ++j) acc += gp[i * dv + j] * oi[j];
+              row_dot[i] = acc;
+            }
+            for (int64_t kb = kb_begin; kb < kb_end; kb += block) {
+              const int64_t bc = std::min(block, tk - kb);
+              for (int64_t qb = 0; qb < tq; qb += block) {
+                const int64_t br = std::min(block, tq - qb);
+                if (causal && qb + br - 1 + offset < kb) continue;  // this key tile is all future
+                score_tile(qp, kp, qb, br, kb, bc, p.data());
+                for (int64_t r = 0; r < br; ++r)  // P = exp(s - L), vectorised; -inf -> 0
+                  kernels::exp_shift_row(p.data() + r * bc, lp[qb + r], 1, 0, p.data() + r * bc,
+                                         bc);
+                // dV_tile += P^T dO_rows;  dP = dO_rows V_tile^T
+                kernels::gemm(true, false, bc, dv, br, 1, p.data(), bc, gp + qb * dv, dv, 1,
+                              dvp + kb * dv, dv);
+                kernels::gemm(false, true, br, bc, dv, 1, gp + qb * dv, dv, vp + kb * dv, dv, 0,
+                              dp.data(), bc);
+                for (int64_t r = 0; r < br; ++r)
+                  for (int64_t c = 0; c < bc; ++c)
+                    dp[r * bc + c] = p[r * bc + c] * (dp[r * bc + c] - row_dot[qb + r]);  // dS
+                // dQ_rows += scale dS K_tile;  dK_tile += scale dS^T Q_rows
+                kernels::gemm(false, false, br, d, bc, scale, dp.data(), bc, kp + kb * d, d, 1,
+                              dqp + qb * d, d);
+                kernels::gemm(true, false, bc, d, br, scale, dp.data(), bc, qp + qb * d, d, 1,
+                              dkp + kb * d, d);
+              }
+            }
           }
-        }
-      }
-    });
+        });
+    for (const Tensor& part : dq_more) dq += part;
     accumulate(0, dq);
     accumulate(1, dk);
     accumulate(2, dvv);

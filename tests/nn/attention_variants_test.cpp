@@ -8,6 +8,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/kernels/parallel.h"
 #include "nn/attention/blockwise_attention.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/sdpa.h"
@@ -95,6 +96,30 @@ TEST_SUITE("nn") {
       });
       check_close(fast, slow, 1e-5);
     }
+  }
+
+  TEST_CASE("blockwise backward split over key blocks (one head, several threads) equals naive") {
+    // With fewer heads than threads the backward splits each head's key blocks across jobs,
+    // each with its own dQ buffer; 3 threads give uneven ranges of the 5 key blocks.
+    const int before = num_threads();
+    for (const int threads : {2, 3})
+      for (const bool causal : {false, true}) {
+        INFO("threads=", threads, " causal=", causal);
+        set_num_threads(threads);
+        Generator gen(17 + threads);
+        const std::vector<Tensor> in = {Tensor::randn({1, 1, 37, 8}, gen),
+                                        Tensor::randn({1, 1, 37, 8}, gen),
+                                        Tensor::randn({1, 1, 37, 8}, gen)};
+        const Tensor gy = Tensor::randn({1, 1, 37, 8}, gen);
+        const Grads fast = run(in, gy, [&](const std::vector<Var>& v) {
+          return blockwise_attention(v[0], v[1], v[2], causal, 8);
+        });
+        const Grads slow = run(in, gy, [&](const std::vector<Var>& v) {
+          return naive_attention(v[0], v[1], v[2], causal);
+        });
+        check_close(fast, slow, 1e-5);
+      }
+    set_num_threads(before);
   }
 
   TEST_CASE("blockwise attention equals sdpa (the library's reference attention)") {
