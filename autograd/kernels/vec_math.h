@@ -139,6 +139,8 @@ void log_softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c
 // GELU over n values, exact (x Phi(x) with Phi through erf) or the tanh form, and its
 // derivative times dy. Vectorised in the float build, libm in the double build.
 void gelu_n(const real* x, real* y, int64_t n, bool tanh_form);
-void gelu_backward_n(const real* x, const real* dy, real* dx, int64_t n, bool tanh_form);
+// The backward reads Phi(x) back from the forward's output y = x Phi(x).
+void gelu_backward_n(
+    const real* x, const real* y, const real* dy, real* dx, int64_t n, bool tanh_form);
 
 }  // namespace attn::kernels

@@ -7,7 +7,7 @@
 namespace attn {
 
 struct GeluOp final : Op {
-  Tensor x;  // saved input
+  Tensor x, y;  // saved input and output (Phi(x) = y / x in backward)
   GeluApprox approx = GeluApprox::kNone;
 
   // x (...) -> y (...);  y = x Phi(x), Phi the standard normal CDF (kNone, via erf), or
@@ -16,7 +16,7 @@ struct GeluOp final : Op {
   // (vec_math.cpp: a vectorised erf/exp in the float build, libm in the double build).
   Tensor forward(const Tensor& x_in, GeluApprox mode) {
     x = x_in, approx = mode;
-    Tensor y = Tensor::empty(x.shape());
+    y = Tensor::empty(x.shape());
     const real* px = x.data();
     real* py = y.data();
     const bool tanh_form = approx == GeluApprox::kTanh;
@@ -26,15 +26,16 @@ struct GeluOp final : Op {
   }
 
   // Exact: dy/dx = Phi(x) + x phi(x).  Tanh form: dy/dx = s + 2 x s (1 - s) u', s = sigmoid(2u).
-  // dx = dy * dy/dx (kernels::gelu_backward_n).
+  // dx = dy * dy/dx (kernels::gelu_backward_n, which takes Phi(x), or s, as y / x).
   void backward() override {
     Tensor dx = Tensor::empty(x.shape());
     const real* px = x.data();
+    const real* py = y.data();
     const real* pg = dy().data();
     real* pd = dx.data();
     const bool tanh_form = approx == GeluApprox::kTanh;
     kernels::parallel_chunks(x.numel(), 8, [&](int64_t b, int64_t n) {
-      kernels::gelu_backward_n(px + b, pg + b, pd + b, n, tanh_form);
+      kernels::gelu_backward_n(px + b, py + b, pg + b, pd + b, n, tanh_form);
     });
     accumulate(0, dx);
   }

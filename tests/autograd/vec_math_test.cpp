@@ -88,11 +88,16 @@ TEST_SUITE("autograd") {
       x.push_back(static_cast<real>(i * 0.0213));
       dy.push_back(static_cast<real>(1 + (i % 7) * 0.25));
     }
+    // Around 0, where the backward switches from y / x to the series, and far in the tails.
+    for (const double v : {1e-5, -1e-5, 9.9e-5, -1.01e-4, 3e-4, -3e-4, -12.0, -30.0, 12.0}) {
+      x.push_back(static_cast<real>(v));
+      dy.push_back(1.5);
+    }
     const int64_t n = static_cast<int64_t>(x.size());
     std::vector<real> y(x.size()), dx(x.size());
     for (bool tanh_form : {false, true}) {
       kernels::gelu_n(x.data(), y.data(), n, tanh_form);
-      kernels::gelu_backward_n(x.data(), dy.data(), dx.data(), n, tanh_form);
+      kernels::gelu_backward_n(x.data(), y.data(), dy.data(), dx.data(), n, tanh_form);
       for (int64_t i = 0; i < n; ++i) {
         const double v = x[i];
         const double u = std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v);

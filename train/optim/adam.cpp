@@ -51,7 +51,9 @@ void Adam::update(Tensor& param, const Tensor& grad, std::map<std::string, Tenso
   real* m = state["exp_avg"].data();
   real* v = state["exp_avg_sq"].data();
   // Element-wise, so the chunks can run on any thread without changing the result.
+  // p, g, m and v are four separate buffers: the loop vectorises (sqrt and division included).
   kernels::parallel_chunks(param.numel(), 8, [&](int64_t begin, int64_t count) {
+#pragma omp simd
     for (int64_t i = begin; i < begin + count; ++i) {
       real g = g0[i];
       if (decoupled_)
