@@ -81,6 +81,14 @@ TEST_SUITE("autograd") {
     CHECK_THROWS_WITH_AS(matmul(a, b), doctest::Contains("matmul: inner dimensions differ"), Error);
     CHECK_THROWS_WITH_AS(matmul(a, b), doctest::Contains("(2,3)"), Error);
     CHECK_THROWS_WITH_AS(add(a, b), doctest::Contains("add: shapes (2,3) and (4,5)"), Error);
+    // The fused ops name themselves and every shape involved.
+    Var w = Var::constant(Tensor::ones({5, 4}));
+    CHECK_THROWS_WITH_AS(linear(a, w), doctest::Contains("linear: expected x (..., in)"), Error);
+    CHECK_THROWS_WITH_AS(linear(a, w), doctest::Contains("weight (5,4)"), Error);
+    CHECK_THROWS_WITH_AS(masked_softmax(a, Tensor::ones({2, 4})),
+                         doctest::Contains("masked_softmax: mask (2,4) must match x (2,3)"), Error);
+    CHECK_THROWS_WITH_AS(masked_softmax(a, Tensor::ones({4, 3})),
+                         doctest::Contains("does not broadcast to x (2,3)"), Error);
   }
 }
 
