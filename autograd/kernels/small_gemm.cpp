@@ -1,15 +1,21 @@
 #include "autograd/kernels/small_gemm.h"
 
+#if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+#endif
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn::kernels {
 
 namespace {
 
-// One AVX register of `real`s and the few operations the kernel needs.
+// One AVX register of `real`s and the few operations the kernel needs. Builds for a target
+// without AVX2/FMA (the Debug build, generic x86-64) get the same operations on a plain array,
+// with std::fma so that they round exactly as the FMA instructions do.
+#if defined(__AVX2__) && defined(__FMA__)
 #ifdef ATTN_REAL_DOUBLE
 using Vec = __m256d;
 constexpr int kLanes = 4;
@@ -52,7 +58,37 @@ inline Vec vfma(Vec a, Vec b, Vec c) {
 inline Vec vmul(Vec a, Vec b) {
   return _mm256_mul_ps(a, b);
 }
-#endif
+#endif  // ATTN_REAL_DOUBLE
+#else
+constexpr int kLanes = 32 / sizeof(real);
+struct Vec {
+  real lane[kLanes];
+};
+inline Vec vzero() {
+  return Vec{};
+}
+inline Vec vload(const real* p) {
+  Vec r;
+  std::copy(p, p + kLanes, r.lane);
+  return r;
+}
+inline void vstore(real* p, Vec v) {
+  std::copy(v.lane, v.lane + kLanes, p);
+}
+inline Vec vset(real s) {
+  Vec r;
+  std::fill(r.lane, r.lane + kLanes, s);
+  return r;
+}
+inline Vec vfma(Vec a, Vec b, Vec c) {
+  for (int i = 0; i < kLanes; ++i) c.lane[i] = std::fma(a.lane[i], b.lane[i], c.lane[i]);
+  return c;
+}
+inline Vec vmul(Vec a, Vec b) {
+  for (int i = 0; i < kLanes; ++i) a.lane[i] *= b.lane[i];
+  return a;
+}
+#endif  // AVX2 and FMA
 
 constexpr int kRows = 4;  // register block: kRows x kVecs vectors of C (8 accumulators)
 constexpr int kVecs = 2;
