@@ -12,37 +12,48 @@
 
 namespace attn::kernels {
 
-void gemm(bool trans_a,
-          bool trans_b,
-          int64_t m,
-          int64_t n,
-          int64_t k,
-          real alpha,
-          const real* a,
-          int64_t lda,
-          const real* b,
-          int64_t ldb,
-          real beta,
-          real* c,
-          int64_t ldc);
+// One product C (m,n) = alpha op(A) (m,k) op(B) (k,n) + beta C, row-major, op an optional
+// transpose; lda, ldb, ldc are the row strides of A, B and C as stored. For the calls that read
+// better with names:
+//   gemm_split({.trans_b = true, .m = rows, .n = out, .k = in, .a = x, .lda = in, .b = w,
+//               .ldb = in, .c = y, .ldc = out});
+struct GemmCall {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  real alpha = 1;
+  const real* a = nullptr;
+  int64_t lda = 0;
+  const real* b = nullptr;
+  int64_t ldb = 0;
+  real beta = 0;  // 0: C is written, never read
+  real* c = nullptr;
+  int64_t ldc = 0;
+};
+
+void gemm(const GemmCall& g);
+
+// The same, positional (as cblas_sgemm without its layout argument).
+inline void gemm(bool trans_a,
+                 bool trans_b,
+                 int64_t m,
+                 int64_t n,
+                 int64_t k,
+                 real alpha,
+                 const real* a,
+                 int64_t lda,
+                 const real* b,
+                 int64_t ldb,
+                 real beta,
+                 real* c,
+                 int64_t ldc) {
+  gemm(GemmCall{trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+}
 
 // The same product with C split into one block per thread (along M, or along N when M is the
 // shorter side), each block a single-threaded GEMM inside one parallel region. On 2 threads
 // this measured faster than OpenBLAS splitting the call itself (docs/performance.md): the
 // threads share no packed panels and meet at one barrier. Every element of C is computed the
 // same way whatever the split. Inside a parallel region, or when small, it is plain gemm().
-void gemm_split(bool trans_a,
-                bool trans_b,
-                int64_t m,
-                int64_t n,
-                int64_t k,
-                real alpha,
-                const real* a,
-                int64_t lda,
-                const real* b,
-                int64_t ldb,
-                real beta,
-                real* c,
-                int64_t ldc);
+void gemm_split(const GemmCall& g);
 
 }  // namespace attn::kernels

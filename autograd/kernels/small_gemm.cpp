@@ -184,21 +184,13 @@ bool small_gemm_fits(int64_t m, int64_t n, int64_t k) {
   return m * n * k <= kSmallMaxSerialMNK || omp_in_parallel();
 }
 
-void small_gemm(bool trans_a,
-                bool trans_b,
-                int64_t m,
-                int64_t n,
-                int64_t k,
-                real alpha,
-                const real* a,
-                int64_t lda,
-                const real* b,
-                int64_t ldb,
-                real beta,
-                real* c,
-                int64_t ldc) {
-  const int64_t n_pad = pack_b(trans_b, n, k, b, ldb);
-  const int64_t a_row = trans_a ? 1 : lda, a_col = trans_a ? lda : 1;
+void small_gemm(const GemmCall& g) {
+  const int64_t m = g.m, n = g.n, k = g.k, ldc = g.ldc;
+  const real alpha = g.alpha, beta = g.beta;
+  const real* a = g.a;
+  real* c = g.c;
+  const int64_t n_pad = pack_b(g.trans_b, n, k, g.b, g.ldb);
+  const int64_t a_row = g.trans_a ? 1 : g.lda, a_col = g.trans_a ? g.lda : 1;
   int64_t i = 0;
   for (; i + kRows <= m; i += kRows)
     row_block<kRows>(n, k, a + i * a_row, a_row, a_col, t_panel, n_pad, alpha, beta, c + i * ldc,

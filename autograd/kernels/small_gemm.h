@@ -2,18 +2,20 @@
 // head sizes, e.g. (32,16) x (16,33) for every batch entry and head.
 //
 //   if (attn::kernels::small_gemm_fits(m, n, k))
-//     attn::kernels::small_gemm(false, true, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
+//     attn::kernels::small_gemm({.trans_b = true, .m = m, .n = n, .k = k, .a = a, .lda = lda,
+//                                .b = b, .ldb = ldb, .c = c, .ldc = ldc});
 //
-// Same contract as kernels::gemm (row-major, C = alpha op(A) op(B) + beta C; beta 0 never reads
-// C). OpenBLAS spends a fixed cost per call on top of the arithmetic: it zeroes C when beta is
-// 0 (a separate pass), packs both operands into its panel layout, and dispatches. For a
-// (32,16) x (16,33) product that cost is larger than the ~34 kFLOP of work. This kernel packs
-// only op(B) (at most kSmallMaxK x kSmallMaxN values, into a per-thread buffer) and then
-// computes register blocks of 4 rows x 16 columns straight into C.
+// Same contract as kernels::gemm (a GemmCall: C = alpha op(A) op(B) + beta C; beta 0 never
+// reads C). OpenBLAS spends a fixed cost per call on top of the arithmetic: it zeroes C when beta
+// is 0 (a separate pass), packs both operands into its panel layout, and dispatches. For a (32,16)
+// x (16,33) product that cost is larger than the ~34 kFLOP of work. This kernel packs only op(B)
+// (at most kSmallMaxK x kSmallMaxN values, into a per-thread buffer) and then computes register
+// blocks of 4 rows x 16 columns straight into C.
 #pragma once
 
 #include <cstdint>
 
+#include "autograd/kernels/blas.h"
 #include "autograd/real.h"
 
 namespace attn::kernels {
@@ -30,18 +32,6 @@ inline constexpr int64_t kSmallMaxSerialMNK = 4 * 65536;
 // either a product BLAS would not split or a call made inside a parallel region already.
 bool small_gemm_fits(int64_t m, int64_t n, int64_t k);
 
-void small_gemm(bool trans_a,
-                bool trans_b,
-                int64_t m,
-                int64_t n,
-                int64_t k,
-                real alpha,
-                const real* a,
-                int64_t lda,
-                const real* b,
-                int64_t ldb,
-                real beta,
-                real* c,
-                int64_t ldc);
+void small_gemm(const GemmCall& g);
 
 }  // namespace attn::kernels

@@ -37,8 +37,17 @@ struct LinearOp final : Op {
       const real* pb = b->data();
       kernels::parallel_for(rows, out, [&](int64_t r) { std::copy(pb, pb + out, py + r * out); });
     }
-    kernels::gemm_split(false, true, rows, out, in, 1, x.data(), in, w.data(), in, has_bias ? 1 : 0,
-                        py, out);
+    kernels::gemm_split({.trans_b = true,
+                         .m = rows,
+                         .n = out,
+                         .k = in,
+                         .a = x.data(),
+                         .lda = in,
+                         .b = w.data(),
+                         .ldb = in,
+                         .beta = real(has_bias ? 1 : 0),
+                         .c = py,
+                         .ldc = out});
     return y;
   }
 
@@ -47,8 +56,15 @@ struct LinearOp final : Op {
     const Tensor& g = dy();
     if (needs_grad(0)) {
       Tensor dx = Tensor::empty(x.shape());
-      kernels::gemm_split(false, false, rows, in, out, 1, g.data(), out, w.data(), in, 0, dx.data(),
-                          in);
+      kernels::gemm_split({.m = rows,
+                           .n = in,
+                           .k = out,
+                           .a = g.data(),
+                           .lda = out,
+                           .b = w.data(),
+                           .ldb = in,
+                           .c = dx.data(),
+                           .ldc = in});
       accumulate(0, dx);
     }
     if (needs_grad(1)) {

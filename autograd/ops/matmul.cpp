@@ -71,8 +71,17 @@ struct MatmulOp final : Op {
     const int64_t lda = a.shape().back(), ldb = b.shape().back();
     if (plan.shared_b && !ta) {
       // Fold every batch row of a into M: one large GEMM instead of `batch` small ones.
-      kernels::gemm_split(false, tb, plan.batch * plan.m, plan.n, plan.k, alpha, a.data(), lda,
-                          b.data(), ldb, 0, y.data(), plan.n);
+      kernels::gemm_split({.trans_b = tb,
+                           .m = plan.batch * plan.m,
+                           .n = plan.n,
+                           .k = plan.k,
+                           .alpha = alpha,
+                           .a = a.data(),
+                           .lda = lda,
+                           .b = b.data(),
+                           .ldb = ldb,
+                           .c = y.data(),
+                           .ldc = plan.n});
       return y;
     }
     const int64_t sa = plan.m * plan.k, sb = plan.shared_b ? 0 : plan.k * plan.n;
@@ -96,8 +105,17 @@ struct MatmulOp final : Op {
       if (plan.shared_b && !ta) {
         // As in the forward, every batch row of a folds into M: one GEMM
         // da (batch*M, K) = dY (batch*M, N) B^T instead of `batch` thin ones.
-        kernels::gemm_split(false, !tb, plan.batch * m, k, n, alpha, g.data(), n, b.data(), ldb, 0,
-                            da.data(), k);
+        kernels::gemm_split({.trans_b = !tb,
+                             .m = plan.batch * m,
+                             .n = k,
+                             .k = n,
+                             .alpha = alpha,
+                             .a = g.data(),
+                             .lda = n,
+                             .b = b.data(),
+                             .ldb = ldb,
+                             .c = da.data(),
+                             .ldc = k});
       } else {
         for_each_product(plan, [&](int64_t i) {
           const real* gi = g.data() + i * sy;

@@ -71,8 +71,17 @@ Tensor RecurrentStepOp::begin_step(const char* op,
       hr[j] = b[j];
     }
   });
-  kernels::gemm_split(false, true, batch, width, hidden, 1, h_prev(), hidden, w.data(), hidden, 1,
-                      a_h.data(), width);
+  kernels::gemm_split({.trans_b = true,
+                       .m = batch,
+                       .n = width,
+                       .k = hidden,
+                       .a = h_prev(),
+                       .lda = hidden,
+                       .b = w.data(),
+                       .ldb = hidden,
+                       .beta = 1,
+                       .c = a_h.data(),
+                       .ldc = width});
   return a_h;
 }
 
@@ -103,8 +112,17 @@ void RecurrentStepOp::finish_backward(const Tensor& da_x,
     });
   }
   if (needs_grad(2))  // dW_hh (G*H,H) += da_h^T (G*H,B) h_prev (B,H)
-    kernels::gemm_split(true, false, width, hidden, batch, 1, da_h.data(), width, h_prev(), hidden,
-                        1, grad_buffer(2).data(), hidden);
+    kernels::gemm_split({.trans_a = true,
+                         .m = width,
+                         .n = hidden,
+                         .k = batch,
+                         .a = da_h.data(),
+                         .lda = width,
+                         .b = h_prev(),
+                         .ldb = hidden,
+                         .beta = 1,
+                         .c = grad_buffer(2).data(),
+                         .ldc = hidden});
   if (&da_x == &da_h) {
     add_column_sums(3, 4, da_x);  // db_ih and db_hh: the same sums
   } else {
@@ -112,8 +130,16 @@ void RecurrentStepOp::finish_backward(const Tensor& da_x,
     add_column_sums(4, 4, da_h);  // db_hh
   }
   if (needs_grad(1))  // dh_prev (B,H) += da_h (B,G*H) W_hh (G*H,H)
-    kernels::gemm_split(false, false, batch, hidden, width, 1, da_h.data(), width, w_hh.data(),
-                        hidden, 1, dh_prev, hidden);
+    kernels::gemm_split({.m = batch,
+                         .n = hidden,
+                         .k = width,
+                         .a = da_h.data(),
+                         .lda = width,
+                         .b = w_hh.data(),
+                         .ldb = hidden,
+                         .beta = 1,
+                         .c = dh_prev,
+                         .ldc = hidden});
 }
 
 Tensor& RecurrentStepOp::grad_buffer(size_t i) {

@@ -72,8 +72,8 @@ TEST_SUITE("kernels") {
             std::fill(c.begin(), c.end(), std::numeric_limits<real>::quiet_NaN());
           std::vector<double> want(c.begin(), c.end());
           reference_gemm(ta, tb, m, n, k, 0.75, a, lda, b, ldb, beta, want, ldc);
-          kernels::small_gemm(ta, tb, m, n, k, real(0.75), a.data(), lda, b.data(), ldb, real(beta),
-                              c.data(), ldc);
+          kernels::small_gemm({ta, tb, m, n, k, real(0.75), a.data(), lda, b.data(), ldb,
+                               real(beta), c.data(), ldc});
           double worst = 0;
           for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j)
@@ -105,7 +105,8 @@ TEST_SUITE("kernels") {
         c1 = c0;
         const int64_t lda = ta ? m : k, ldb = tb ? k : n;
         kernels::gemm(ta, tb, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.5, c0.data(), n);
-        kernels::gemm_split(ta, tb, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.5, c1.data(), n);
+        kernels::gemm_split(
+            {ta, tb, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.5, c1.data(), n});
         double worst = 0;
         for (int64_t i = 0; i < m * n; ++i)
           worst = std::max(worst, double(std::abs(c0[i] - c1[i])) / (1 + std::abs(c0[i])));
