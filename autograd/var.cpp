@@ -13,17 +13,23 @@ void Node::accumulate_grad(const Tensor& d) {
     // A gradient produced by a kernel is usually a fresh buffer: adopt it instead of copying.
     // A buffer someone else still holds (an op passed dy straight through, as add does) is
     // shared too when this node is an op's output: its gradient is only read from then on,
-    // and the branch below copies before any write. A leaf (a parameter) always gets its own
+    // and own_grad() copies it before any write. A leaf (a parameter) always gets its own
     // buffer, because optimizers, clipping and zero_grad write into it in place.
     grad = d.storage_use_count() == 1 || produced_by_op ? d : d.clone();
     has_grad = true;
-  } else if (grad.storage_use_count() > 1) {
-    Tensor sum = grad.clone();  // copy-on-write: never add into a buffer another tensor holds
-    sum += d;
-    grad = std::move(sum);
   } else {
-    grad += d;
+    own_grad() += d;
   }
+}
+
+Tensor& Node::own_grad() {
+  if (!has_grad) {
+    grad = Tensor::zeros(value.shape());
+    has_grad = true;
+  } else if (grad.storage_use_count() > 1) {
+    grad = grad.clone();  // never write into a buffer another tensor holds
+  }
+  return grad;
 }
 
 Var::Var() : Var(Tensor()) {}

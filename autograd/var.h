@@ -28,6 +28,9 @@ struct Node {
   // grad += d, allocating on first use. Takes d's storage when nobody else holds it (or, for
   // an op's output, shares it: copy-on-write).
   void accumulate_grad(const Tensor& d);
+  // The gradient as a buffer this node alone holds, for ops that add into it in place: zeros
+  // on first use, a private copy first if the buffer is shared (copy-on-write).
+  Tensor& own_grad();
 };
 
 struct BackwardOptions {

@@ -143,12 +143,7 @@ void RecurrentStepOp::finish_backward(const Tensor& da_x,
 }
 
 Tensor& RecurrentStepOp::grad_buffer(size_t i) {
-  Node& n = inputs[i].node();
-  if (!n.has_grad) {
-    n.grad = Tensor::zeros(n.value.shape());
-    n.has_grad = true;
-  }
-  return n.grad;
+  return inputs[i].node().own_grad();
 }
 
 }  // namespace attn

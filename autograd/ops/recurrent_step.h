@@ -86,7 +86,8 @@ struct RecurrentStepOp : Op {
   const real* h_prev() const { return state_prev.data(); }
   bool is_active(int64_t b) const { return active[b] != 0; }
 
-  // The gradient of input i, created as zeros on first use, for adding into in place.
+  // The gradient of input i, created as zeros on first use (and never shared with another
+  // tensor: Node::own_grad), for adding into in place.
   Tensor& grad_buffer(size_t i);
   // grad of inputs i and j (G*H) += column sums of d (B,G*H): a bias shared by every batch
   // row (j = i for one bias; both biases at once when their pre-activation gradients agree).

@@ -36,14 +36,15 @@ struct SliceOp final : Op {
   }
 
   // y copies one block of x, so dx is dy put back into that block and zero elsewhere.
-  // When x already has a gradient that nothing else shares (the q, k, v slices of one packed
-  // projection: the second and third slice to run backward), dy is added into its block in
-  // place: no zeroed tensor of x's full size and no full-size add for a block of it.
+  // When x already has a gradient (the q, k, v slices of one packed projection: the second
+  // and third slice to run backward), dy is added into its block in place: no zeroed tensor of
+  // x's full size and no full-size add for a block of it.
   void backward() override {
     if (!needs_grad(0)) return;
     Node& x = inputs[0].node();
-    if (x.has_grad && x.grad.storage_use_count() == 1) {
-      kernels::add_slab(dy().data(), outer, n * inner, start * inner, len * inner, x.grad.data());
+    if (x.has_grad) {
+      kernels::add_slab(dy().data(), outer, n * inner, start * inner, len * inner,
+                        x.own_grad().data());
       return;
     }
     Tensor dx(inputs[0].shape());

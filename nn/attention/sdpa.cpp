@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <limits>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"

@@ -3,6 +3,8 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/generator.h"
+#include "autograd/ops/recurrent_cells.h"
 
 namespace attn {
 
@@ -35,6 +37,23 @@ TEST_SUITE("autograd") {
     CHECK(b.grad()[0] == doctest::Approx(2));
     CHECK_FALSE(b.grad().shares_storage(s.grad()));
     tape().clear();
+  }
+
+  TEST_CASE("ops that add into an input's gradient in place copy a shared buffer first") {
+    // add(gx, c) runs backward first and hands the same dy to gx and c. The LSTM step then adds
+    // its gate gradients into gx's gradient in place (Node::own_grad); writing into the shared
+    // buffer would also change c's gradient, which c's own backward reads afterwards.
+    Generator gen(11);
+    Var b = Var::parameter(Tensor::randn({2, 1, 4}, gen));
+    Var gx = mul_scalar(Var::parameter(Tensor::randn({2, 1, 4}, gen)), 1);
+    Var state = Var::parameter(Tensor::randn({2, 1, 1}, gen));
+    Var w_hh = Var::parameter(Tensor::randn({4, 1}, gen));
+    Var bias = Var::parameter(Tensor::zeros({4}));
+    Var c = mul_scalar(b, 1);  // recorded before the step: its backward runs after it
+    Var step = lstm_cell(gx, 0, state, w_hh, bias, bias);
+    Var loss = add(sum(step), sum(add(gx, c)));
+    loss.backward();
+    for (int64_t i = 0; i < 8; ++i) CHECK(b.grad()[i] == doctest::Approx(1));
   }
 
   TEST_CASE("NoGrad records nothing and detach cuts the graph") {
