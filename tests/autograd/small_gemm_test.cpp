@@ -16,6 +16,13 @@ namespace attn {
 
 namespace {
 
+// `count` values drawn from N(0, 1).
+std::vector<real> random_values(Generator& gen, int64_t count) {
+  std::vector<real> v(count);
+  for (auto& x : v) x = real(gen.normal());
+  return v;
+}
+
 // C = alpha op(A) op(B) + beta C in double, the textbook way.
 void reference_gemm(bool ta,
                     bool tb,
@@ -61,13 +68,9 @@ TEST_SUITE("kernels") {
           REQUIRE(kernels::small_gemm_fits(m, n, k));
           // Leading dimensions wider than the matrices: the kernel must respect the strides.
           const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
-          auto random = [&](int64_t count) {
-            std::vector<real> v(count);
-            for (auto& x : v) x = real(gen.normal());
-            return v;
-          };
-          const std::vector<real> a = random((ta ? k : m) * lda), b = random((tb ? n : k) * ldb);
-          std::vector<real> c = random(m * ldc);
+          const std::vector<real> a = random_values(gen, (ta ? k : m) * lda),
+                                  b = random_values(gen, (tb ? n : k) * ldb);
+          std::vector<real> c = random_values(gen, m * ldc);
           if (beta == 0)  // beta 0 must not read C: NaN there would poison a read
             std::fill(c.begin(), c.end(), std::numeric_limits<real>::quiet_NaN());
           std::vector<double> want(c.begin(), c.end());
@@ -98,11 +101,8 @@ TEST_SUITE("kernels") {
         CAPTURE(n);
         CAPTURE(ta);
         CAPTURE(tb);
-        std::vector<real> a(m * k), b(k * n), c0(m * n), c1;
-        for (auto& x : a) x = real(gen.normal());
-        for (auto& x : b) x = real(gen.normal());
-        for (auto& x : c0) x = real(gen.normal());
-        c1 = c0;
+        const std::vector<real> a = random_values(gen, m * k), b = random_values(gen, k * n);
+        std::vector<real> c0 = random_values(gen, m * n), c1 = c0;
         const int64_t lda = ta ? m : k, ldb = tb ? k : n;
         kernels::gemm(ta, tb, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.5, c0.data(), n);
         kernels::gemm_split(
