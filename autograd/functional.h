@@ -125,6 +125,12 @@ Var blockwise_attention(const Var& q,
                         bool causal = false,
                         int64_t block_size = 64,
                         real scale = 0);
+// Causal attention, the two halves that skip the hidden triangle (kernels/causal_blocks.h):
+// weights p = softmax(scale q k^T) with query i seeing keys j <= i + Tk - Tq (0 elsewhere), and
+// y = tril(a, diagonal) b (PyTorch's torch.tril(a, diagonal) @ b; a's upper part is ignored).
+// q (...,Tq,D), k (...,Tk,D), Tq <= Tk -> p (...,Tq,Tk);  a (...,M,K), b (...,K,N) -> (...,M,N).
+Var causal_attention_weights(const Var& q, const Var& k, real scale);
+Var tril_matmul(const Var& a, const Var& b, int64_t diagonal = 0);
 // Causal linear attention over feature maps fq, fk > 0 (e.g. elu(x)+1) by prefix sums, O(T D M):
 // y_t = fq_t^T S_t / (fq_t . z_t + eps),  S_t = sum_{s<=t} fk_s v_s^T,  z_t = sum_{s<=t} fk_s.
 // fq (...,T,D), fk (...,T,D), v (...,T,M) -> y (...,T,M).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The attnlab benchmark workloads (W1..W5) in PyTorch, for side-by-side ratios.
+"""The attnlab benchmark workloads (W1..W6) in PyTorch, for side-by-side ratios.
 
     /usr/bin/python3 bench/torch_reference.py --workload W3 --intra 1 --blas 2 --json
 
@@ -20,7 +20,7 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workload", "-w", default="all", help="W1..W5 or all")
+    p.add_argument("--workload", "-w", default="all", help="W1..W6 or all")
     p.add_argument("--filter", default="", help="only cases whose name contains this")
     p.add_argument("--intra", type=int, default=1, help="PyTorch intra-op (OpenMP) threads")
     p.add_argument("--blas", type=int, default=2, help="OpenBLAS threads")
@@ -271,7 +271,39 @@ def w5_cases():
     return cases
 
 
-WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W5": w5_cases}
+# ---- W6: causal vs full attention (PyTorch 1.13 has no fused sdpa: mask, softmax, matmul) -----
+
+def w6_cases():
+    heads, d, tokens, cases = 4, 32, 4096, []
+    for t in (128, 256, 512, 1024):
+        batch = tokens // t
+        for causal in (False, True):
+            st = {}
+
+            def setup(st=st, t=t, batch=batch):
+                torch.manual_seed(6)
+                for n in "qkv":
+                    st[n] = torch.randn(batch, heads, t, d, requires_grad=True)
+                st["dy"] = torch.randn(batch, heads, t, d)
+                st["hidden"] = torch.ones(t, t, dtype=torch.bool).triu(1)
+
+            def step(st=st, causal=causal):
+                for n in "qkv":
+                    st[n].grad = None
+                scores = st["q"] @ st["k"].transpose(-2, -1) / math.sqrt(d)
+                if causal:
+                    scores = scores.masked_fill(st["hidden"], float("-inf"))
+                (torch.softmax(scores, dim=-1) @ st["v"]).backward(st["dy"])
+
+            pairs = t * (t + 1) / 2.0 if causal else float(t) * t
+            name = f"{'causal' if causal else 'full'} fwd+bwd T={t}"
+            cases.append(Case("W6", name, 2.0 * batch * heads * pairs * d * 2 * 3, tokens, setup,
+                              step))
+    return cases
+
+
+WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W5": w5_cases,
+             "W6": w6_cases}
 
 
 def measure(case, warmup, steps):

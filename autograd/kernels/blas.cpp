@@ -7,13 +7,15 @@
 
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/small_gemm.h"
+#include "autograd/kernels/triangle_gemm.h"
 
 namespace attn::kernels {
 
 void gemm(const GemmCall& g) {
   if (g.m == 0 || g.n == 0) return;
-  if (small_gemm_fits(g.m, g.n, g.k))  // attention's per-head products: BLAS's per-call cost
-    return small_gemm(g);              // is larger than their arithmetic
+  if (small_gemm_fits(g))  // attention's per-head products: BLAS's per-call cost is larger
+    return small_gemm(g);  // than their arithmetic (and triangles are skipped 4 rows at a time)
+  if (g.triangle.part != Triangle::Part::kAll) return triangle_gemm_by_blocks(g);
   const CBLAS_TRANSPOSE ta = g.trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = g.trans_b ? CblasTrans : CblasNoTrans;
 #ifdef ATTN_REAL_DOUBLE
@@ -43,10 +45,12 @@ void gemm_split(const GemmCall& g) {
       part.m = len;
       part.a = g.a + (g.trans_a ? lo : lo * g.lda);
       part.c = g.c + lo * g.ldc;
+      part.triangle.diagonal += lo;  // row i of the block is row lo + i of the whole
     } else {
       part.n = len;
       part.b = g.b + (g.trans_b ? lo * g.ldb : lo);
       part.c = g.c + lo;
+      if (g.triangle.part == Triangle::Part::kLowerC) part.triangle.diagonal -= lo;
     }
     gemm(part);
   });

@@ -17,6 +17,19 @@ namespace attn::kernels {
 // better with names:
 //   gemm_split({.trans_b = true, .m = rows, .n = out, .k = in, .a = x, .lda = in, .b = w,
 //               .ldb = in, .c = y, .ldc = out});
+// Which part of a product counts, for causal attention's triangular matrices
+// (kernels/causal_blocks.h). The parts outside are never read (A) or not needed (C), so their
+// multiply-adds are skipped:
+//   kLowerA: op(A)(i,p) is taken as 0 for p > i + diagonal  (torch.tril(op(A), diagonal));
+//   kUpperA: op(A)(i,p) is taken as 0 for p < i + diagonal  (torch.triu(op(A), diagonal));
+//   kLowerC: only C(i,j) with j <= i + diagonal is wanted; C's other entries may or may not be
+//            written.
+struct Triangle {
+  enum class Part { kAll, kLowerA, kUpperA, kLowerC };
+  Part part = Part::kAll;
+  int64_t diagonal = 0;
+};
+
 struct GemmCall {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;
@@ -28,6 +41,7 @@ struct GemmCall {
   real beta = 0;  // 0: C is written, never read
   real* c = nullptr;
   int64_t ldc = 0;
+  Triangle triangle{};
 };
 
 void gemm(const GemmCall& g);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace attn::kernels {
 
@@ -110,35 +111,74 @@ int64_t pack_b(bool trans_b, int64_t n, int64_t k, const real* b, int64_t ldb) {
   return n_pad;
 }
 
-// C rows [0, ROWS) x columns [0, cols) of one register block, cols <= VECS * kLanes:
-// acc(r, :) = sum_p A(r, p) * panel(p, :), then C = alpha acc + beta C.
-// A(r, p) = a[r * a_row + p * a_col]: (a_row, a_col) = (lda, 1), or (1, lda) when transposed.
+// What every register block of one call shares.
+struct Call {
+  int64_t k;
+  const real* a;
+  int64_t a_row, a_col;  // A(r, p) = a[r * a_row + p * a_col]: (lda, 1), or (1, lda) transposed
+  const real* panel;
+  int64_t n_pad;
+  real alpha, beta;
+  real* c;
+  int64_t ldc;
+  Triangle triangle;
+};
+
+// The inner indices p that row i of op(A) reads: all of [0, k), or the part its triangle keeps.
+struct Span {
+  int64_t lo, hi;
+};
+Span span_of(const Call& call, int64_t i) {
+  const int64_t d = call.triangle.diagonal;
+  switch (call.triangle.part) {
+    case Triangle::Part::kLowerA:
+      return {0, std::clamp<int64_t>(i + d + 1, 0, call.k)};
+    case Triangle::Part::kUpperA:
+      return {std::clamp<int64_t>(i + d, 0, call.k), call.k};
+    default:
+      return {0, call.k};
+  }
+}
+
+// C rows [i, i + ROWS) x columns [j, j + cols) of one register block, cols <= VECS * kLanes:
+// acc(r, :) = sum_p A(i + r, p) * panel(p, j:), then C = alpha acc + beta C. Where the rows'
+// spans of p differ (the edge of a triangle), those few p are read per row and 0 elsewhere; the
+// stretch all rows share runs without any test.
 template <int ROWS, int VECS>
-void register_block(int64_t k,
-                    const real* a,
-                    int64_t a_row,
-                    int64_t a_col,
-                    const real* panel,
-                    int64_t n_pad,
-                    real alpha,
-                    real beta,
-                    real* c,
-                    int64_t ldc,
-                    int64_t cols) {
+void register_block(const Call& call, int64_t i, int64_t j, int64_t cols) {
+  Span span[ROWS]{};  // read only when the rows differ (a triangle)
+  int64_t begin = 0, mid_lo = 0, mid_hi = call.k, end = call.k;  // no triangle: all of [0, k)
+  if (call.triangle.part != Triangle::Part::kAll) {
+    begin = call.k, end = 0;
+    for (int r = 0; r < ROWS; ++r) {
+      span[r] = span_of(call, i + r);
+      begin = std::min(begin, span[r].lo), mid_lo = std::max(mid_lo, span[r].lo);
+      mid_hi = std::min(mid_hi, span[r].hi), end = std::max(end, span[r].hi);
+    }
+    mid_hi = std::max(mid_lo, mid_hi);
+  }
+  const real* a = call.a + i * call.a_row;
+  const real* panel = call.panel + j;
   Vec acc[ROWS][VECS];
   for (int r = 0; r < ROWS; ++r)
     for (int v = 0; v < VECS; ++v) acc[r][v] = vzero();
-  for (int64_t p = 0; p < k; ++p) {
+  auto step = [&](int64_t p, auto masked) {
     Vec bv[VECS];
-    for (int v = 0; v < VECS; ++v) bv[v] = vload(panel + p * n_pad + v * kLanes);
+    for (int v = 0; v < VECS; ++v) bv[v] = vload(panel + p * call.n_pad + v * kLanes);
     for (int r = 0; r < ROWS; ++r) {
-      const Vec s = vset(a[r * a_row + p * a_col]);
+      real ar = 0;
+      if (!masked || (p >= span[r].lo && p < span[r].hi)) ar = a[r * call.a_row + p * call.a_col];
+      const Vec s = vset(ar);
       for (int v = 0; v < VECS; ++v) acc[r][v] = vfma(s, bv[v], acc[r][v]);
     }
-  }
-  const Vec va = vset(alpha), vb = vset(beta);
+  };
+  for (int64_t p = begin; p < mid_lo; ++p) step(p, std::true_type{});
+  for (int64_t p = mid_lo; p < mid_hi; ++p) step(p, std::false_type{});
+  for (int64_t p = mid_hi; p < end; ++p) step(p, std::true_type{});
+  const Vec va = vset(call.alpha), vb = vset(call.beta);
+  const real beta = call.beta;
   for (int r = 0; r < ROWS; ++r) {
-    real* row = c + r * ldc;
+    real* row = call.c + (i + r) * call.ldc + j;
     if (cols == VECS * kLanes) {
       for (int v = 0; v < VECS; ++v) {
         Vec out = vmul(va, acc[r][v]);
@@ -148,62 +188,56 @@ void register_block(int64_t k,
     } else {
       alignas(32) real tail[VECS * kLanes];
       for (int v = 0; v < VECS; ++v) vstore(tail + v * kLanes, vmul(va, acc[r][v]));
-      for (int64_t j = 0; j < cols; ++j) row[j] = beta != 0 ? tail[j] + beta * row[j] : tail[j];
+      for (int64_t c = 0; c < cols; ++c) row[c] = beta != 0 ? tail[c] + beta * row[c] : tail[c];
     }
   }
 }
 
-// All columns of rows [i, i + ROWS): blocks of kVecs vectors, then one vector at a time.
+// Columns [0, n) of rows [i, i + ROWS): blocks of kVecs vectors, then one vector at a time.
+// With a kLowerC triangle, only as far right as the block's last row needs.
 template <int ROWS>
-void row_block(int64_t n,
-               int64_t k,
-               const real* a,
-               int64_t a_row,
-               int64_t a_col,
-               const real* panel,
-               int64_t n_pad,
-               real alpha,
-               real beta,
-               real* c,
-               int64_t ldc) {
+void row_block(const Call& call, int64_t i, int64_t n) {
+  if (call.triangle.part == Triangle::Part::kLowerC)
+    n = std::clamp<int64_t>(i + ROWS + call.triangle.diagonal, 0, n);
   int64_t j = 0;
-  for (; j + kVecs * kLanes <= n_pad; j += kVecs * kLanes)
-    register_block<ROWS, kVecs>(k, a, a_row, a_col, panel + j, n_pad, alpha, beta, c + j, ldc,
-                                std::min<int64_t>(kVecs * kLanes, n - j));
-  for (; j < n; j += kLanes)
-    register_block<ROWS, 1>(k, a, a_row, a_col, panel + j, n_pad, alpha, beta, c + j, ldc,
-                            std::min<int64_t>(kLanes, n - j));
+  for (; j + kVecs * kLanes <= n; j += kVecs * kLanes)
+    register_block<ROWS, kVecs>(call, i, j, kVecs * kLanes);
+  for (; j < n; j += kLanes) register_block<ROWS, 1>(call, i, j, std::min<int64_t>(kLanes, n - j));
 }
 
 }  // namespace
 
-bool small_gemm_fits(int64_t m, int64_t n, int64_t k) {
-  const int64_t n_pad = (n + kLanes - 1) / kLanes * kLanes;  // the panel's row length
-  if (m < kSmallMinM || n > kSmallMaxN || k > kSmallMaxK || n_pad * k > kSmallMaxPanel)
-    return false;
-  return m * n * k <= kSmallMaxSerialMNK || omp_in_parallel();
+bool small_gemm_fits(const GemmCall& g) {
+  const int64_t n_pad = (g.n + kLanes - 1) / kLanes * kLanes;  // the panel's row length
+  if (n_pad * g.k > kSmallMaxPanel) return false;
+  // A triangle's blocks are cut to its shape here, which BLAS cannot do: any size that packs.
+  if (g.triangle.part != Triangle::Part::kAll) return true;
+  if (g.m < kSmallMinM || g.n > kSmallMaxN || g.k > kSmallMaxK) return false;
+  return g.m * g.n * g.k <= kSmallMaxSerialMNK || omp_in_parallel();
 }
 
 void small_gemm(const GemmCall& g) {
-  const int64_t m = g.m, n = g.n, k = g.k, ldc = g.ldc;
-  const real alpha = g.alpha, beta = g.beta;
-  const real* a = g.a;
-  real* c = g.c;
-  const int64_t n_pad = pack_b(g.trans_b, n, k, g.b, g.ldb);
-  const int64_t a_row = g.trans_a ? 1 : g.lda, a_col = g.trans_a ? g.lda : 1;
+  const int64_t n_pad = pack_b(g.trans_b, g.n, g.k, g.b, g.ldb);
+  const Call call{.k = g.k,
+                  .a = g.a,
+                  .a_row = g.trans_a ? 1 : g.lda,
+                  .a_col = g.trans_a ? g.lda : 1,
+                  .panel = t_panel,
+                  .n_pad = n_pad,
+                  .alpha = g.alpha,
+                  .beta = g.beta,
+                  .c = g.c,
+                  .ldc = g.ldc,
+                  .triangle = g.triangle};
   int64_t i = 0;
-  for (; i + kRows <= m; i += kRows)
-    row_block<kRows>(n, k, a + i * a_row, a_row, a_col, t_panel, n_pad, alpha, beta, c + i * ldc,
-                     ldc);
-  const real* a_rest = a + i * a_row;
-  real* c_rest = c + i * ldc;
-  switch (m - i) {
+  for (; i + kRows <= g.m; i += kRows) row_block<kRows>(call, i, g.n);
+  switch (g.m - i) {
     case 3:
-      return row_block<3>(n, k, a_rest, a_row, a_col, t_panel, n_pad, alpha, beta, c_rest, ldc);
+      return row_block<3>(call, i, g.n);
     case 2:
-      return row_block<2>(n, k, a_rest, a_row, a_col, t_panel, n_pad, alpha, beta, c_rest, ldc);
+      return row_block<2>(call, i, g.n);
     case 1:
-      return row_block<1>(n, k, a_rest, a_row, a_col, t_panel, n_pad, alpha, beta, c_rest, ldc);
+      return row_block<1>(call, i, g.n);
     default:
       return;
   }

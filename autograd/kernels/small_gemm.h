@@ -1,9 +1,9 @@
 // Matrix products too small for BLAS to pay off: attention's per-head products at small
 // head sizes, e.g. (32,16) x (16,33) for every batch entry and head.
 //
-//   if (attn::kernels::small_gemm_fits(m, n, k))
-//     attn::kernels::small_gemm({.trans_b = true, .m = m, .n = n, .k = k, .a = a, .lda = lda,
-//                                .b = b, .ldb = ldb, .c = c, .ldc = ldc});
+//   GemmCall g{.trans_b = true, .m = m, .n = n, .k = k, .a = a, .lda = lda, .b = b, .ldb = ldb,
+//              .c = c, .ldc = ldc};
+//   if (attn::kernels::small_gemm_fits(g)) attn::kernels::small_gemm(g);
 //
 // Same contract as kernels::gemm (a GemmCall: C = alpha op(A) op(B) + beta C; beta 0 never
 // reads C). OpenBLAS spends a fixed cost per call on top of the arithmetic: it zeroes C when beta
@@ -29,8 +29,10 @@ inline constexpr int64_t kSmallMaxPanel = 128 * 64;
 inline constexpr int64_t kSmallMaxSerialMNK = 4 * 65536;
 
 // True when small_gemm beats BLAS here (measured; docs/performance.md): small panels, and
-// either a product BLAS would not split or a call made inside a parallel region already.
-bool small_gemm_fits(int64_t m, int64_t n, int64_t k);
+// either a product BLAS would not split or a call made inside a parallel region already. A call
+// with a triangle (blas.h) fits whenever op(B) packs: the kernel skips the triangle's unneeded
+// part 4 rows at a time, which BLAS cannot.
+bool small_gemm_fits(const GemmCall& g);
 
 void small_gemm(const GemmCall& g);
 

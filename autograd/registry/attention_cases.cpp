@@ -70,6 +70,32 @@ OpCase blockwise_row(
           }};
 }
 
+// causal_attention_weights on q (b,h,tq,4), k (b,h,tk,4): PyTorch's masked softmax of the scaled
+// scores, the future (above diagonal tk - tq) filled with -inf.
+OpCase causal_weights_row(std::string name, int64_t b, int64_t h, int64_t tq, int64_t tk) {
+  const int64_t d = 4;
+  const real scale = real(0.5);
+  return {std::move(name),
+          fmt::format("torch.softmax((q @ k.mT * {}).masked_fill(torch.ones({}, {}, "
+                      "dtype=torch.bool).triu({}), float('-inf')), -1)",
+                      scale, tq, tk, 1 + tk - tq),
+          [=](Generator& g) {
+            return std::vector{float_input("q", Tensor::randn({b, h, tq, d}, g)),
+                               float_input("k", Tensor::randn({b, h, tk, d}, g))};
+          },
+          [=](const std::vector<Var>& v) { return causal_attention_weights(v[0], v[1], scale); }};
+}
+
+// tril_matmul on a (b,m,k), b (b,k,3): a's upper part is random, so it must be ignored.
+OpCase tril_matmul_row(std::string name, int64_t batch, int64_t m, int64_t k, int64_t diagonal) {
+  return {std::move(name), fmt::format("a.tril({}) @ b", diagonal),
+          [=](Generator& g) {
+            return std::vector{float_input("a", Tensor::randn({batch, m, k}, g)),
+                               float_input("b", Tensor::randn({batch, k, 3}, g))};
+          },
+          [=](const std::vector<Var>& v) { return tril_matmul(v[0], v[1], diagonal); }};
+}
+
 }  // namespace
 
 std::vector<OpCase> attention_op_cases() {
@@ -82,6 +108,15 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(blockwise_row("blockwise_attention_one_block", 2, 2, 5, 5, true, 64));
   // Grouped-query heads (4 query heads on 2 kv heads), causal with a cache (3 new of 7 keys).
   rows.push_back(blockwise_row("blockwise_attention_gqa_cache", 4, 2, 3, 7, true, 2));
+  // One block; a KV cache (3 new queries of 7 keys); 37 rows, three blocks of 16 with a ragged
+  // last one, so rows cross block edges.
+  rows.push_back(causal_weights_row("causal_attention_weights", 2, 2, 5, 5));
+  rows.push_back(causal_weights_row("causal_attention_weights_cache", 2, 2, 3, 7));
+  rows.push_back(causal_weights_row("causal_attention_weights_blocks", 1, 2, 37, 37));
+  rows.push_back(tril_matmul_row("tril_matmul", 2, 5, 5, 0));
+  rows.push_back(tril_matmul_row("tril_matmul_wide", 2, 3, 7, 4));      // a KV cache's diagonal
+  rows.push_back(tril_matmul_row("tril_matmul_below", 2, 6, 5, -2));    // rows that see nothing
+  rows.push_back(tril_matmul_row("tril_matmul_blocks", 1, 35, 35, 0));  // three row blocks
   rows.push_back(
       {"causal_linear_attention",
        "(lambda a: (a @ v) / (a.sum(-1, keepdim=True) + 1e-6))((fq @ fk.mT).tril())",

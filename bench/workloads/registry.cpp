@@ -26,6 +26,8 @@ const std::vector<WorkloadInfo>& workloads() {
       {"W4", "decoder-only char LM train step (pre-norm, 4 layers, d 128, ctx 128, AdamW)",
        w1_w4_available(), w4_cases},
       {"W5", "attention memory: naive vs blockwise fwd+bwd, d 64, T 1024..16384", true, w5_cases},
+      {"W6", "causal vs full attention fwd+bwd (4 heads, d 32), T 128..1024, 4096 tokens", true,
+       w6_cases},
   };
   return table;
 }

@@ -7,7 +7,7 @@
 // experiment it stands for; bench/torch_reference.py builds the same ones in PyTorch.
 // FLOPs are counted GEMM FLOPs (2 m n k); a training step counts 3x its forward (the backward
 // of a matmul is two matmuls of the same size). Tokens: predicted tokens per step for the
-// training workloads, the sequence length T for W3 and W5.
+// training workloads, the sequence length T for W3 and W5, the tokens of all sequences for W6.
 #pragma once
 
 #include <string>
@@ -34,6 +34,7 @@ std::vector<BenchCase> w2_cases();
 std::vector<BenchCase> w3_cases();
 std::vector<BenchCase> w4_cases();
 std::vector<BenchCase> w5_cases();
+std::vector<BenchCase> w6_cases();
 bool w1_w4_available();
 
 // Random token ids in [lo, hi) as a (rows, cols) tensor, seeded.

@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
 
 #ifdef ATTN_HAVE_BENCH
   attn::bench::BenchOptions bench_opt;
-  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W5");
-  bench->add_option("--workload,-w", bench_opt.workload, "W1..W5 or all");
+  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W6");
+  bench->add_option("--workload,-w", bench_opt.workload, "W1..W6 or all");
   bench->add_option("--filter", bench_opt.filter, "only cases whose name contains this text");
   bench->add_option("--threads", bench_opt.threads, "threads (0 = all cores, or ATTN_THREADS)");
   bench->add_option("--steps", bench_opt.steps, "timed steps per case");

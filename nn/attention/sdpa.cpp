@@ -26,6 +26,14 @@ Tensor attn_mask_4d(const Tensor& m, int64_t b, int64_t h, int64_t tq, int64_t t
                   shape_str(s), tq, tk, b * h, tq, tk, b, h, tq, tk));
 }
 
+// Dropout on the attention weights when training with dropout_p > 0; else the weights as given.
+Var attention_dropout(const Var& weights, const SdpaOptions& opt) {
+  if (!opt.training || opt.dropout_p <= 0) return weights;
+  if (!opt.dropout_gen)
+    throw Error("scaled_dot_product_attention: dropout_p > 0 in training needs a dropout_gen");
+  return dropout(weights, static_cast<real>(opt.dropout_p), *opt.dropout_gen, true);
+}
+
 }  // namespace
 
 std::optional<Tensor> combine_masks(
@@ -100,6 +108,16 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
   // of one GEMM per key head. s is the GEMM's alpha, forward and backward: no scaling pass and
   // no scaled copy of q is made.
   const real s = opt.scale ? static_cast<real>(1.0 / std::sqrt(double(d))) : real(1);
+  const AttentionMasks& m = opt.masks;
+  // A causal mask alone (the decoder's self-attention): the weights and the output come from
+  // ops that skip the hidden triangle instead of computing it and masking it away. Any other
+  // mask, a bias or grouped heads take the general path below.
+  const bool only_causal =
+      m.causal && !m.key_padding_mask && !m.attn_mask && !m.bias && g == 1 && tq <= tk;
+  if (only_causal) {
+    Var weights = causal_attention_weights(q, k, s);
+    return {tril_matmul(attention_dropout(weights, opt), v, tk - tq), weights};
+  }
   Var scores =
       g == 1 ? matmul(q, k, false, true, s)
              : reshape(matmul(reshape(q, {b, hkv, g * tq, d}), k, false, true, s), {b, h, tq, tk});
@@ -107,12 +125,7 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
   const std::optional<Tensor> hidden = combine_masks(opt.masks, b, h, tq, tk);
   Var weights = hidden ? masked_softmax(scores, *hidden) : softmax(scores);  // (B,H,Tq,Tk)
 
-  Var mixed = weights;
-  if (opt.training && opt.dropout_p > 0) {
-    if (!opt.dropout_gen)
-      throw Error("scaled_dot_product_attention: dropout_p > 0 in training needs a dropout_gen");
-    mixed = dropout(weights, static_cast<real>(opt.dropout_p), *opt.dropout_gen, true);
-  }
+  const Var mixed = attention_dropout(weights, opt);
   // out (B,H,Tq,Dv) = weights v, grouped the same way.
   Var out = g == 1 ? matmul(mixed, v)
                    : reshape(matmul(reshape(mixed, {b, hkv, g * tq, tk}), v), {b, h, tq, dv});

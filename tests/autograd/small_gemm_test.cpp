@@ -65,7 +65,7 @@ TEST_SUITE("kernels") {
           CAPTURE(ta);
           CAPTURE(tb);
           CAPTURE(beta);
-          REQUIRE(kernels::small_gemm_fits(m, n, k));
+          REQUIRE(kernels::small_gemm_fits({.m = m, .n = n, .k = k}));
           // Leading dimensions wider than the matrices: the kernel must respect the strides.
           const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
           const std::vector<real> a = random_values(gen, (ta ? k : m) * lda),

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
@@ -67,6 +68,39 @@ TEST_SUITE("nn") {
     CHECK(w.at({0, 0, 1, 2}) == 0);
     opt.masks.attn_mask = Tensor::zeros({3, 2});
     CHECK_THROWS_AS(scaled_dot_product_attention(q, k, v, opt), Error);
+  }
+
+  TEST_CASE("sdpa: the causal fast path equals the same mask given as attn_mask") {
+    // masks.causal alone runs causal_attention_weights + tril_matmul; the identical boolean
+    // attn_mask takes the general path (full scores, masked softmax, matmul). Outputs, weights
+    // and every gradient must agree, with and without dropout, at lengths crossing row blocks.
+    for (auto [tq, tk, p] : {std::tuple{5, 5, 0.0}, {40, 40, 0.0}, {3, 37, 0.0}, {33, 33, 0.3}}) {
+      CAPTURE(tq);
+      CAPTURE(tk);
+      Generator gen(7);
+      Tensor qt = Tensor::randn({2, 2, tq, 8}, gen), kt = Tensor::randn({2, 2, tk, 8}, gen),
+             vt = Tensor::randn({2, 2, tk, 8}, gen), dy = Tensor::randn({2, 2, tq, 8}, gen);
+      Tensor future({tq, tk});
+      for (int64_t i = 0; i < tq; ++i)
+        for (int64_t j = i + tk - tq + 1; j < tk; ++j) future.at({i, j}) = 1;
+      auto run = [&](bool fast) {
+        Var q = Var::parameter(qt), k = Var::parameter(kt), v = Var::parameter(vt);
+        Generator drop(11);
+        SdpaOptions opt{.dropout_p = p, .dropout_gen = &drop, .training = p > 0};
+        if (fast)
+          opt.masks.causal = true;
+        else
+          opt.masks.attn_mask = future;
+        AttentionOutput a = scaled_dot_product_attention(q, k, v, opt);
+        a.out.backward(dy);
+        return std::vector{a.out.value(), a.weights.value(), q.grad(), k.grad(), v.grad()};
+      };
+      const std::vector<Tensor> fast = run(true), general = run(false);
+      for (size_t i = 0; i < fast.size(); ++i) {
+        CAPTURE(i);
+        CHECK(max_abs_diff(fast[i], general[i]) < 1e-5);
+      }
+    }
   }
 
   TEST_CASE("causal self-attention: dy_t/dx_{t+k} is exactly 0, through the tape") {

@@ -1,0 +1,50 @@
+// The bookkeeping of causal attention's triangular products: which keys a query row sees, and
+// how the (matrix, rows) work of a batch is shared between the threads.
+//
+//   CausalRows tri{.rows = tq, .cols = tk, .diagonal = tk - tq};   // row i sees j <= i + diag
+//   parallel_triangles(matrices, tq, tq * tk * d, [&](int64_t mat, int64_t r0, int64_t r1) {
+//     gemm({..., .m = r1 - r0, ..., .triangle = {Triangle::Part::kLowerC, tri.diagonal + r0}});
+//   });
+//
+// In causal attention query i sees keys j < visible(i) = i + 1 + diagonal: the (Tq,Tk) score and
+// weight matrices are zero, or never looked at, above that diagonal. The GEMMs take a Triangle
+// (blas.h) and skip that half; these helpers give each job its rows.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "autograd/kernels/parallel.h"
+
+namespace attn::kernels {
+
+struct CausalRows {
+  int64_t rows = 0, cols = 0;  // the (rows, cols) matrix: queries by keys
+  int64_t diagonal = 0;        // row i sees columns j <= i + diagonal (torch.tril's diagonal)
+
+  // Columns row i sees: [0, visible(i)).
+  int64_t visible(int64_t i) const { return std::clamp<int64_t>(i + diagonal + 1, 0, cols); }
+};
+
+// Jobs per matrix for parallel_triangles: 1 when there are enough matrices to keep every thread
+// busy, else enough to give each thread two (at most one per 32 rows).
+int64_t triangle_jobs_per_matrix(int64_t matrices, int64_t rows);
+
+// Calls fn(matrix, r0, r1) over row ranges covering rows [0, rows) of every matrix, in parallel.
+// A matrix cut into J jobs is cut into 2J equal pieces and job c takes pieces c and 2J-1-c:
+// in a triangle the rows' work grows (or shrinks) steadily, so each job gets the same amount.
+template <class Fn>
+void parallel_triangles(int64_t matrices, int64_t rows, int64_t work_per_matrix, Fn&& fn) {
+  const int64_t per = triangle_jobs_per_matrix(matrices, rows);
+  const int64_t pieces = 2 * per, len = (rows + pieces - 1) / pieces;
+  parallel_for(matrices * per, work_per_matrix / per, [&](int64_t job) {
+    const int64_t mat = job / per, c = job % per;
+    if (per == 1) return fn(mat, int64_t{0}, rows);
+    for (const int64_t piece : {c, pieces - 1 - c}) {
+      const int64_t r0 = piece * len, r1 = std::min(rows, r0 + len);
+      if (r0 < r1) fn(mat, r0, r1);
+    }
+  });
+}
+
+}  // namespace attn::kernels

@@ -1,0 +1,131 @@
+// CausalAttentionWeightsOp: P = softmax(scale q k^T, hiding keys after each query's position), the
+// weights of causal attention, with the hidden half of the scores never computed.
+//
+// sdpa with a causal mask used to build the full (Tq,Tk) scores, a (Tq,Tk) 0/1 mask and then a
+// masked softmax: more work than without the mask. Here every product carries a Triangle
+// (kernels/blas.h), so the GEMMs skip the hidden half (about half the multiply-adds), each row's
+// softmax runs over the keys it sees, and the rest of the row is written as 0.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+#include "autograd/kernels/blas.h"
+#include "autograd/kernels/causal_blocks.h"
+#include "autograd/kernels/vec_math.h"
+
+namespace attn {
+
+using kernels::Triangle;
+
+struct CausalAttentionWeightsOp final : Op {
+  Tensor q, k, p;  // inputs (shared, no copy) and the output, which the derivative needs
+  kernels::CausalRows tri;
+  int64_t matrices = 1, d = 0;
+  real scale = 1;
+
+  // q (...,Tq,D), k (...,Tk,D) -> p (...,Tq,Tk), Tq <= Tk; the queries are the last Tq positions:
+  //   p_ij = exp(s_ij) / sum_{l <= i + Tk - Tq} exp(s_il) for j <= i + Tk - Tq, else 0,
+  //   s = scale q k^T.
+  Tensor forward(const Tensor& q_in, const Tensor& k_in, real scale_in) {
+    q = q_in, k = k_in, scale = scale_in;
+    const Shape &qs = q.shape(), &ks = k.shape();
+    if (qs.size() < 2 || ks.size() != qs.size() ||
+        !std::equal(qs.begin(), qs.end() - 2, ks.begin()) || qs.back() != ks.back() ||
+        qs[qs.size() - 2] > ks[ks.size() - 2])
+      throw Error(
+          fmt::format("causal_attention_weights: expected q (...,Tq,D) and k (...,Tk,D) with the "
+                      "same leading axes and D, and Tq <= Tk; got q {} k {}",
+                      shape_str(qs), shape_str(ks)));
+    const int64_t tq = qs[qs.size() - 2], tk = ks[ks.size() - 2];
+    d = qs.back();
+    matrices = q.numel() / std::max<int64_t>(tq * d, 1);
+    tri = {.rows = tq, .cols = tk, .diagonal = tk - tq};
+    Shape out = qs;
+    out.back() = tk;
+    p = Tensor::empty(out);
+    kernels::parallel_triangles(
+        matrices, tq, tq * tk * d, [&](int64_t mat, int64_t r0, int64_t r1) {
+          real* pm = p.data() + mat * tq * tk;
+          // Scores for rows [r0, r1), only as far right as each 4-row block needs.
+          kernels::gemm({.trans_b = true,
+                         .m = r1 - r0,
+                         .n = tk,
+                         .k = d,
+                         .alpha = scale,
+                         .a = q.data() + (mat * tq + r0) * d,
+                         .lda = d,
+                         .b = k.data() + mat * tk * d,
+                         .ldb = d,
+                         .c = pm + r0 * tk,
+                         .ldc = tk,
+                         .triangle = {Triangle::Part::kLowerC, tri.diagonal + r0}});
+          for (int64_t i = r0; i < r1; ++i) {
+            real* row = pm + i * tk;
+            const int64_t seen = tri.visible(i);
+            kernels::softmax_row(row, row, seen);
+            std::fill(row + seen, row + tk, real(0));
+          }
+        });
+    return p;
+  }
+
+  // On the visible part of each row, as softmax: ds_j = p_j (dp_j - sum_l dp_l p_l); then
+  // dq = scale ds k and dk = scale ds^T q, both reading ds only on and below the diagonal.
+  void backward() override {
+    const int64_t tq = tri.rows, tk = tri.cols;
+    Tensor ds = Tensor::empty(p.shape());  // written (and read) only where visible
+    Tensor dq = needs_grad(0) ? Tensor::empty(q.shape()) : Tensor();
+    kernels::parallel_triangles(
+        matrices, tq, tq * tk * d, [&](int64_t mat, int64_t r0, int64_t r1) {
+          real* dsm = ds.data() + mat * tq * tk;
+          const int64_t off = mat * tq * tk;
+          for (int64_t i = r0; i < r1; ++i)
+            kernels::softmax_backward_row(p.data() + off + i * tk, dy().data() + off + i * tk,
+                                          dsm + i * tk, tri.visible(i));
+          if (!needs_grad(0)) return;
+          kernels::gemm({.m = r1 - r0,
+                         .n = d,
+                         .k = tk,
+                         .alpha = scale,
+                         .a = dsm + r0 * tk,
+                         .lda = tk,
+                         .b = k.data() + mat * tk * d,
+                         .ldb = d,
+                         .c = dq.data() + (mat * tq + r0) * d,
+                         .ldc = d,
+                         .triangle = {Triangle::Part::kLowerA, tri.diagonal + r0}});
+        });
+    if (needs_grad(0)) accumulate(0, dq);
+    if (!needs_grad(1)) return;
+    // dk rows are keys: key j is seen by queries i >= j - diagonal, so op(A) = ds^T is upper.
+    Tensor dk = Tensor::empty(k.shape());
+    kernels::parallel_triangles(
+        matrices, tk, tq * tk * d, [&](int64_t mat, int64_t c0, int64_t c1) {
+          kernels::gemm({.trans_a = true,
+                         .m = c1 - c0,
+                         .n = d,
+                         .k = tq,
+                         .alpha = scale,
+                         .a = ds.data() + mat * tq * tk + c0,
+                         .lda = tk,
+                         .b = q.data() + mat * tq * d,
+                         .ldb = d,
+                         .c = dk.data() + (mat * tk + c0) * d,
+                         .ldc = d,
+                         .triangle = {Triangle::Part::kUpperA, c0 - tri.diagonal}});
+        });
+    accumulate(1, dk);
+  }
+
+  const char* name() const override { return "causal_attention_weights"; }
+};
+
+Var causal_attention_weights(const Var& q, const Var& k, real scale) {
+  auto op = std::make_unique<CausalAttentionWeightsOp>();
+  Tensor p = op->forward(q.value(), k.value(), scale);
+  return record(std::move(op), {q, k}, std::move(p));
+}
+
+}  // namespace attn
