@@ -97,15 +97,48 @@ constexpr int kVecs = 2;
 // op(B) as a (K, n_pad) row-major panel, zero-padded to whole vectors, for this thread.
 alignas(64) thread_local real t_panel[kSmallMaxPanel];
 
+// panel[p][j] = b[j * ldb + p] for p < k, j < n: op(B) = B^T read from B's rows. With AVX2, by
+// 8 x 8 tiles (8 row loads, an in-register transpose, 8 row stores) instead of one strided load
+// per value; the ragged edges one value at a time.
+void pack_transposed(int64_t n, int64_t k, const real* b, int64_t ldb, int64_t n_pad) {
+  int64_t j0 = 0;
+#if defined(__AVX2__) && defined(__FMA__) && !defined(ATTN_REAL_DOUBLE)
+  int64_t p0 = 0;
+  for (; j0 + 8 <= n; j0 += 8)
+    for (p0 = 0; p0 + 8 <= k; p0 += 8) {
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(b + (j0 + i) * ldb + p0);
+      // Pairs, then quads, then the 128-bit halves: row i of the result is column i of r.
+      for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+      }
+      for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+      }
+      for (int i = 0; i < 4; ++i) {
+        t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+        t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+      }
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(t_panel + (p0 + i) * n_pad + j0, t[i]);
+    }
+  // What the tiles left: columns p >= p0 of the rows j < j0, then the rows j >= j0.
+  for (int64_t p = p0; p < k; ++p)
+    for (int64_t j = 0; j < j0; ++j) t_panel[p * n_pad + j] = b[j * ldb + p];
+#endif
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = j0; j < n; ++j) t_panel[p * n_pad + j] = b[j * ldb + p];
+}
+
 int64_t pack_b(bool trans_b, int64_t n, int64_t k, const real* b, int64_t ldb) {
   const int64_t n_pad = (n + kLanes - 1) / kLanes * kLanes;
+  if (trans_b) pack_transposed(n, k, b, ldb, n_pad);
   for (int64_t p = 0; p < k; ++p) {
     real* row = t_panel + p * n_pad;
-    if (!trans_b) {
-      std::copy(b + p * ldb, b + p * ldb + n, row);
-    } else {
-      for (int64_t j = 0; j < n; ++j) row[j] = b[j * ldb + p];
-    }
+    if (!trans_b) std::copy(b + p * ldb, b + p * ldb + n, row);
     std::fill(row + n, row + n_pad, real(0));
   }
   return n_pad;
@@ -128,7 +161,7 @@ struct Call {
 struct Span {
   int64_t lo, hi;
 };
-Span span_of(const Call& call, int64_t i) {
+[[gnu::always_inline]] inline Span span_of(const Call& call, int64_t i) {
   const int64_t d = call.triangle.diagonal;
   switch (call.triangle.part) {
     case Triangle::Part::kLowerA:

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
@@ -24,6 +25,9 @@ struct CausalAttentionWeightsOp final : Op {
   kernels::CausalRows tri;
   int64_t matrices = 1, d = 0;
   real scale = 1;
+
+  // The columns [0, seen) rounded up to whole vectors of 8, within the row.
+  int64_t vector_width(int64_t seen) const { return std::min(tri.cols, (seen + 7) / 8 * 8); }
 
   // q (...,Tq,D), k (...,Tk,D) -> p (...,Tq,Tk), Tq <= Tk; the queries are the last Tq positions:
   //   p_ij = exp(s_ij) / sum_{l <= i + Tk - Tq} exp(s_il) for j <= i + Tk - Tq, else 0,
@@ -63,9 +67,12 @@ struct CausalAttentionWeightsOp final : Op {
                          .triangle = {Triangle::Part::kLowerC, tri.diagonal + r0}});
           for (int64_t i = r0; i < r1; ++i) {
             real* row = pm + i * tk;
-            const int64_t seen = tri.visible(i);
-            kernels::softmax_row(row, row, seen);
-            std::fill(row + seen, row + tk, real(0));
+            const int64_t seen = tri.visible(i), width = vector_width(seen);
+            // Hidden scores up to a whole number of vectors are -inf (weight exactly 0): the
+            // softmax loops then run without a scalar remainder (rows are 1 to Tk long).
+            std::fill(row + seen, row + width, -std::numeric_limits<real>::infinity());
+            kernels::softmax_row(row, row, width);
+            std::fill(row + width, row + tk, real(0));
           }
         });
     return p;
@@ -81,9 +88,9 @@ struct CausalAttentionWeightsOp final : Op {
         matrices, tq, tq * tk * d, [&](int64_t mat, int64_t r0, int64_t r1) {
           real* dsm = ds.data() + mat * tq * tk;
           const int64_t off = mat * tq * tk;
-          for (int64_t i = r0; i < r1; ++i)
+          for (int64_t i = r0; i < r1; ++i)  // p is 0 past visible(i), so ds is too
             kernels::softmax_backward_row(p.data() + off + i * tk, dy().data() + off + i * tk,
-                                          dsm + i * tk, tri.visible(i));
+                                          dsm + i * tk, vector_width(tri.visible(i)));
           if (!needs_grad(0)) return;
           kernels::gemm({.m = r1 - r0,
                          .n = d,
