@@ -69,6 +69,9 @@ Var permute(const Var& x, const std::vector<int>& dims);  // y.shape[i] = x.shap
 Var concat(const std::vector<Var>& xs, int axis);
 Var stack(const std::vector<Var>& xs, int axis);                // new axis
 Var slice(const Var& x, int axis, int64_t start, int64_t end);  // [start, end) on one axis
+// x (B,T,C) -> (B,H,T,D): columns [start, end) split into H heads of D (attention's head split,
+// one copy; PyTorch's x[..., start:end].unflatten(-1, (H, D)).transpose(1, 2)).
+Var head_slice(const Var& x, int64_t heads, int64_t start, int64_t end);
 
 // ---- selection ------------------------------------------------------------------------------
 // cond (...) of 0/1 values, broadcastable with a and b: y = cond ? a : b.

@@ -81,6 +81,11 @@ std::vector<OpCase> linalg_shape_cases() {
   unary("slice_middle_axis", {3, 5, 2}, "x[:, 1:4]", [](Var x) { return slice(x, 1, 1, 4); });
   unary("slice_first_axis", {4, 3}, "x[1:3]", [](Var x) { return slice(x, 0, 1, 3); });
   unary("slice_negative_range", {3, 6}, "x[:, -3:-1]", [](Var x) { return slice(x, -1, -3, -1); });
+  // The head split of attention: columns [2, 8) of (2,3,10) as 2 heads of 3, and all columns.
+  unary("head_slice", {2, 3, 10}, "x[..., 2:8].unflatten(-1, (2, 3)).transpose(1, 2)",
+        [](Var x) { return head_slice(x, 2, 2, 8); });
+  unary("head_slice_all_columns", {2, 4, 6}, "x.unflatten(-1, (3, 2)).transpose(1, 2)",
+        [](Var x) { return head_slice(x, 3, 0, 6); });
 
   // Several float inputs named a, b, c, ... with the given shapes, joined by f.
   auto many = [&](std::string name, std::vector<Shape> shapes, std::string torch,

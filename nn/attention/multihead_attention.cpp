@@ -75,12 +75,12 @@ void MultiheadAttention::project(const Var& query,
                                  const Var& key,
                                  const Var& value,
                                  bool need_kv,
-                                 Var& q,
-                                 Var& k,
-                                 Var& v) const {
+                                 Projected& q,
+                                 Projected& k,
+                                 Projected& v) const {
   if (!packed_) {
-    q = q_proj->forward(query);
-    if (need_kv) k = k_proj->forward(key), v = v_proj->forward(value);
+    q = {q_proj->forward(query)};
+    if (need_kv) k = {k_proj->forward(key)}, v = {v_proj->forward(value)};
     return;
   }
   auto bias_rows = [&](int64_t lo, int64_t hi) {
@@ -88,21 +88,21 @@ void MultiheadAttention::project(const Var& query,
   };
   const int64_t e = e_;
   if (need_kv && query.same_node(key) && key.same_node(value)) {
-    // Self-attention: one GEMM for all three projections, then split the columns.
+    // Self-attention: one GEMM for all three projections; the head split reads its columns.
     Var qkv = linear(query, in_proj_weight,
                      opt_.bias ? std::optional<Var>(in_proj_bias) : std::nullopt);  // (B,T,3E)
-    q = slice(qkv, 2, 0, e), k = slice(qkv, 2, e, 2 * e), v = slice(qkv, 2, 2 * e, 3 * e);
+    q = {qkv, 0}, k = {qkv, e}, v = {qkv, 2 * e};
     return;
   }
-  q = linear(query, rows(in_proj_weight, 0, e), bias_rows(0, e));
+  q = {linear(query, rows(in_proj_weight, 0, e), bias_rows(0, e))};
   if (!need_kv) return;
   if (key.same_node(value)) {  // cross-attention over one memory: keys and values in one GEMM
     Var kv = linear(key, rows(in_proj_weight, e, 3 * e), bias_rows(e, 3 * e));  // (B,Tk,2E)
-    k = slice(kv, 2, 0, e), v = slice(kv, 2, e, 2 * e);
+    k = {kv, 0}, v = {kv, e};
     return;
   }
-  k = linear(key, rows(in_proj_weight, e, 2 * e), bias_rows(e, 2 * e));
-  v = linear(value, rows(in_proj_weight, 2 * e, 3 * e), bias_rows(2 * e, 3 * e));
+  k = {linear(key, rows(in_proj_weight, e, 2 * e), bias_rows(e, 2 * e))};
+  v = {linear(value, rows(in_proj_weight, 2 * e, 3 * e), bias_rows(2 * e, 3 * e))};
 }
 
 AttentionOutput MultiheadAttention::forward(const Var& query,
@@ -128,12 +128,14 @@ AttentionOutput MultiheadAttention::forward(const Var& query,
   const Var kin = reuse ? Var() : key.same_node(query) ? qin : to_bte(key, "key");
   const Var vin = reuse ? Var() : value.same_node(key) ? kin : to_bte(value, "value");
 
-  Var q, k, v;
-  project(qin, kin, vin, !reuse, q, k, v);
+  Projected pq, pk, pv;
+  project(qin, kin, vin, !reuse, pq, pk, pv);
   const int64_t start = cache && !cache->fixed ? cache->length() : 0;
-  q = split_heads(q, h_);  // (B,H,Tq,D)
+  const int64_t kv_dim = hkv_ * head_dim();
+  Var q = head_slice(pq.x, h_, pq.start, pq.start + e_), k, v;  // (B,H,Tq,D)
   if (!reuse) {
-    k = split_heads(k, hkv_), v = split_heads(v, hkv_);  // (B,Hkv,Tk,D)
+    k = head_slice(pk.x, hkv_, pk.start, pk.start + kv_dim);  // (B,Hkv,Tk,D)
+    v = head_slice(pv.x, hkv_, pv.start, pv.start + kv_dim);
     if (opt_.rope) k = apply_rope(k, start, *opt_.rope, opt_.rope_base);
   }
   if (opt_.rope) q = apply_rope(q, start, *opt_.rope, opt_.rope_base);

@@ -100,14 +100,20 @@ class MultiheadAttention : public Module {
   std::shared_ptr<Linear> out_proj;
 
  private:
+  // A projection's output (B,T,C) and the column where its part starts: q, k and v may share
+  // one packed (B,T,3E) output, which the head split reads in place.
+  struct Projected {
+    Var x;
+    int64_t start = 0;
+  };
   // Projected q (B,Tq,E), k and v (B,Tk,Hkv*D), batch first.
   void project(const Var& query,
                const Var& key,
                const Var& value,
                bool need_kv,
-               Var& q,
-               Var& k,
-               Var& v) const;
+               Projected& q,
+               Projected& k,
+               Projected& v) const;
 
   int64_t e_, h_, hkv_;
   bool packed_;

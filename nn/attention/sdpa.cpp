@@ -75,8 +75,7 @@ Var split_heads(const Var& x, int64_t heads) {
   if (x.rank() != 3 || x.size(2) % heads != 0)
     throw Error(fmt::format("split_heads: expected x (B,T,H*D) with H={}, got {}", heads,
                             shape_str(x.shape())));
-  const int64_t b = x.size(0), t = x.size(1), d = x.size(2) / heads;
-  return permute(reshape(x, {b, t, heads, d}), {0, 2, 1, 3});
+  return head_slice(x, heads, 0, x.size(2));
 }
 
 Var merge_heads(const Var& x) {

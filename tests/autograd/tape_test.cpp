@@ -56,6 +56,33 @@ TEST_SUITE("autograd") {
     for (int64_t i = 0; i < 8; ++i) CHECK(b.grad()[i] == doctest::Approx(1));
   }
 
+  TEST_CASE("head slices of one packed tensor add their gradients into its columns") {
+    // q, k, v read columns of one (B,T,3E) projection; the second and third head_slice to run
+    // backward add into the gradient the first one made. The result must equal the same split
+    // done by slice + reshape + permute. The add recorded last runs backward first and hands
+    // one dy buffer to both qkv and c: the in-place adds must copy it, or c's gradient changes.
+    Generator gen(5);
+    const Tensor x0 = Tensor::randn({2, 3, 12}, gen), w = Tensor::randn({2, 2, 3, 2}, gen);
+    auto grads = [&](bool fused) {
+      Var x = Var::parameter(x0), b = Var::parameter(Tensor::ones({2, 3, 12}));
+      Var c = mul_scalar(b, 1);  // recorded before the head slices: its backward runs after
+      Var qkv = mul_scalar(x, 2);
+      Var total = sum(mul(qkv, qkv));
+      for (int64_t part = 0; part < 3; ++part) {
+        Var heads = fused ? head_slice(qkv, 2, 4 * part, 4 * part + 4)
+                          : permute(reshape(slice(qkv, 2, 4 * part, 4 * part + 4), {2, 3, 2, 2}),
+                                    {0, 2, 1, 3});
+        total = add(total, sum(mul(heads, Var::constant(w))));
+      }
+      add(total, sum(add(qkv, c))).backward();
+      return std::pair{x.grad(), b.grad()};
+    };
+    const auto [x_fused, b_fused] = grads(true);
+    const auto [x_plain, b_plain] = grads(false);
+    CHECK(max_abs_diff(x_fused, x_plain) < 1e-6);
+    CHECK(max_abs_diff(b_fused, Tensor::ones({2, 3, 12})) == 0);
+  }
+
   TEST_CASE("NoGrad records nothing and detach cuts the graph") {
     Var x = Var::parameter(Tensor::ones({2, 2}));
     {
