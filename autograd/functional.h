@@ -131,7 +131,8 @@ Var blockwise_attention(const Var& q,
 // Causal attention, the two halves that skip the hidden triangle (kernels/causal_blocks.h):
 // weights p = softmax(scale q k^T) with query i seeing keys j <= i + Tk - Tq (0 elsewhere), and
 // y = tril(a, diagonal) b (PyTorch's torch.tril(a, diagonal) @ b; a's upper part is ignored).
-// q (...,Tq,D), k (...,Tk,D), Tq <= Tk -> p (...,Tq,Tk);  a (...,M,K), b (...,K,N) -> (...,M,N).
+// q (...,H,Tq,D), k (...,Hkv,Tk,D), Tq <= Tk -> p (...,H,Tq,Tk);  a (...,H,M,K), b (...,Hkv,K,N)
+// -> (...,H,M,N). H a multiple of Hkv: head h reads head h / (H/Hkv) of k (of b), as GQA.
 Var causal_attention_weights(const Var& q, const Var& k, real scale);
 Var tril_matmul(const Var& a, const Var& b, int64_t diagonal = 0);
 // Causal linear attention over feature maps fq, fk > 0 (e.g. elu(x)+1) by prefix sums, O(T D M):

@@ -15,6 +15,8 @@
 #include <cstdint>
 
 #include "autograd/kernels/parallel.h"
+#include "autograd/real.h"
+#include "autograd/shape.h"
 
 namespace attn::kernels {
 
@@ -25,6 +27,12 @@ struct CausalRows {
   // Columns row i sees: [0, visible(i)).
   int64_t visible(int64_t i) const { return std::clamp<int64_t>(i + diagonal + 1, 0, cols); }
 };
+
+// Grouped heads (GQA): for stacks a (..., H, r, c) and b (..., Hkv, r', c') of the same rank,
+// the number g = H / Hkv of a's matrices that share one of b's (a's matrix m reads b's m / g,
+// since a head h of batch entry n is matrix n H + h). 1 for rank 2. 0 when the leading axes
+// differ elsewhere or Hkv does not divide H.
+int64_t head_group(const Shape& a, const Shape& b);
 
 // Jobs per matrix for parallel_triangles: 1 when there are enough matrices to keep every thread
 // busy, else enough to give each thread two (at most one per 32 rows).
@@ -46,5 +54,18 @@ void parallel_triangles(int64_t matrices, int64_t rows, int64_t work_per_matrix,
     }
   });
 }
+
+// For every head kv of b:  c_kv (cols, n) = alpha sum over a's heads m reading it of
+// tril(a_m)^T b_m, with a (matrices, rows, cols), b (matrices, rows, n), c (matrices/group, cols,
+// n). Column j of a counts from row j - diagonal on. Causal attention's key (and value)
+// gradient: dk = scale ds^T q summed over the query heads sharing the key head.
+void grouped_tril_transposed_product(const CausalRows& tri,
+                                     int64_t matrices,
+                                     int64_t group,
+                                     real alpha,
+                                     const real* a,
+                                     const real* b,
+                                     int64_t n,
+                                     real* c);
 
 }  // namespace attn::kernels

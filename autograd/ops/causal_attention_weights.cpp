@@ -23,25 +23,25 @@ using kernels::Triangle;
 struct CausalAttentionWeightsOp final : Op {
   Tensor q, k, p;  // inputs (shared, no copy) and the output, which the derivative needs
   kernels::CausalRows tri;
-  int64_t matrices = 1, d = 0;
+  int64_t matrices = 1, group = 1, d = 0;  // group: query heads per key head (GQA)
   real scale = 1;
 
   // The columns [0, seen) rounded up to whole vectors of 8, within the row.
   int64_t vector_width(int64_t seen) const { return std::min(tri.cols, (seen + 7) / 8 * 8); }
 
-  // q (...,Tq,D), k (...,Tk,D) -> p (...,Tq,Tk), Tq <= Tk; the queries are the last Tq positions:
+  // q (...,H,Tq,D), k (...,Hkv,Tk,D) -> p (...,H,Tq,Tk), Tq <= Tk, H a multiple of Hkv (query
+  // head h reads key head h / (H/Hkv)); the queries are the last Tq positions:
   //   p_ij = exp(s_ij) / sum_{l <= i + Tk - Tq} exp(s_il) for j <= i + Tk - Tq, else 0,
   //   s = scale q k^T.
   Tensor forward(const Tensor& q_in, const Tensor& k_in, real scale_in) {
     q = q_in, k = k_in, scale = scale_in;
     const Shape &qs = q.shape(), &ks = k.shape();
-    if (qs.size() < 2 || ks.size() != qs.size() ||
-        !std::equal(qs.begin(), qs.end() - 2, ks.begin()) || qs.back() != ks.back() ||
-        qs[qs.size() - 2] > ks[ks.size() - 2])
-      throw Error(
-          fmt::format("causal_attention_weights: expected q (...,Tq,D) and k (...,Tk,D) with the "
-                      "same leading axes and D, and Tq <= Tk; got q {} k {}",
-                      shape_str(qs), shape_str(ks)));
+    group = kernels::head_group(qs, ks);
+    if (group == 0 || qs.back() != ks.back() || qs[qs.size() - 2] > ks[ks.size() - 2])
+      throw Error(fmt::format(
+          "causal_attention_weights: expected q (...,H,Tq,D) and k (...,Hkv,Tk,D) with the "
+          "same other leading axes and D, H a multiple of Hkv, and Tq <= Tk; got q {} k {}",
+          shape_str(qs), shape_str(ks)));
     const int64_t tq = qs[qs.size() - 2], tk = ks[ks.size() - 2];
     d = qs.back();
     matrices = q.numel() / std::max<int64_t>(tq * d, 1);
@@ -60,7 +60,7 @@ struct CausalAttentionWeightsOp final : Op {
                          .alpha = scale,
                          .a = q.data() + (mat * tq + r0) * d,
                          .lda = d,
-                         .b = k.data() + mat * tk * d,
+                         .b = k.data() + mat / group * tk * d,
                          .ldb = d,
                          .c = pm + r0 * tk,
                          .ldc = tk,
@@ -98,7 +98,7 @@ struct CausalAttentionWeightsOp final : Op {
                          .alpha = scale,
                          .a = dsm + r0 * tk,
                          .lda = tk,
-                         .b = k.data() + mat * tk * d,
+                         .b = k.data() + mat / group * tk * d,
                          .ldb = d,
                          .c = dq.data() + (mat * tq + r0) * d,
                          .ldc = d,
@@ -106,23 +106,10 @@ struct CausalAttentionWeightsOp final : Op {
         });
     if (needs_grad(0)) accumulate(0, dq);
     if (!needs_grad(1)) return;
-    // dk rows are keys: key j is seen by queries i >= j - diagonal, so op(A) = ds^T is upper.
+    // dk = scale ds^T q over the lower triangle, summed over the query heads of each key head.
     Tensor dk = Tensor::empty(k.shape());
-    kernels::parallel_triangles(
-        matrices, tk, tq * tk * d, [&](int64_t mat, int64_t c0, int64_t c1) {
-          kernels::gemm({.trans_a = true,
-                         .m = c1 - c0,
-                         .n = d,
-                         .k = tq,
-                         .alpha = scale,
-                         .a = ds.data() + mat * tq * tk + c0,
-                         .lda = tk,
-                         .b = q.data() + mat * tq * d,
-                         .ldb = d,
-                         .c = dk.data() + (mat * tk + c0) * d,
-                         .ldc = d,
-                         .triangle = {Triangle::Part::kUpperA, c0 - tri.diagonal}});
-        });
+    kernels::grouped_tril_transposed_product(tri, matrices, group, scale, ds.data(), q.data(), d,
+                                             dk.data());
     accumulate(1, dk);
   }
 

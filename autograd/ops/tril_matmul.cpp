@@ -20,18 +20,19 @@ using kernels::Triangle;
 struct TrilMatmulOp final : Op {
   Tensor a, b;  // inputs (shared storage, no copy)
   kernels::CausalRows tri;
-  int64_t matrices = 1, n = 0;
+  int64_t matrices = 1, group = 1, n = 0;  // group: a's matrices per b matrix (GQA)
 
-  // a (...,M,K), b (...,K,N) with the same leading axes -> y (...,M,N):
+  // a (...,H,M,K), b (...,Hkv,K,N) -> y (...,H,M,N), H a multiple of Hkv (a's head h reads b's
+  // head h / (H/Hkv); H = Hkv is a plain batched product):
   //   y_i = sum_{j <= i + diagonal} a_ij b_j.
   Tensor forward(const Tensor& a_in, const Tensor& b_in, int64_t diagonal) {
     a = a_in, b = b_in;
     const Shape &as = a.shape(), &bs = b.shape();
-    if (as.size() < 2 || bs.size() != as.size() ||
-        !std::equal(as.begin(), as.end() - 2, bs.begin()) || as.back() != bs[bs.size() - 2])
+    group = kernels::head_group(as, bs);
+    if (group == 0 || as.back() != bs[bs.size() - 2])
       throw Error(
-          fmt::format("tril_matmul: expected a (...,M,K) and b (...,K,N) with the same leading "
-                      "axes; got a {} b {}",
+          fmt::format("tril_matmul: expected a (...,H,M,K) and b (...,Hkv,K,N) with the same "
+                      "other leading axes and H a multiple of Hkv; got a {} b {}",
                       shape_str(as), shape_str(bs)));
     tri = {.rows = as[as.size() - 2], .cols = as.back(), .diagonal = diagonal};
     n = bs.back();
@@ -46,7 +47,7 @@ struct TrilMatmulOp final : Op {
                      .k = k,
                      .a = a.data() + (mat * m + r0) * k,
                      .lda = k,
-                     .b = b.data() + mat * k * n,
+                     .b = b.data() + mat / group * k * n,
                      .ldb = n,
                      .c = y.data() + (mat * m + r0) * n,
                      .ldc = n,
@@ -69,7 +70,7 @@ struct TrilMatmulOp final : Op {
                        .k = n,
                        .a = g.data() + (mat * m + r0) * n,
                        .lda = n,
-                       .b = b.data() + mat * k * n,
+                       .b = b.data() + mat / group * k * n,
                        .ldb = n,
                        .c = dam + r0 * k,
                        .ldc = k,
@@ -80,21 +81,10 @@ struct TrilMatmulOp final : Op {
       accumulate(0, da);
     }
     if (needs_grad(1)) {
-      // db rows are a's columns: column j is read by rows i >= j - diagonal (op(A) upper).
+      // db = tril(a)^T dy, summed over the heads of a that read each head of b.
       Tensor db = Tensor::empty(b.shape());
-      kernels::parallel_triangles(matrices, k, m * k * n, [&](int64_t mat, int64_t c0, int64_t c1) {
-        kernels::gemm({.trans_a = true,
-                       .m = c1 - c0,
-                       .n = n,
-                       .k = m,
-                       .a = a.data() + mat * m * k + c0,
-                       .lda = k,
-                       .b = g.data() + mat * m * n,
-                       .ldb = n,
-                       .c = db.data() + (mat * k + c0) * n,
-                       .ldc = n,
-                       .triangle = {Triangle::Part::kUpperA, c0 - tri.diagonal}});
-      });
+      kernels::grouped_tril_transposed_product(tri, matrices, group, 1, a.data(), g.data(), n,
+                                               db.data());
       accumulate(1, db);
     }
   }

@@ -70,18 +70,22 @@ OpCase blockwise_row(
           }};
 }
 
-// causal_attention_weights on q (b,h,tq,4), k (b,h,tk,4): PyTorch's masked softmax of the scaled
-// scores, the future (above diagonal tk - tq) filled with -inf.
-OpCase causal_weights_row(std::string name, int64_t b, int64_t h, int64_t tq, int64_t tk) {
-  const int64_t d = 4;
+// causal_attention_weights on q (b,h,tq,4), k (b,hkv,tk,4): PyTorch's masked softmax of the
+// scaled scores, the future (above diagonal tk - tq) filled with -inf; k's heads repeated for
+// grouped heads.
+OpCase causal_weights_row(
+    std::string name, int64_t b, int64_t h, int64_t tq, int64_t tk, int64_t hkv = 0) {
+  const int64_t d = 4, kv_heads = hkv > 0 ? hkv : h;
   const real scale = real(0.5);
+  const std::string kk =
+      kv_heads < h ? fmt::format("k.repeat_interleave({}, -3)", h / kv_heads) : "k";
   return {std::move(name),
-          fmt::format("torch.softmax((q @ k.mT * {}).masked_fill(torch.ones({}, {}, "
+          fmt::format("torch.softmax((q @ {}.mT * {}).masked_fill(torch.ones({}, {}, "
                       "dtype=torch.bool).triu({}), float('-inf')), -1)",
-                      scale, tq, tk, 1 + tk - tq),
+                      kk, scale, tq, tk, 1 + tk - tq),
           [=](Generator& g) {
             return std::vector{float_input("q", Tensor::randn({b, h, tq, d}, g)),
-                               float_input("k", Tensor::randn({b, h, tk, d}, g))};
+                               float_input("k", Tensor::randn({b, kv_heads, tk, d}, g))};
           },
           [=](const std::vector<Var>& v) { return causal_attention_weights(v[0], v[1], scale); }};
 }
@@ -94,6 +98,16 @@ OpCase tril_matmul_row(std::string name, int64_t batch, int64_t m, int64_t k, in
                                float_input("b", Tensor::randn({batch, k, 3}, g))};
           },
           [=](const std::vector<Var>& v) { return tril_matmul(v[0], v[1], diagonal); }};
+}
+
+// Grouped heads: a (2,4,6,6) reads b (2,2,6,3), head h of a using head h / 2 of b.
+OpCase tril_matmul_grouped_row() {
+  return {"tril_matmul_grouped", "a.tril(0) @ b.repeat_interleave(2, -3)",
+          [](Generator& g) {
+            return std::vector{float_input("a", Tensor::randn({2, 4, 6, 6}, g)),
+                               float_input("b", Tensor::randn({2, 2, 6, 3}, g))};
+          },
+          [](const std::vector<Var>& v) { return tril_matmul(v[0], v[1], 0); }};
 }
 
 }  // namespace
@@ -113,10 +127,12 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(causal_weights_row("causal_attention_weights", 2, 2, 5, 5));
   rows.push_back(causal_weights_row("causal_attention_weights_cache", 2, 2, 3, 7));
   rows.push_back(causal_weights_row("causal_attention_weights_blocks", 1, 2, 37, 37));
+  rows.push_back(causal_weights_row("causal_attention_weights_gqa", 2, 4, 3, 6, 2));
   rows.push_back(tril_matmul_row("tril_matmul", 2, 5, 5, 0));
   rows.push_back(tril_matmul_row("tril_matmul_wide", 2, 3, 7, 4));      // a KV cache's diagonal
   rows.push_back(tril_matmul_row("tril_matmul_below", 2, 6, 5, -2));    // rows that see nothing
   rows.push_back(tril_matmul_row("tril_matmul_blocks", 1, 35, 35, 0));  // three row blocks
+  rows.push_back(tril_matmul_grouped_row());
   rows.push_back(
       {"causal_linear_attention",
        "(lambda a: (a @ v) / (a.sum(-1, keepdim=True) + 1e-6))((fq @ fk.mT).tril())",

@@ -110,9 +110,9 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
   const AttentionMasks& m = opt.masks;
   // A causal mask alone (the decoder's self-attention): the weights and the output come from
   // ops that skip the hidden triangle instead of computing it and masking it away. Any other
-  // mask, a bias or grouped heads take the general path below.
-  const bool only_causal =
-      m.causal && !m.key_padding_mask && !m.attn_mask && !m.bias && g == 1 && tq <= tk;
+  // mask or a bias takes the general path below. Grouped heads need no reshape: both ops read
+  // key head h / g for query head h.
+  const bool only_causal = m.causal && !m.key_padding_mask && !m.attn_mask && !m.bias && tq <= tk;
   if (only_causal) {
     Var weights = causal_attention_weights(q, k, s);
     return {tril_matmul(attention_dropout(weights, opt), v, tk - tq), weights};

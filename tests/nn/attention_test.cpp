@@ -74,12 +74,19 @@ TEST_SUITE("nn") {
     // masks.causal alone runs causal_attention_weights + tril_matmul; the identical boolean
     // attn_mask takes the general path (full scores, masked softmax, matmul). Outputs, weights
     // and every gradient must agree, with and without dropout, at lengths crossing row blocks.
-    for (auto [tq, tk, p] : {std::tuple{5, 5, 0.0}, {40, 40, 0.0}, {3, 37, 0.0}, {33, 33, 0.3}}) {
+    // Grouped heads (4 query heads on 2 key heads) in the last two cases.
+    for (auto [tq, tk, p, hkv] : {std::tuple{5, 5, 0.0, 4},
+                                  {40, 40, 0.0, 4},
+                                  {3, 37, 0.0, 4},
+                                  {33, 33, 0.3, 4},
+                                  {40, 40, 0.0, 2},
+                                  {3, 20, 0.0, 1}}) {
       CAPTURE(tq);
       CAPTURE(tk);
+      CAPTURE(hkv);
       Generator gen(7);
-      Tensor qt = Tensor::randn({2, 2, tq, 8}, gen), kt = Tensor::randn({2, 2, tk, 8}, gen),
-             vt = Tensor::randn({2, 2, tk, 8}, gen), dy = Tensor::randn({2, 2, tq, 8}, gen);
+      Tensor qt = Tensor::randn({2, 4, tq, 8}, gen), kt = Tensor::randn({2, hkv, tk, 8}, gen),
+             vt = Tensor::randn({2, hkv, tk, 8}, gen), dy = Tensor::randn({2, 4, tq, 8}, gen);
       Tensor future({tq, tk});
       for (int64_t i = 0; i < tq; ++i)
         for (int64_t j = i + tk - tq + 1; j < tk; ++j) future.at({i, j}) = 1;
