@@ -128,12 +128,14 @@ Var blockwise_attention(const Var& q,
                         bool causal = false,
                         int64_t block_size = 64,
                         real scale = 0);
-// Causal attention, the two halves that skip the hidden triangle (kernels/causal_blocks.h):
-// weights p = softmax(scale q k^T) with query i seeing keys j <= i + Tk - Tq (0 elsewhere), and
+// Attention's weights and a causal product that skip what a causal mask hides
+// (kernels/causal_blocks.h): p = softmax(scale q k^T) over the keys each query sees (causal: key
+// j <= i + Tk - Tq, 0 elsewhere; else all keys), the scores and softmax fused per block of rows;
 // y = tril(a, diagonal) b (PyTorch's torch.tril(a, diagonal) @ b; a's upper part is ignored).
-// q (...,H,Tq,D), k (...,Hkv,Tk,D), Tq <= Tk -> p (...,H,Tq,Tk);  a (...,H,M,K), b (...,Hkv,K,N)
-// -> (...,H,M,N). H a multiple of Hkv: head h reads head h / (H/Hkv) of k (of b), as GQA.
-Var causal_attention_weights(const Var& q, const Var& k, real scale);
+// q (...,H,Tq,D), k (...,Hkv,Tk,D) -> p (...,H,Tq,Tk), Tq <= Tk when causal;  a (...,H,M,K),
+// b (...,Hkv,K,N) -> (...,H,M,N). H a multiple of Hkv: head h reads head h / (H/Hkv) of k (of b),
+// as GQA.
+Var attention_weights(const Var& q, const Var& k, real scale, bool causal);
 Var tril_matmul(const Var& a, const Var& b, int64_t diagonal = 0);
 // Causal linear attention over feature maps fq, fk > 0 (e.g. elu(x)+1) by prefix sums, O(T D M):
 // y_t = fq_t^T S_t / (fq_t . z_t + eps),  S_t = sum_{s<=t} fk_s v_s^T,  z_t = sum_{s<=t} fk_s.

@@ -46,7 +46,8 @@ void grouped_tril_transposed_product(const CausalRows& tri,
                 .beta = real(m == kv * group ? 0 : 1),
                 .c = c + (kv * cols + c0) * n,
                 .ldc = n,
-                .triangle = {Triangle::Part::kUpperA, c0 - tri.diagonal}});
+                .triangle = tri.full() ? Triangle{}
+                                       : Triangle{Triangle::Part::kUpperA, c0 - tri.diagonal}});
       });
 }
 

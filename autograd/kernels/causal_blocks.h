@@ -26,6 +26,9 @@ struct CausalRows {
 
   // Columns row i sees: [0, visible(i)).
   int64_t visible(int64_t i) const { return std::clamp<int64_t>(i + diagonal + 1, 0, cols); }
+  // Every row sees every column (no causal mask, or one query at the end of a KV cache): the
+  // products are plain GEMMs.
+  bool full() const { return diagonal >= cols - 1; }
 };
 
 // Grouped heads (GQA): for stacks a (..., H, r, c) and b (..., Hkv, r', c') of the same rank,

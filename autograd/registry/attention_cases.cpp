@@ -70,24 +70,28 @@ OpCase blockwise_row(
           }};
 }
 
-// causal_attention_weights on q (b,h,tq,4), k (b,hkv,tk,4): PyTorch's masked softmax of the
-// scaled scores, the future (above diagonal tk - tq) filled with -inf; k's heads repeated for
-// grouped heads.
-OpCase causal_weights_row(
-    std::string name, int64_t b, int64_t h, int64_t tq, int64_t tk, int64_t hkv = 0) {
+// attention_weights on q (b,h,tq,4), k (b,hkv,tk,4): PyTorch's softmax of the scaled scores, for
+// causal rows the future (above diagonal tk - tq) filled with -inf; k's heads repeated for grouped
+// heads.
+OpCase attention_weights_row(
+    std::string name, int64_t b, int64_t h, int64_t tq, int64_t tk, bool causal, int64_t hkv = 0) {
   const int64_t d = 4, kv_heads = hkv > 0 ? hkv : h;
   const real scale = real(0.5);
   const std::string kk =
       kv_heads < h ? fmt::format("k.repeat_interleave({}, -3)", h / kv_heads) : "k";
-  return {std::move(name),
-          fmt::format("torch.softmax((q @ {}.mT * {}).masked_fill(torch.ones({}, {}, "
-                      "dtype=torch.bool).triu({}), float('-inf')), -1)",
-                      kk, scale, tq, tk, 1 + tk - tq),
+  const std::string scores = fmt::format("(q @ {}.mT * {})", kk, scale);
+  const std::string masked =
+      causal ? fmt::format(
+                   "{}.masked_fill(torch.ones({}, {}, dtype=torch.bool).triu({}), "
+                   "float('-inf'))",
+                   scores, tq, tk, 1 + tk - tq)
+             : scores;
+  return {std::move(name), fmt::format("torch.softmax({}, -1)", masked),
           [=](Generator& g) {
             return std::vector{float_input("q", Tensor::randn({b, h, tq, d}, g)),
                                float_input("k", Tensor::randn({b, kv_heads, tk, d}, g))};
           },
-          [=](const std::vector<Var>& v) { return causal_attention_weights(v[0], v[1], scale); }};
+          [=](const std::vector<Var>& v) { return attention_weights(v[0], v[1], scale, causal); }};
 }
 
 // tril_matmul on a (b,m,k), b (b,k,3): a's upper part is random, so it must be ignored.
@@ -124,10 +128,13 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(blockwise_row("blockwise_attention_gqa_cache", 4, 2, 3, 7, true, 2));
   // One block; a KV cache (3 new queries of 7 keys); 37 rows, three blocks of 16 with a ragged
   // last one, so rows cross block edges.
-  rows.push_back(causal_weights_row("causal_attention_weights", 2, 2, 5, 5));
-  rows.push_back(causal_weights_row("causal_attention_weights_cache", 2, 2, 3, 7));
-  rows.push_back(causal_weights_row("causal_attention_weights_blocks", 1, 2, 37, 37));
-  rows.push_back(causal_weights_row("causal_attention_weights_gqa", 2, 4, 3, 6, 2));
+  rows.push_back(attention_weights_row("attention_weights_causal", 2, 2, 5, 5, true));
+  rows.push_back(attention_weights_row("attention_weights_causal_cache", 2, 2, 3, 7, true));
+  rows.push_back(attention_weights_row("attention_weights_causal_blocks", 1, 2, 37, 37, true));
+  rows.push_back(attention_weights_row("attention_weights_causal_gqa", 2, 4, 3, 6, true, 2));
+  // Without a mask: more queries than keys is allowed; grouped heads.
+  rows.push_back(attention_weights_row("attention_weights", 2, 2, 7, 5, false));
+  rows.push_back(attention_weights_row("attention_weights_gqa", 2, 4, 5, 6, false, 2));
   rows.push_back(tril_matmul_row("tril_matmul", 2, 5, 5, 0));
   rows.push_back(tril_matmul_row("tril_matmul_wide", 2, 3, 7, 4));      // a KV cache's diagonal
   rows.push_back(tril_matmul_row("tril_matmul_below", 2, 6, 5, -2));    // rows that see nothing

@@ -108,14 +108,17 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
   // no scaled copy of q is made.
   const real s = opt.scale ? static_cast<real>(1.0 / std::sqrt(double(d))) : real(1);
   const AttentionMasks& m = opt.masks;
-  // A causal mask alone (the decoder's self-attention): the weights and the output come from
-  // ops that skip the hidden triangle instead of computing it and masking it away. Any other
-  // mask or a bias takes the general path below. Grouped heads need no reshape: both ops read
-  // key head h / g for query head h.
-  const bool only_causal = m.causal && !m.key_padding_mask && !m.attn_mask && !m.bias && tq <= tk;
-  if (only_causal) {
-    Var weights = causal_attention_weights(q, k, s);
-    return {tril_matmul(attention_dropout(weights, opt), v, tk - tq), weights};
+  // No mask, or a causal mask alone (self-attention, the decoder's causal self-attention): the
+  // weights come from one fused op (scores and softmax per block of rows) and the output from
+  // tril_matmul; causal, both skip the hidden triangle instead of computing it and masking it
+  // away (a diagonal at Tk: nothing hidden, plain GEMMs). Any other mask or a bias takes the
+  // general path below. Grouped heads need no reshape: both ops read key head h / g for query
+  // head h.
+  const bool fused = !m.key_padding_mask && !m.attn_mask && !m.bias && (!m.causal || tq <= tk);
+  if (fused) {
+    Var weights = attention_weights(q, k, s, m.causal);
+    const int64_t diagonal = m.causal ? tk - tq : tk;
+    return {tril_matmul(attention_dropout(weights, opt), v, diagonal), weights};
   }
   Var scores =
       g == 1 ? matmul(q, k, false, true, s)

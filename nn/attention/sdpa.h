@@ -22,10 +22,11 @@
 // uniformly to every key (PyTorch returns NaN there); avoid that, e.g. never pad a whole row.
 // A float mask in PyTorch's sense (added to the scores) is `bias` here.
 //
-// COST: a causal mask alone (no other mask, no bias; GQA included) never computes the hidden half:
-// the weights come from causal_attention_weights and the output from tril_matmul, about 0.55-0.65x
-// the time of unmasked attention (docs/performance.md, W6). Every other combination builds the
-// full scores and one 0/1 mask (combine_masks) and runs masked_softmax.
+// COST: with no mask, or a causal mask alone (no bias; GQA included), the weights come from the
+// fused attention_weights op and the output from tril_matmul; a causal mask then never computes
+// the hidden half, about 0.55-0.65x the time of unmasked attention (docs/performance.md, W6).
+// Every other combination builds the full scores and one 0/1 mask (combine_masks) and runs
+// masked_softmax.
 #pragma once
 
 #include <cstdint>

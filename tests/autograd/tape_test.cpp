@@ -137,18 +137,17 @@ TEST_SUITE("autograd") {
                          doctest::Contains("does not broadcast to x (2,3)"), Error);
     // The causal attention ops: more queries than keys, mismatched axes.
     Var q = Var::constant(Tensor::ones({2, 5, 4})), k = Var::constant(Tensor::ones({2, 3, 4}));
-    CHECK_THROWS_WITH_AS(causal_attention_weights(q, k, 1),
-                         doctest::Contains("causal_attention_weights: expected q (...,H,Tq,D)"),
-                         Error);
-    CHECK_THROWS_WITH_AS(causal_attention_weights(q, k, 1),
-                         doctest::Contains("Tq <= Tk; got q (2,5,4) k (2,3,4)"), Error);
+    CHECK_THROWS_WITH_AS(attention_weights(q, k, 1, true),
+                         doctest::Contains("attention_weights: expected q (...,H,Tq,D)"), Error);
+    CHECK_THROWS_WITH_AS(attention_weights(q, k, 1, true),
+                         doctest::Contains("Tq <= Tk (causal); got q (2,5,4) k (2,3,4)"), Error);
     CHECK_THROWS_WITH_AS(tril_matmul(q, k),
                          doctest::Contains("tril_matmul: expected a (...,H,M,K)"), Error);
     CHECK_THROWS_WITH_AS(tril_matmul(q, k), doctest::Contains("got a (2,5,4) b (2,3,4)"), Error);
     // Grouped heads: 3 query heads cannot share 2 key heads.
     Var q3 = Var::constant(Tensor::ones({1, 3, 2, 4})),
         k2 = Var::constant(Tensor::ones({1, 2, 2, 4}));
-    CHECK_THROWS_WITH_AS(causal_attention_weights(q3, k2, 1),
+    CHECK_THROWS_WITH_AS(attention_weights(q3, k2, 1, false),
                          doctest::Contains("H a multiple of Hkv"), Error);
     CHECK_THROWS_WITH_AS(head_slice(q, 3, 0, 4),
                          doctest::Contains("head_slice: expected x (B,T,C)"), Error);

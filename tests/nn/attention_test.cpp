@@ -70,34 +70,37 @@ TEST_SUITE("nn") {
     CHECK_THROWS_AS(scaled_dot_product_attention(q, k, v, opt), Error);
   }
 
-  TEST_CASE("sdpa: the causal fast path equals the same mask given as attn_mask") {
-    // masks.causal alone runs causal_attention_weights + tril_matmul; the identical boolean
-    // attn_mask takes the general path (full scores, masked softmax, matmul). Outputs, weights
-    // and every gradient must agree, with and without dropout, at lengths crossing row blocks.
-    // Grouped heads (4 query heads on 2 key heads) in the last two cases.
-    for (auto [tq, tk, p, hkv] : {std::tuple{5, 5, 0.0, 4},
-                                  {40, 40, 0.0, 4},
-                                  {3, 37, 0.0, 4},
-                                  {33, 33, 0.3, 4},
-                                  {40, 40, 0.0, 2},
-                                  {3, 20, 0.0, 1}}) {
+  TEST_CASE("sdpa: the fused path equals the same mask given as attn_mask") {
+    // No mask, or masks.causal alone, runs attention_weights + tril_matmul; the same boolean
+    // attn_mask (all zeros when there is no mask) takes the general path (full scores, masked
+    // softmax, matmul). Outputs, weights and every gradient must agree, with and without dropout,
+    // at lengths crossing row blocks, with grouped heads (4 query heads on hkv key heads).
+    for (auto [tq, tk, p, hkv, causal] : {std::tuple{5, 5, 0.0, 4, true},
+                                          {40, 40, 0.0, 4, true},
+                                          {3, 37, 0.0, 4, true},
+                                          {33, 33, 0.3, 4, true},
+                                          {40, 40, 0.0, 2, true},
+                                          {3, 20, 0.0, 1, true},
+                                          {33, 32, 0.0, 4, false},
+                                          {7, 40, 0.3, 2, false}}) {
       CAPTURE(tq);
       CAPTURE(tk);
       CAPTURE(hkv);
+      CAPTURE(causal);
       Generator gen(7);
       Tensor qt = Tensor::randn({2, 4, tq, 8}, gen), kt = Tensor::randn({2, hkv, tk, 8}, gen),
              vt = Tensor::randn({2, hkv, tk, 8}, gen), dy = Tensor::randn({2, 4, tq, 8}, gen);
-      Tensor future({tq, tk});
-      for (int64_t i = 0; i < tq; ++i)
-        for (int64_t j = i + tk - tq + 1; j < tk; ++j) future.at({i, j}) = 1;
+      Tensor hidden({tq, tk});
+      for (int64_t i = 0; causal && i < tq; ++i)
+        for (int64_t j = i + tk - tq + 1; j < tk; ++j) hidden.at({i, j}) = 1;
       auto run = [&](bool fast) {
         Var q = Var::parameter(qt), k = Var::parameter(kt), v = Var::parameter(vt);
         Generator drop(11);
         SdpaOptions opt{.dropout_p = p, .dropout_gen = &drop, .training = p > 0};
         if (fast)
-          opt.masks.causal = true;
+          opt.masks.causal = causal;
         else
-          opt.masks.attn_mask = future;
+          opt.masks.attn_mask = hidden;
         AttentionOutput a = scaled_dot_product_attention(q, k, v, opt);
         a.out.backward(dy);
         return std::vector{a.out.value(), a.weights.value(), q.grad(), k.grad(), v.grad()};

@@ -1,10 +1,12 @@
-// CausalAttentionWeightsOp: P = softmax(scale q k^T, hiding keys after each query's position), the
-// weights of causal attention, with the hidden half of the scores never computed.
+// AttentionWeightsOp: P = softmax(scale q k^T) over the keys each query sees (all of them, or with
+// causal = true those up to its own position), the scores and the softmax fused per block of rows.
 //
-// sdpa with a causal mask used to build the full (Tq,Tk) scores, a (Tq,Tk) 0/1 mask and then a
-// masked softmax: more work than without the mask. Here every product carries a Triangle
+// Causal: sdpa used to build the full (Tq,Tk) scores, a (Tq,Tk) 0/1 mask and then a masked
+// softmax, more work than without the mask. Here every product carries a Triangle
 // (kernels/blas.h), so the GEMMs skip the hidden half (about half the multiply-adds), each row's
 // softmax runs over the keys it sees, and the rest of the row is written as 0.
+// Both: a block of rows is scored and normalised while it is in cache, forward and backward,
+// instead of a matmul writing the whole (B,H,Tq,Tk) scores and a softmax pass reading them back.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,11 +22,17 @@ namespace attn {
 
 using kernels::Triangle;
 
-struct CausalAttentionWeightsOp final : Op {
+struct AttentionWeightsOp final : Op {
   Tensor q, k, p;  // inputs (shared, no copy) and the output, which the derivative needs
   kernels::CausalRows tri;
   int64_t matrices = 1, group = 1, d = 0;  // group: query heads per key head (GQA)
   real scale = 1;
+  bool causal = true;
+
+  // The triangle a product skips; none when every query sees every key (plain GEMMs).
+  Triangle part(Triangle::Part p, int64_t diagonal) const {
+    return tri.full() ? Triangle{} : Triangle{p, diagonal};
+  }
 
   // The columns [0, seen) rounded up to whole vectors of 8, within the row.
   int64_t vector_width(int64_t seen) const { return std::min(tri.cols, (seen + 7) / 8 * 8); }
@@ -33,19 +41,21 @@ struct CausalAttentionWeightsOp final : Op {
   // head h reads key head h / (H/Hkv)); the queries are the last Tq positions:
   //   p_ij = exp(s_ij) / sum_{l <= i + Tk - Tq} exp(s_il) for j <= i + Tk - Tq, else 0,
   //   s = scale q k^T.
-  Tensor forward(const Tensor& q_in, const Tensor& k_in, real scale_in) {
-    q = q_in, k = k_in, scale = scale_in;
+  // Without causal every query sees every key (and Tq > Tk is allowed).
+  Tensor forward(const Tensor& q_in, const Tensor& k_in, real scale_in, bool is_causal) {
+    q = q_in, k = k_in, scale = scale_in, causal = is_causal;
     const Shape &qs = q.shape(), &ks = k.shape();
     group = kernels::head_group(qs, ks);
-    if (group == 0 || qs.back() != ks.back() || qs[qs.size() - 2] > ks[ks.size() - 2])
+    if (group == 0 || qs.back() != ks.back() || (causal && qs[qs.size() - 2] > ks[ks.size() - 2]))
       throw Error(fmt::format(
-          "causal_attention_weights: expected q (...,H,Tq,D) and k (...,Hkv,Tk,D) with the "
-          "same other leading axes and D, H a multiple of Hkv, and Tq <= Tk; got q {} k {}",
-          shape_str(qs), shape_str(ks)));
+          "attention_weights: expected q (...,H,Tq,D) and k (...,Hkv,Tk,D) with the same other "
+          "leading axes and D, H a multiple of Hkv{}; got q {} k {}",
+          causal ? ", and Tq <= Tk (causal)" : "", shape_str(qs), shape_str(ks)));
     const int64_t tq = qs[qs.size() - 2], tk = ks[ks.size() - 2];
     d = qs.back();
     matrices = q.numel() / std::max<int64_t>(tq * d, 1);
-    tri = {.rows = tq, .cols = tk, .diagonal = tk - tq};
+    // Not causal: a diagonal past the last column, so every row sees every key.
+    tri = {.rows = tq, .cols = tk, .diagonal = causal ? tk - tq : tk};
     Shape out = qs;
     out.back() = tk;
     p = Tensor::empty(out);
@@ -64,7 +74,7 @@ struct CausalAttentionWeightsOp final : Op {
                          .ldb = d,
                          .c = pm + r0 * tk,
                          .ldc = tk,
-                         .triangle = {Triangle::Part::kLowerC, tri.diagonal + r0}});
+                         .triangle = part(Triangle::Part::kLowerC, tri.diagonal + r0)});
           for (int64_t i = r0; i < r1; ++i) {
             real* row = pm + i * tk;
             const int64_t seen = tri.visible(i), width = vector_width(seen);
@@ -102,7 +112,7 @@ struct CausalAttentionWeightsOp final : Op {
                          .ldb = d,
                          .c = dq.data() + (mat * tq + r0) * d,
                          .ldc = d,
-                         .triangle = {Triangle::Part::kLowerA, tri.diagonal + r0}});
+                         .triangle = part(Triangle::Part::kLowerA, tri.diagonal + r0)});
         });
     if (needs_grad(0)) accumulate(0, dq);
     if (!needs_grad(1)) return;
@@ -113,12 +123,12 @@ struct CausalAttentionWeightsOp final : Op {
     accumulate(1, dk);
   }
 
-  const char* name() const override { return "causal_attention_weights"; }
+  const char* name() const override { return "attention_weights"; }
 };
 
-Var causal_attention_weights(const Var& q, const Var& k, real scale) {
-  auto op = std::make_unique<CausalAttentionWeightsOp>();
-  Tensor p = op->forward(q.value(), k.value(), scale);
+Var attention_weights(const Var& q, const Var& k, real scale, bool causal) {
+  auto op = std::make_unique<AttentionWeightsOp>();
+  Tensor p = op->forward(q.value(), k.value(), scale, causal);
   return record(std::move(op), {q, k}, std::move(p));
 }
 
