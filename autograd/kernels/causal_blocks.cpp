@@ -2,8 +2,6 @@
 
 #include <omp.h>
 
-#include "autograd/kernels/blas.h"
-
 namespace attn::kernels {
 
 int64_t head_group(const Shape& a, const Shape& b) {
@@ -46,8 +44,7 @@ void grouped_tril_transposed_product(const CausalRows& tri,
                 .beta = real(m == kv * group ? 0 : 1),
                 .c = c + (kv * cols + c0) * n,
                 .ldc = n,
-                .triangle = tri.full() ? Triangle{}
-                                       : Triangle{Triangle::Part::kUpperA, c0 - tri.diagonal}});
+                .triangle = tri.triangle(Triangle::Part::kUpperA, c0)});
       });
 }
 

@@ -3,7 +3,7 @@
 //
 //   CausalRows tri{.rows = tq, .cols = tk, .diagonal = tk - tq};   // row i sees j <= i + diag
 //   parallel_triangles(matrices, tq, tq * tk * d, [&](int64_t mat, int64_t r0, int64_t r1) {
-//     gemm({..., .m = r1 - r0, ..., .triangle = {Triangle::Part::kLowerC, tri.diagonal + r0}});
+//     gemm({..., .m = r1 - r0, ..., .triangle = tri.triangle(Triangle::Part::kLowerC, r0)});
 //   });
 //
 // In causal attention query i sees keys j < visible(i) = i + 1 + diagonal: the (Tq,Tk) score and
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "autograd/kernels/blas.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/real.h"
 #include "autograd/shape.h"
@@ -29,6 +30,12 @@ struct CausalRows {
   // Every row sees every column (no causal mask, or one query at the end of a KV cache): the
   // products are plain GEMMs.
   bool full() const { return diagonal >= cols - 1; }
+  // The Triangle of a product over this matrix's rows from r0 on (kLowerA, kLowerC), or over its
+  // columns from r0 on as the rows of the transposed product (kUpperA); none when full().
+  Triangle triangle(Triangle::Part part, int64_t r0) const {
+    if (full()) return {};
+    return {part, part == Triangle::Part::kUpperA ? r0 - diagonal : diagonal + r0};
+  }
 };
 
 // Grouped heads (GQA): for stacks a (..., H, r, c) and b (..., Hkv, r', c') of the same rank,

@@ -27,12 +27,6 @@ struct AttentionWeightsOp final : Op {
   kernels::CausalRows tri;
   int64_t matrices = 1, group = 1, d = 0;  // group: query heads per key head (GQA)
   real scale = 1;
-  bool causal = true;
-
-  // The triangle a product skips; none when every query sees every key (plain GEMMs).
-  Triangle part(Triangle::Part p, int64_t diagonal) const {
-    return tri.full() ? Triangle{} : Triangle{p, diagonal};
-  }
 
   // The columns [0, seen) rounded up to whole vectors of 8, within the row.
   int64_t vector_width(int64_t seen) const { return std::min(tri.cols, (seen + 7) / 8 * 8); }
@@ -42,8 +36,8 @@ struct AttentionWeightsOp final : Op {
   //   p_ij = exp(s_ij) / sum_{l <= i + Tk - Tq} exp(s_il) for j <= i + Tk - Tq, else 0,
   //   s = scale q k^T.
   // Without causal every query sees every key (and Tq > Tk is allowed).
-  Tensor forward(const Tensor& q_in, const Tensor& k_in, real scale_in, bool is_causal) {
-    q = q_in, k = k_in, scale = scale_in, causal = is_causal;
+  Tensor forward(const Tensor& q_in, const Tensor& k_in, real scale_in, bool causal) {
+    q = q_in, k = k_in, scale = scale_in;
     const Shape &qs = q.shape(), &ks = k.shape();
     group = kernels::head_group(qs, ks);
     if (group == 0 || qs.back() != ks.back() || (causal && qs[qs.size() - 2] > ks[ks.size() - 2]))
@@ -74,7 +68,7 @@ struct AttentionWeightsOp final : Op {
                          .ldb = d,
                          .c = pm + r0 * tk,
                          .ldc = tk,
-                         .triangle = part(Triangle::Part::kLowerC, tri.diagonal + r0)});
+                         .triangle = tri.triangle(Triangle::Part::kLowerC, r0)});
           for (int64_t i = r0; i < r1; ++i) {
             real* row = pm + i * tk;
             const int64_t seen = tri.visible(i), width = vector_width(seen);
@@ -112,7 +106,7 @@ struct AttentionWeightsOp final : Op {
                          .ldb = d,
                          .c = dq.data() + (mat * tq + r0) * d,
                          .ldc = d,
-                         .triangle = part(Triangle::Part::kLowerA, tri.diagonal + r0)});
+                         .triangle = tri.triangle(Triangle::Part::kLowerA, r0)});
         });
     if (needs_grad(0)) accumulate(0, dq);
     if (!needs_grad(1)) return;

@@ -22,11 +22,6 @@ struct TrilMatmulOp final : Op {
   kernels::CausalRows tri;
   int64_t matrices = 1, group = 1, n = 0;  // group: a's matrices per b matrix (GQA)
 
-  // The triangle a product skips; none when every row reads all of a's columns.
-  Triangle part(Triangle::Part p, int64_t diagonal) const {
-    return tri.full() ? Triangle{} : Triangle{p, diagonal};
-  }
-
   // a (...,H,M,K), b (...,Hkv,K,N) -> y (...,H,M,N), H a multiple of Hkv (a's head h reads b's
   // head h / (H/Hkv); H = Hkv is a plain batched product):
   //   y_i = sum_{j <= i + diagonal} a_ij b_j.
@@ -56,7 +51,7 @@ struct TrilMatmulOp final : Op {
                      .ldb = n,
                      .c = y.data() + (mat * m + r0) * n,
                      .ldc = n,
-                     .triangle = part(Triangle::Part::kLowerA, tri.diagonal + r0)});
+                     .triangle = tri.triangle(Triangle::Part::kLowerA, r0)});
     });
     return y;
   }
@@ -79,7 +74,7 @@ struct TrilMatmulOp final : Op {
                        .ldb = n,
                        .c = dam + r0 * k,
                        .ldc = k,
-                       .triangle = part(Triangle::Part::kLowerC, tri.diagonal + r0)});
+                       .triangle = tri.triangle(Triangle::Part::kLowerC, r0)});
         for (int64_t i = r0; i < r1; ++i)  // the product left these unwritten or not needed
           std::fill(dam + i * k + tri.visible(i), dam + (i + 1) * k, real(0));
       });
