@@ -11,6 +11,25 @@ namespace attn {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+
+// Once the op that produced `out` has run its backward, out's gradient has been passed on and
+// is never read again by the tape. Nobody else can read it either when every reference to the
+// node is the tape's own (this record's output, plus one per consuming record's input), so
+// drop it. This matters for speed, not just memory: ops that pass dy through (add, reshape)
+// leave the same buffer in out's gradient and in their inputs' gradients, and while it is
+// shared, the next op adding into an input's gradient in place has to copy it first.
+void drop_spent_grad(const Var& out) {
+  const std::shared_ptr<Node>& node = out.node_ptr();
+  if (node->produced_by_op && node.use_count() == 1 + node->tape_uses) {
+    node->grad = Tensor();
+    node->has_grad = false;
+  }
+}
+
+}  // namespace
+
+Op::~Op() {
+  for (Var& v : inputs) --v.node().tape_uses;
 }
 
 Tape& tape() {
@@ -52,6 +71,7 @@ Var record(std::unique_ptr<Op> op, std::vector<Var> inputs, Tensor y) {
   Var out(std::move(y), track);
   if (track) {
     op->inputs = std::move(inputs);
+    for (Var& v : op->inputs) ++v.node().tape_uses;
     out.node().produced_by_op = true;
     op->output = out;
     tape().push(std::move(op));
@@ -59,7 +79,7 @@ Var record(std::unique_ptr<Op> op, std::vector<Var> inputs, Tensor y) {
   return out;
 }
 
-void Tape::run_backward() {
+void Tape::run_backward(bool drop_spent_grads) {
   // Reverse execution order is a valid topological order of a Wengert list: every record's
   // output was produced before any record that consumes it.
   for (auto it = records_.rbegin(); it != records_.rend(); ++it) {
@@ -70,6 +90,7 @@ void Tape::run_backward() {
     for (const Var& in : op.inputs)
       if (in.has_grad()) check_finite(in.node().grad, op.name(), "gradient");
 #endif
+    if (drop_spent_grads) drop_spent_grad(op.output);
   }
 }
 

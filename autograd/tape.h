@@ -21,7 +21,7 @@ namespace attn {
 
 class Op {
  public:
-  virtual ~Op() = default;
+  virtual ~Op();  // releases its inputs' tape_uses
   // Short lowercase name as in the registry and in PyTorch where one exists ("softmax").
   virtual const char* name() const = 0;
   // Adds d(output)/d(input_i)^T * dy into each input that requires a gradient.
@@ -36,6 +36,14 @@ class Op {
   void accumulate(size_t i, const Tensor& d) {
     if (needs_grad(i)) inputs[i].node().accumulate_grad(d);
   }
+  // For kernels that can add into their output (a GEMM with beta = 1): input i's gradient
+  // buffer when it already has one, to add this op's contribution in place (no temporary, no
+  // separate add pass); nullptr when it has none yet (write a new tensor and accumulate() it,
+  // which adopts it without a copy).
+  Tensor* existing_grad(size_t i) {
+    Node& n = inputs[i].node();
+    return n.has_grad ? &n.own_grad() : nullptr;
+  }
 };
 
 class Tape {
@@ -46,8 +54,10 @@ class Tape {
   size_t size() const { return records_.size(); }
   const Op& record(size_t i) const { return *records_[i]; }
   // Runs every record's backward in reverse execution order, skipping ops whose output
-  // received no gradient.
-  void run_backward();
+  // received no gradient. With drop_spent_grads, a non-leaf's gradient is dropped as soon as
+  // its producer's backward has run, unless a Var outside the tape still holds the node (whose
+  // owner may read .grad()): see drop_spent_grad in tape.cpp.
+  void run_backward(bool drop_spent_grads = false);
   // One line per record: index, op name, input shapes -> output shape.
   std::string to_string() const;
   void print() const;

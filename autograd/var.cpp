@@ -89,7 +89,9 @@ void Var::backward(const Tensor& dy, BackwardOptions options) const {
         "backward: this value does not depend on anything that requires a gradient (was it "
         "computed under NoGrad, or from constants only?)");
   node_->accumulate_grad(dy.clone());
-  tape().run_backward();
+  // Without retain_graph the tape is cleared right after, so gradients only the tape can reach
+  // are dropped as the walk passes them (Tape::run_backward); with it, they stay to be inspected.
+  tape().run_backward(!options.retain_graph);
   if (!options.retain_graph) tape().clear();
 }
 

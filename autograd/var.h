@@ -24,6 +24,7 @@ struct Node {
   bool requires_grad = false;
   bool produced_by_op = false;  // an op's recorded output (not a leaf): its grad may be shared
   std::string name;             // optional, shown when the tape is printed
+  int tape_uses = 0;            // records on the tape holding this node as an input
 
   // grad += d, allocating on first use. Takes d's storage when nobody else holds it (or, for
   // an op's output, shares it: copy-on-write).

@@ -54,55 +54,77 @@ struct LayerNormOp final : Op {
   //   dx_j = rstd * (g_j - mean_k g_k - xhat_j * mean_k (g_k xhat_k))
   // (the two means are the paths through mu and through rstd). Over all rows:
   //   dw_j = sum_rows dy_j xhat_j,   db_j = sum_rows dy_j.
+  // One pass over x and dy does both: blocks of kRowBlock rows write their dx rows and their
+  // own partial dw, db (so no two threads add into one sum), and the partials are then added
+  // in block order - the same sums whatever the number of threads.
   void backward() override {
+    const bool want_dx = needs_grad(0), want_wb = needs_grad(1) || needs_grad(2);
     const real *px = x.data(), *pw = w.data(), *pg = dy().data();
     const real *pm = mean.data(), *ps = rstd.data();
-    if (needs_grad(0)) {
-      Tensor dx = Tensor::empty(x.shape());
-      real* pd = dx.data();
-      kernels::parallel_for(rows, c * 8, [&](int64_t r) {
+    // Pre-norm blocks: x also feeds the residual add, whose backward ran first and gave x a
+    // gradient already; dx is added into it in the same pass (no temporary, no extra add).
+    Tensor* sum_into = want_dx ? existing_grad(0) : nullptr;
+    Tensor fresh = want_dx && !sum_into ? Tensor::empty(x.shape()) : Tensor();
+    real* pd = want_dx ? (sum_into ? *sum_into : fresh).data() : nullptr;
+    constexpr int64_t kRowBlock = 32;
+    const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+    Tensor partial = want_wb ? Tensor::empty({blocks, 2, c}) : Tensor();  // per block: dw, db
+    kernels::parallel_for(blocks, kRowBlock * c * 10, [&](int64_t blk) {
+      real* part_w = want_wb ? partial.data() + blk * 2 * c : nullptr;
+      real* part_b = want_wb ? part_w + c : nullptr;
+      if (want_wb) std::fill(part_w, part_w + 2 * c, real(0));
+      for (int64_t r = blk * kRowBlock; r < std::min(rows, (blk + 1) * kRowBlock); ++r) {
         const real *xr = px + r * c, *gr = pg + r * c;
-        real* dr = pd + r * c;
         const real mu = pm[r], s = ps[r];
-        real mean_g = 0, mean_gx = 0;
-#pragma omp simd reduction(+ : mean_g, mean_gx)
-        for (int64_t j = 0; j < c; ++j) {
-          const real g = gr[j] * pw[j];
-          mean_g += g;
-          mean_gx += g * (xr[j] - mu) * s;
-        }
-        mean_g /= static_cast<real>(c);
-        mean_gx /= static_cast<real>(c);
+        if (want_wb) {
 #pragma omp simd
-        for (int64_t j = 0; j < c; ++j) {
-          const real xhat = (xr[j] - mu) * s;
-          dr[j] = s * (gr[j] * pw[j] - mean_g - xhat * mean_gx);
-        }
-      });
-      accumulate(0, dx);
-    }
-    if (needs_grad(1) || needs_grad(2)) {
-      Tensor dw({c}), db({c});
-      real *pdw = dw.data(), *pdb = db.data();
-      // One block of kBlock columns per task: each task owns its dw_j and db_j (no two threads
-      // write one sum) and walks the rows in memory order, the inner loop contiguous (a
-      // column-at-a-time walk strides by C and reloads every cache line C/16 times).
-      constexpr int64_t kBlock = 64;
-      const int64_t blocks = (c + kBlock - 1) / kBlock;
-      kernels::parallel_for(blocks, rows * kBlock * 3, [&](int64_t blk) {
-        const int64_t j0 = blk * kBlock, j1 = std::min(c, j0 + kBlock);
-        for (int64_t r = 0; r < rows; ++r) {
-          const real *xr = px + r * c, *gr = pg + r * c;
-          const real mu = pm[r], s = ps[r];
-#pragma omp simd
-          for (int64_t j = j0; j < j1; ++j) {
-            pdw[j] += gr[j] * (xr[j] - mu) * s;
-            pdb[j] += gr[j];
+          for (int64_t j = 0; j < c; ++j) {
+            part_w[j] += gr[j] * (xr[j] - mu) * s;
+            part_b[j] += gr[j];
           }
         }
-      });
+        if (want_dx) dx_row(xr, gr, pw, mu, s, pd + r * c, sum_into != nullptr);
+      }
+    });
+    if (want_dx && !sum_into) accumulate(0, fresh);
+    if (want_wb) {
+      Tensor dw = Tensor::zeros({c}), db = Tensor::zeros({c});
+      real *pdw = dw.data(), *pdb = db.data();
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const real* part_w = partial.data() + blk * 2 * c;
+#pragma omp simd
+        for (int64_t j = 0; j < c; ++j) {
+          pdw[j] += part_w[j];
+          pdb[j] += part_w[c + j];
+        }
+      }
       accumulate(1, dw);
       accumulate(2, db);
+    }
+  }
+
+  // One row of dx (see backward), written to dr or, with add, added onto it.
+  void dx_row(
+      const real* xr, const real* gr, const real* pw, real mu, real s, real* dr, bool add) const {
+    real mean_g = 0, mean_gx = 0;
+#pragma omp simd reduction(+ : mean_g, mean_gx)
+    for (int64_t j = 0; j < c; ++j) {
+      const real g = gr[j] * pw[j];
+      mean_g += g;
+      mean_gx += g * (xr[j] - mu) * s;
+    }
+    mean_g /= static_cast<real>(c);
+    mean_gx /= static_cast<real>(c);
+    auto dx_j = [&](int64_t j) {
+      const real xhat = (xr[j] - mu) * s;
+      return s * (gr[j] * pw[j] - mean_g - xhat * mean_gx);
+    };
+    if (add) {
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j) dr[j] += dx_j(j);
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j) dr[j] = dx_j(j);
     }
   }
 

@@ -52,10 +52,13 @@ struct LinearOp final : Op {
   }
 
   // dx (rows,in) = dy (rows,out) W (out,in);  dW (out,in) = dy^T x;  db = sum over rows of dy.
+  // When x (or W) already has a gradient - x feeds a residual add too, W is shared - the GEMM
+  // adds into it directly (beta = 1) instead of writing a temporary that is added afterwards.
   void backward() override {
     const Tensor& g = dy();
     if (needs_grad(0)) {
-      Tensor dx = Tensor::empty(x.shape());
+      Tensor* sum_into = existing_grad(0);
+      Tensor fresh = sum_into ? Tensor() : Tensor::empty(x.shape());
       kernels::gemm_split({.m = rows,
                            .n = in,
                            .k = out,
@@ -63,14 +66,17 @@ struct LinearOp final : Op {
                            .lda = out,
                            .b = w.data(),
                            .ldb = in,
-                           .c = dx.data(),
+                           .beta = real(sum_into ? 1 : 0),
+                           .c = (sum_into ? *sum_into : fresh).data(),
                            .ldc = in});
-      accumulate(0, dx);
+      if (!sum_into) accumulate(0, fresh);
     }
     if (needs_grad(1)) {
-      Tensor dw = Tensor::empty(w.shape());
-      kernels::gemm(true, false, out, in, rows, 1, g.data(), out, x.data(), in, 0, dw.data(), in);
-      accumulate(1, dw);
+      Tensor* sum_into = existing_grad(1);
+      Tensor fresh = sum_into ? Tensor() : Tensor::empty(w.shape());
+      kernels::gemm(true, false, out, in, rows, 1, g.data(), out, x.data(), in,
+                    real(sum_into ? 1 : 0), (sum_into ? *sum_into : fresh).data(), in);
+      if (!sum_into) accumulate(1, fresh);
     }
     if (has_bias && needs_grad(2)) accumulate(2, kernels::sum_to_shape(g, {out}));
   }

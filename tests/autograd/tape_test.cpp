@@ -56,6 +56,56 @@ TEST_SUITE("autograd") {
     for (int64_t i = 0; i < 8; ++i) CHECK(b.grad()[i] == doctest::Approx(1));
   }
 
+  TEST_CASE("linear and layer_norm add into a gradient that already exists, in place") {
+    // x has a gradient (from the term recorded last, whose backward runs first) when linear's
+    // and layer_norm's backwards run (Op::existing_grad): the GEMM adds with beta = 1 and
+    // layer_norm adds dx in its pass. W is used twice, so its second product adds in place too.
+    // The result must equal the sum of each term's gradient taken on its own, where every
+    // contribution is the first to arrive.
+    Generator gen(3);
+    const Tensor x0 = Tensor::randn({5, 4}, gen), w0 = Tensor::randn({3, 4}, gen);
+    const Tensor c0 = Tensor::randn({5, 3}, gen), d0 = Tensor::randn({5, 4}, gen);
+    auto grads = [&](std::vector<int> terms) {
+      Var x = Var::parameter(x0), w = Var::parameter(w0);
+      Var g = Var::parameter(Tensor::ones({4})), b = Var::parameter(Tensor::zeros({4}));
+      Var c = Var::constant(c0), d = Var::constant(d0);
+      Var loss = Var::constant(Tensor::zeros({}));
+      for (int t : terms) {
+        Var term = t == 0   ? mul(linear(x, w), c)
+                   : t == 1 ? mul(linear(mul_scalar(x, 2), w), c)
+                   : t == 2 ? mul(layer_norm(x, g, b, 1e-5f), d)
+                            : mul_scalar(x, 3);
+        loss = add(loss, sum(term));
+      }
+      loss.backward();
+      return std::pair{x.grad().clone(), w.has_grad() ? w.grad().clone() : Tensor::zeros({3, 4})};
+    };
+    const auto [x_all, w_all] = grads({0, 1, 2, 3});
+    Tensor x_sum = Tensor::zeros({5, 4}), w_sum = Tensor::zeros({3, 4});
+    for (int t = 0; t < 4; ++t) {
+      const auto [x_one, w_one] = grads({t});
+      x_sum += x_one;
+      w_sum += w_one;
+    }
+    for (int64_t i = 0; i < x0.numel(); ++i) CHECK(x_all[i] == doctest::Approx(x_sum[i]));
+    for (int64_t i = 0; i < w0.numel(); ++i) CHECK(w_all[i] == doctest::Approx(w_sum[i]));
+  }
+
+  TEST_CASE("backward drops gradients only the tape can reach, keeps the ones the caller holds") {
+    Var x = Var::parameter(Tensor::from_vector({2}, {1, 2}));
+    Var held = mul_scalar(x, 2);  // the caller keeps this one and may read its gradient
+    Var loss = sum(mul_scalar(mul_scalar(held, 3), 5));
+    loss.backward();
+    CHECK(held.has_grad());
+    CHECK(held.grad()[1] == doctest::Approx(15));
+    CHECK(x.grad()[1] == doctest::Approx(30));
+    // With retain_graph nothing is dropped: the tape and every gradient stay to be inspected.
+    Var y = Var::parameter(Tensor::ones({2}));
+    sum(mul_scalar(y, 4)).backward({.retain_graph = true});
+    CHECK(tape().record(0).output.has_grad());
+    tape().clear();
+  }
+
   TEST_CASE("head slices of one packed tensor add their gradients into its columns") {
     // q, k, v read columns of one (B,T,3E) projection; the second and third head_slice to run
     // backward add into the gradient the first one made. The result must equal the same split
