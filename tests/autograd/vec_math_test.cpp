@@ -62,6 +62,31 @@ TEST_SUITE("autograd") {
     CHECK(y[3] == 0.0f);
   }
 
+  TEST_CASE("softmax_row is right at every row length, short rows (registers) and long") {
+    // Lengths 1..80 cross the short-row path (<= 64, whole vectors plus a partial one) and the
+    // generic loops; every third entry is -inf (a masked score: weight exactly 0).
+    for (int64_t c = 1; c <= 80; ++c) {
+      std::vector<float> x(c), y(c);
+      for (int64_t j = 0; j < c; ++j)
+        x[j] = j % 3 == 2 ? -INFINITY : static_cast<float>((j * 37 % 11) - 5) * 0.7f;
+      kernels::softmax_row(x.data(), y.data(), c);
+      double m = -INFINITY, total = 0;
+      for (float v : x) m = std::max(m, static_cast<double>(v));
+      for (float v : x) total += std::exp(v - m);
+      for (int64_t j = 0; j < c; ++j) {
+        const double want = std::exp(x[j] - m) / total;
+        CHECK(std::abs(y[j] - want) <= 1e-7 + 1e-6 * want);
+        if (x[j] == -INFINITY) CHECK(y[j] == 0.0f);
+      }
+    }
+    // A row with every entry masked has no defined softmax: NaN, as PyTorch gives.
+    for (int64_t c : {5, 8, 13, 100}) {
+      std::vector<float> x(c, -INFINITY), y(c);
+      kernels::softmax_row(x.data(), y.data(), c);
+      for (float v : y) CHECK(std::isnan(v));
+    }
+  }
+
   TEST_CASE("verf is within 1.5 ulp of erf and odd, saturating and NaN-preserving") {
     CHECK(worst_ulp_of_odd([](float x) { return kernels::verf(x); },
                            [](double x) { return std::erf(x); }, 5.0f, 0.000731f) < 1.5);
