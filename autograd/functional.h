@@ -61,6 +61,9 @@ Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = fals
 // x (..., in), weight (out, in), bias (out): y = x weight^T + bias (PyTorch's F.linear), the
 // bias added inside the GEMM.
 Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias = std::nullopt);
+// relu(linear(x, weight, bias)) as one op (a feed-forward block's first layer): the ReLU is
+// applied in place on the GEMM's output, and its backward shares one pass with the bias sum.
+Var linear_relu(const Var& x, const Var& weight, const std::optional<Var>& bias = std::nullopt);
 
 // ---- shape ----------------------------------------------------------------------------------
 Var reshape(const Var& x, const Shape& shape);            // one extent may be -1

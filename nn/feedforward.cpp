@@ -48,7 +48,10 @@ Var feed_forward(const Var& x,
                  const Linear& linear2,
                  Activation act,
                  const Dropout& dropout) {
-  return linear2.forward(dropout.forward(activate(linear1.forward(x), act)));
+  // ReLU rides in the first layer's op (linear_relu); the GELUs are separate ops.
+  const Var hidden =
+      act == Activation::kReLU ? linear1.forward_relu(x) : activate(linear1.forward(x), act);
+  return linear2.forward(dropout.forward(hidden));
 }
 
 FeedForward::FeedForward(int64_t d_model,

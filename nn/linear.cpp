@@ -19,11 +19,20 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& 
 }
 
 Var Linear::forward(const Var& x) const {
+  check_input(x);
+  // (..., in) (out, in)^T + (out) -> (..., out)
+  return has_bias_ ? linear(x, weight, bias) : linear(x, weight);
+}
+
+Var Linear::forward_relu(const Var& x) const {
+  check_input(x);
+  return has_bias_ ? linear_relu(x, weight, bias) : linear_relu(x, weight);
+}
+
+void Linear::check_input(const Var& x) const {
   if (x.rank() < 1 || x.shape().back() != in_)
     throw Error(fmt::format("Linear({}, {}): expected x (..., {}), got {}", in_, out_, in_,
                             shape_str(x.shape())));
-  // (..., in) (out, in)^T + (out) -> (..., out)
-  return has_bias_ ? linear(x, weight, bias) : linear(x, weight);
 }
 
 }  // namespace attn::nn

@@ -23,6 +23,8 @@ class Linear : public Module {
 
   // x (..., in) -> (..., out); a rank-1 x is one row.
   Var forward(const Var& x) const;
+  // relu(forward(x)) as one fused op (linear_relu): what a feed-forward block's first layer does.
+  Var forward_relu(const Var& x) const;
 
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
@@ -32,6 +34,7 @@ class Linear : public Module {
   Var bias;    // (out); unset when has_bias() is false
 
  private:
+  void check_input(const Var& x) const;  // throws unless x is (..., in)
   int64_t in_, out_;
   bool has_bias_;
 };

@@ -3,7 +3,12 @@
 // pass that reads y and writes y + b into a new tensor. Here y starts as b in every row and the
 // GEMM adds x W^T onto it (beta = 1): one pass fewer and one tensor fewer, forward; backward
 // hands dy straight to the bias sum instead of copying it through add.
+// With relu (linear_relu), y = max(x W^T + b, 0) is made in place in the GEMM's output, and
+// the backward's mask dy * [y > 0] and the bias sum are one pass: against linear then relu, a
+// tensor and two passes fewer.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
@@ -14,12 +19,13 @@
 namespace attn {
 
 struct LinearOp final : Op {
-  Tensor x, w;  // saved inputs (shared storage)
-  bool has_bias = false;
+  Tensor x, w;    // saved inputs (shared storage)
+  Tensor y_relu;  // with relu: the output, whose sign is the derivative's mask
+  bool has_bias = false, relu = false;
   int64_t rows = 0, in = 0, out = 0;
 
   // x (..., in), w (out, in), b (out) or none -> y (..., out);  y = x W^T + b.
-  Tensor forward(const Tensor& x_in, const Tensor& w_in, const Tensor* b) {
+  Tensor forward(const Tensor& x_in, const Tensor& w_in, const Tensor* b, bool then_relu) {
     if (x_in.rank() < 1 || w_in.rank() != 2 || x_in.shape().back() != w_in.size(1) ||
         (b && b->shape() != Shape{w_in.size(0)}))
       throw Error(
@@ -27,7 +33,7 @@ struct LinearOp final : Op {
                       "{}, weight {}{}",
                       shape_str(x_in.shape()), shape_str(w_in.shape()),
                       b ? ", bias " + shape_str(b->shape()) : std::string()));
-    x = x_in, w = w_in, has_bias = b != nullptr;
+    x = x_in, w = w_in, has_bias = b != nullptr, relu = then_relu;
     out = w.size(0), in = w.size(1), rows = x.numel() / std::max<int64_t>(in, 1);
     Shape y_shape(x.shape().begin(), x.shape().end() - 1);
     y_shape.push_back(out);
@@ -48,6 +54,14 @@ struct LinearOp final : Op {
                          .beta = real(has_bias ? 1 : 0),
                          .c = py,
                          .ldc = out});
+    if (relu) {
+      kernels::parallel_for(rows, out, [&](int64_t r) {
+        real* row = py + r * out;
+#pragma omp simd
+        for (int64_t j = 0; j < out; ++j) row[j] = row[j] > 0 ? row[j] : real(0);
+      });
+      y_relu = y;
+    }
     return y;
   }
 
@@ -55,7 +69,9 @@ struct LinearOp final : Op {
   // When x (or W) already has a gradient - x feeds a residual add too, W is shared - the GEMM
   // adds into it directly (beta = 1) instead of writing a temporary that is added afterwards.
   void backward() override {
-    const Tensor& g = dy();
+    Tensor db, masked;  // with relu: the bias gradient, made in the masking pass
+    if (relu) masked = relu_masked_dy(db);
+    const Tensor& g = relu ? masked : dy();
     if (needs_grad(0)) {
       Tensor* sum_into = existing_grad(0);
       Tensor fresh = sum_into ? Tensor() : Tensor::empty(x.shape());
@@ -78,17 +94,68 @@ struct LinearOp final : Op {
                     real(sum_into ? 1 : 0), (sum_into ? *sum_into : fresh).data(), in);
       if (!sum_into) accumulate(1, fresh);
     }
-    if (has_bias && needs_grad(2)) accumulate(2, kernels::sum_to_shape(g, {out}));
+    if (has_bias && needs_grad(2)) accumulate(2, relu ? db : kernels::sum_to_shape(g, {out}));
   }
 
-  const char* name() const override { return "linear"; }
+  // dy * [y > 0] (PyTorch's relu derivative: 0 at the kink), and with a bias also its column
+  // sums db, in one pass: blocks of kRowBlock rows each sum their own partial db, and the
+  // partials are added in block order (the same sums whatever the number of threads).
+  Tensor relu_masked_dy(Tensor& db) {
+    constexpr int64_t kRowBlock = 32;
+    const bool sums = has_bias && needs_grad(2);
+    const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+    Tensor masked = Tensor::empty(y_relu.shape());
+    Tensor partial = sums ? Tensor::empty({blocks, out}) : Tensor();
+    const real *pg = dy().data(), *py = y_relu.data();
+    real* pm = masked.data();
+    kernels::parallel_for(blocks, kRowBlock * out * 3, [&](int64_t blk) {
+      real* part = sums ? partial.data() + blk * out : nullptr;
+      if (sums) std::fill(part, part + out, real(0));
+      for (int64_t r = blk * kRowBlock; r < std::min(rows, (blk + 1) * kRowBlock); ++r) {
+        const real *gr = pg + r * out, *yr = py + r * out;
+        real* mr = pm + r * out;
+#pragma omp simd
+        for (int64_t j = 0; j < out; ++j) mr[j] = yr[j] > 0 ? gr[j] : real(0);
+        if (sums) {
+#pragma omp simd
+          for (int64_t j = 0; j < out; ++j) part[j] += mr[j];
+        }
+      }
+    });
+    if (sums) {
+      db = Tensor::zeros({out});
+      real* pdb = db.data();
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const real* part = partial.data() + blk * out;
+#pragma omp simd
+        for (int64_t j = 0; j < out; ++j) pdb[j] += part[j];
+      }
+    }
+    return masked;
+  }
+
+  const char* name() const override {
+    return "linear";
+  }
 };
 
-Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias) {
+namespace {
+
+Var record_linear(const Var& x, const Var& weight, const std::optional<Var>& bias, bool relu) {
   auto op = std::make_unique<LinearOp>();
-  Tensor y = op->forward(x.value(), weight.value(), bias ? &bias->value() : nullptr);
+  Tensor y = op->forward(x.value(), weight.value(), bias ? &bias->value() : nullptr, relu);
   if (!bias) return record(std::move(op), {x, weight}, std::move(y));
   return record(std::move(op), {x, weight, *bias}, std::move(y));
+}
+
+}  // namespace
+
+Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias) {
+  return record_linear(x, weight, bias, false);
+}
+
+Var linear_relu(const Var& x, const Var& weight, const std::optional<Var>& bias) {
+  return record_linear(x, weight, bias, true);
 }
 
 }  // namespace attn

@@ -43,22 +43,30 @@ std::vector<OpCase> linalg_shape_cases() {
   mm("matmul_shared_b_alpha", {2, 3, 4}, {5, 4}, false, true, "0.25 * (a @ b.mT)", 0.25);
 
   // linear: x (..., in) W^T + b with the bias inside the GEMM; rank-3, rank-1 and bias-less.
-  auto lin = [&](std::string name, Shape sx, int64_t out, bool bias) {
+  // linear_relu: the same followed by ReLU, fused (random inputs keep the pre-activations far
+  // from the kink at 0 relative to the finite-difference step).
+  auto lin = [&](std::string name, Shape sx, int64_t out, bool bias, bool relu = false) {
     const int64_t in = sx.back();
-    rows.push_back({std::move(name), bias ? "torch.nn.functional.linear(x, w, b)" : "x @ w.mT",
+    std::string torch = bias ? "torch.nn.functional.linear(x, w, b)" : "x @ w.mT";
+    if (relu) torch = "torch.relu(" + torch + ")";
+    rows.push_back({std::move(name), std::move(torch),
                     [sx, in, out, bias](Generator& g) {
                       std::vector in_list{float_input("x", Tensor::randn(sx, g)),
                                           float_input("w", Tensor::randn({out, in}, g))};
                       if (bias) in_list.push_back(float_input("b", Tensor::randn({out}, g)));
                       return in_list;
                     },
-                    [](const std::vector<Var>& v) {
-                      return v.size() == 3 ? linear(v[0], v[1], v[2]) : linear(v[0], v[1]);
+                    [relu](const std::vector<Var>& v) {
+                      const std::optional<Var> b =
+                          v.size() == 3 ? std::optional(v[2]) : std::nullopt;
+                      return relu ? linear_relu(v[0], v[1], b) : linear(v[0], v[1], b);
                     }});
   };
   lin("linear_bias", {2, 3, 4}, 5, true);
   lin("linear_vector_input", {4}, 3, true);
   lin("linear_no_bias", {3, 4}, 2, false);
+  lin("linear_relu", {2, 3, 4}, 5, true, true);
+  lin("linear_relu_no_bias", {3, 4}, 3, false, true);
 
   // One float input x of shape s, transformed by f.
   auto unary = [&](std::string name, Shape s, std::string torch, std::function<Var(Var)> f) {
