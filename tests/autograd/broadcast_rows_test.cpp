@@ -29,10 +29,19 @@ Tensor reference_sum(const Tensor& g, const Shape& shape) {
 TEST_SUITE("autograd") {
   TEST_CASE("row-wise broadcasting equals the element-wise definition") {
     const std::pair<Shape, Shape> cases[] = {
-        {{2, 3, 4}, {4}},       {{2, 3, 4}, {3, 1}},    {{2, 3, 4}, {2, 1, 4}},
-        {{2, 3, 4}, {2, 3, 1}}, {{2, 1, 4}, {1, 3, 1}}, {{5}, {}},
-        {{}, {2, 2}},           {{3, 1}, {1, 5}},       {{2, 3, 4, 5}, {3, 1, 5}},
-        {{1, 4}, {3, 4}}};
+        {{2, 3, 4}, {4}},
+        {{2, 3, 4}, {3, 1}},
+        {{2, 3, 4}, {2, 1, 4}},
+        {{2, 3, 4}, {2, 3, 1}},
+        {{2, 1, 4}, {1, 3, 1}},
+        {{5}, {}},
+        {{}, {2, 2}},
+        {{3, 1}, {1, 5}},
+        {{2, 3, 4, 5}, {3, 1, 5}},
+        {{1, 4}, {3, 4}},
+        // A bias gradient 130 wide: two whole column blocks (summed in registers) and a ragged
+        // one, over more rows than one thread takes.
+        {{3, 70, 130}, {130}}};
     Generator gen(3);
     for (const auto& [sa, sb] : cases) {
       CAPTURE(shape_str(sa));
