@@ -6,6 +6,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/kernels/broadcast.h"
 #include "autograd/kernels/parallel.h"
 
 namespace attn {
@@ -55,8 +56,8 @@ struct LayerNormOp final : Op {
   // (the two means are the paths through mu and through rstd). Over all rows:
   //   dw_j = sum_rows dy_j xhat_j,   db_j = sum_rows dy_j.
   // One pass over x and dy does both: blocks of kRowBlock rows write their dx rows and their
-  // own partial dw, db (so no two threads add into one sum), and the partials are then added
-  // in block order - the same sums whatever the number of threads.
+  // own partial dw, db (so no two threads add into one sum), and sum_to_shape then adds the
+  // partials in block order - the same sums whatever the number of threads.
   void backward() override {
     const bool want_dx = needs_grad(0), want_wb = needs_grad(1) || needs_grad(2);
     const real *px = x.data(), *pw = w.data(), *pg = dy().data();
@@ -68,11 +69,12 @@ struct LayerNormOp final : Op {
     real* pd = want_dx ? (sum_into ? *sum_into : fresh).data() : nullptr;
     constexpr int64_t kRowBlock = 32;
     const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
-    Tensor partial = want_wb ? Tensor::empty({blocks, 2, c}) : Tensor();  // per block: dw, db
+    // Per block of rows: its partial dw and db.
+    Tensor partial_w = want_wb ? Tensor::zeros({blocks, c}) : Tensor();
+    Tensor partial_b = want_wb ? Tensor::zeros({blocks, c}) : Tensor();
     kernels::parallel_for(blocks, kRowBlock * c * 10, [&](int64_t blk) {
-      real* part_w = want_wb ? partial.data() + blk * 2 * c : nullptr;
-      real* part_b = want_wb ? part_w + c : nullptr;
-      if (want_wb) std::fill(part_w, part_w + 2 * c, real(0));
+      real* part_w = want_wb ? partial_w.data() + blk * c : nullptr;
+      real* part_b = want_wb ? partial_b.data() + blk * c : nullptr;
       for (int64_t r = blk * kRowBlock; r < std::min(rows, (blk + 1) * kRowBlock); ++r) {
         const real *xr = px + r * c, *gr = pg + r * c;
         const real mu = pm[r], s = ps[r];
@@ -88,18 +90,8 @@ struct LayerNormOp final : Op {
     });
     if (want_dx && !sum_into) accumulate(0, fresh);
     if (want_wb) {
-      Tensor dw = Tensor::zeros({c}), db = Tensor::zeros({c});
-      real *pdw = dw.data(), *pdb = db.data();
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const real* part_w = partial.data() + blk * 2 * c;
-#pragma omp simd
-        for (int64_t j = 0; j < c; ++j) {
-          pdw[j] += part_w[j];
-          pdb[j] += part_w[c + j];
-        }
-      }
-      accumulate(1, dw);
-      accumulate(2, db);
+      accumulate(1, kernels::sum_to_shape(partial_w, {c}));
+      accumulate(2, kernels::sum_to_shape(partial_b, {c}));
     }
   }
 

@@ -98,19 +98,18 @@ struct LinearOp final : Op {
   }
 
   // dy * [y > 0] (PyTorch's relu derivative: 0 at the kink), and with a bias also its column
-  // sums db, in one pass: blocks of kRowBlock rows each sum their own partial db, and the
-  // partials are added in block order (the same sums whatever the number of threads).
+  // sums db, in one pass: blocks of kRowBlock rows each sum their own partial db, and
+  // sum_to_shape adds the partials in block order (the same sums whatever the thread count).
   Tensor relu_masked_dy(Tensor& db) {
     constexpr int64_t kRowBlock = 32;
     const bool sums = has_bias && needs_grad(2);
     const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
     Tensor masked = Tensor::empty(y_relu.shape());
-    Tensor partial = sums ? Tensor::empty({blocks, out}) : Tensor();
+    Tensor partial = sums ? Tensor::zeros({blocks, out}) : Tensor();
     const real *pg = dy().data(), *py = y_relu.data();
     real* pm = masked.data();
     kernels::parallel_for(blocks, kRowBlock * out * 3, [&](int64_t blk) {
       real* part = sums ? partial.data() + blk * out : nullptr;
-      if (sums) std::fill(part, part + out, real(0));
       for (int64_t r = blk * kRowBlock; r < std::min(rows, (blk + 1) * kRowBlock); ++r) {
         const real *gr = pg + r * out, *yr = py + r * out;
         real* mr = pm + r * out;
@@ -122,15 +121,7 @@ struct LinearOp final : Op {
         }
       }
     });
-    if (sums) {
-      db = Tensor::zeros({out});
-      real* pdb = db.data();
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const real* part = partial.data() + blk * out;
-#pragma omp simd
-        for (int64_t j = 0; j < out; ++j) pdb[j] += part[j];
-      }
-    }
+    if (sums) db = kernels::sum_to_shape(partial, {out});
     return masked;
   }
 

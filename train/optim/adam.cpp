@@ -53,8 +53,8 @@ void Adam::update(Tensor& param, const Tensor& grad, std::map<std::string, Tenso
   // Element-wise, so the chunks can run on any thread without changing the result.
   // p, g, m and v are four separate buffers: the loop vectorises (sqrt and division included,
   // given -fno-math-errno). The weight-decay form is chosen outside the loop, and the pointers
-  // are locals marked __restrict: with the choice inside, or the pointers read through the
-  // lambda's captures, GCC left the loop scalar (vsqrtss and vdivss per value, 6x slower).
+  // are __restrict locals: written as one loop with the choice inside it, over pointers
+  // captured by reference, GCC left it scalar (vsqrtss and vdivss per value, 6x slower).
   const bool decoupled = decoupled_;
   kernels::parallel_chunks(param.numel(), 8, [=](int64_t begin, int64_t count) {
     real* __restrict pp = p + begin;
