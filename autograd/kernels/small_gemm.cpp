@@ -1,95 +1,19 @@
 #include "autograd/kernels/small_gemm.h"
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
+#include "autograd/kernels/pack.h"
+#include "autograd/kernels/simd.h"
+
 namespace attn::kernels {
 
 namespace {
 
-// One AVX register of `real`s and the few operations the kernel needs. Builds for a target
-// without AVX2/FMA (the Debug build, generic x86-64) get the same operations on a plain array,
-// with std::fma so that they round exactly as the FMA instructions do.
-#if defined(__AVX2__) && defined(__FMA__)
-#ifdef ATTN_REAL_DOUBLE
-using Vec = __m256d;
-constexpr int kLanes = 4;
-inline Vec vzero() {
-  return _mm256_setzero_pd();
-}
-inline Vec vload(const double* p) {
-  return _mm256_loadu_pd(p);
-}
-inline void vstore(double* p, Vec v) {
-  _mm256_storeu_pd(p, v);
-}
-inline Vec vset(double s) {
-  return _mm256_set1_pd(s);
-}
-inline Vec vfma(Vec a, Vec b, Vec c) {
-  return _mm256_fmadd_pd(a, b, c);
-}
-inline Vec vmul(Vec a, Vec b) {
-  return _mm256_mul_pd(a, b);
-}
-#else
-using Vec = __m256;
-constexpr int kLanes = 8;
-inline Vec vzero() {
-  return _mm256_setzero_ps();
-}
-inline Vec vload(const float* p) {
-  return _mm256_loadu_ps(p);
-}
-inline void vstore(float* p, Vec v) {
-  _mm256_storeu_ps(p, v);
-}
-inline Vec vset(float s) {
-  return _mm256_set1_ps(s);
-}
-inline Vec vfma(Vec a, Vec b, Vec c) {
-  return _mm256_fmadd_ps(a, b, c);
-}
-inline Vec vmul(Vec a, Vec b) {
-  return _mm256_mul_ps(a, b);
-}
-#endif  // ATTN_REAL_DOUBLE
-#else
-constexpr int kLanes = 32 / sizeof(real);
-struct Vec {
-  real lane[kLanes];
-};
-inline Vec vzero() {
-  return Vec{};
-}
-inline Vec vload(const real* p) {
-  Vec r;
-  std::copy(p, p + kLanes, r.lane);
-  return r;
-}
-inline void vstore(real* p, Vec v) {
-  std::copy(v.lane, v.lane + kLanes, p);
-}
-inline Vec vset(real s) {
-  Vec r;
-  std::fill(r.lane, r.lane + kLanes, s);
-  return r;
-}
-inline Vec vfma(Vec a, Vec b, Vec c) {
-  for (int i = 0; i < kLanes; ++i) c.lane[i] = std::fma(a.lane[i], b.lane[i], c.lane[i]);
-  return c;
-}
-inline Vec vmul(Vec a, Vec b) {
-  for (int i = 0; i < kLanes; ++i) a.lane[i] *= b.lane[i];
-  return a;
-}
-#endif  // AVX2 and FMA
+using namespace simd;
 
 constexpr int kRows = 4;  // register block: kRows x kVecs vectors of C (8 accumulators)
 constexpr int kVecs = 2;
@@ -97,45 +21,9 @@ constexpr int kVecs = 2;
 // op(B) as a (K, n_pad) row-major panel, zero-padded to whole vectors, for this thread.
 alignas(64) thread_local real t_panel[kSmallMaxPanel];
 
-// panel[p][j] = b[j * ldb + p] for p < k, j < n: op(B) = B^T read from B's rows. With AVX2, by
-// 8 x 8 tiles (8 row loads, an in-register transpose, 8 row stores) instead of one strided load
-// per value; the ragged edges one value at a time.
-void pack_transposed(int64_t n, int64_t k, const real* b, int64_t ldb, int64_t n_pad) {
-  int64_t j0 = 0;
-#if defined(__AVX2__) && defined(__FMA__) && !defined(ATTN_REAL_DOUBLE)
-  int64_t p0 = 0;
-  for (; j0 + 8 <= n; j0 += 8)
-    for (p0 = 0; p0 + 8 <= k; p0 += 8) {
-      __m256 r[8], t[8];
-      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(b + (j0 + i) * ldb + p0);
-      // Pairs, then quads, then the 128-bit halves: row i of the result is column i of r.
-      for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-      }
-      for (int i = 0; i < 8; i += 4) {
-        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-      }
-      for (int i = 0; i < 4; ++i) {
-        t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
-        t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
-      }
-      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(t_panel + (p0 + i) * n_pad + j0, t[i]);
-    }
-  // What the tiles left: columns p >= p0 of the rows j < j0, then the rows j >= j0.
-  for (int64_t p = p0; p < k; ++p)
-    for (int64_t j = 0; j < j0; ++j) t_panel[p * n_pad + j] = b[j * ldb + p];
-#endif
-  for (int64_t p = 0; p < k; ++p)
-    for (int64_t j = j0; j < n; ++j) t_panel[p * n_pad + j] = b[j * ldb + p];
-}
-
 int64_t pack_b(bool trans_b, int64_t n, int64_t k, const real* b, int64_t ldb) {
   const int64_t n_pad = (n + kLanes - 1) / kLanes * kLanes;
-  if (trans_b) pack_transposed(n, k, b, ldb, n_pad);
+  if (trans_b) pack_transposed(n, k, b, ldb, t_panel, n_pad);
   for (int64_t p = 0; p < k; ++p) {
     real* row = t_panel + p * n_pad;
     if (!trans_b) std::copy(b + p * ldb, b + p * ldb + n, row);

@@ -1,11 +1,11 @@
-// LinearOp: y = x W^T + b, PyTorch's F.linear, with the bias inside the GEMM.
+// LinearOp: y = x W^T + b, PyTorch's F.linear, with the bias inside the product.
 // matmul followed by add makes a pass to zero y (BLAS, for beta = 0), the GEMM, then a second
-// pass that reads y and writes y + b into a new tensor. Here y starts as b in every row and the
-// GEMM adds x W^T onto it (beta = 1): one pass fewer and one tensor fewer, forward; backward
-// hands dy straight to the bias sum instead of copying it through add.
-// With relu (linear_relu), y = max(x W^T + b, 0) is made in place in the GEMM's output, and
-// the backward's mask dy * [y > 0] and the bias sum are one pass: against linear then relu, a
-// tensor and two passes fewer.
+// pass that reads y and writes y + b into a new tensor. Here the product's register blocks start
+// from the bias (kernels/panel_gemm.h): y is written once, and backward hands dy straight to the
+// bias sum instead of copying it through add.
+// With relu (linear_relu), y = max(x W^T + b, 0) is applied by the same kernel before its store,
+// and the backward's mask dy * [y > 0] and the bias sum are one pass: against linear then relu,
+// a tensor and two passes fewer.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "autograd/functional.h"
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/broadcast.h"
+#include "autograd/kernels/panel_gemm.h"
 #include "autograd/kernels/parallel.h"
 
 namespace attn {
@@ -38,30 +39,19 @@ struct LinearOp final : Op {
     Shape y_shape(x.shape().begin(), x.shape().end() - 1);
     y_shape.push_back(out);
     Tensor y = Tensor::empty(y_shape);
-    real* py = y.data();
-    if (has_bias) {
-      const real* pb = b->data();
-      kernels::parallel_for(rows, out, [&](int64_t r) { std::copy(pb, pb + out, py + r * out); });
-    }
-    kernels::gemm_split({.trans_b = true,
-                         .m = rows,
-                         .n = out,
+    kernels::panel_gemm({.rows = rows,
                          .k = in,
+                         .n = out,
                          .a = x.data(),
                          .lda = in,
                          .b = w.data(),
                          .ldb = in,
-                         .beta = real(has_bias ? 1 : 0),
-                         .c = py,
+                         .b_transposed = true,
+                         .row_init = has_bias ? b->data() : nullptr,
+                         .relu = relu,
+                         .c = y.data(),
                          .ldc = out});
-    if (relu) {
-      kernels::parallel_for(rows, out, [&](int64_t r) {
-        real* row = py + r * out;
-#pragma omp simd
-        for (int64_t j = 0; j < out; ++j) row[j] = row[j] > 0 ? row[j] : real(0);
-      });
-      y_relu = y;
-    }
+    if (relu) y_relu = y;
     return y;
   }
 
@@ -75,14 +65,14 @@ struct LinearOp final : Op {
     if (needs_grad(0)) {
       Tensor* sum_into = existing_grad(0);
       Tensor fresh = sum_into ? Tensor() : Tensor::empty(x.shape());
-      kernels::gemm_split({.m = rows,
-                           .n = in,
+      kernels::panel_gemm({.rows = rows,
                            .k = out,
+                           .n = in,
                            .a = g.data(),
                            .lda = out,
                            .b = w.data(),
                            .ldb = in,
-                           .beta = real(sum_into ? 1 : 0),
+                           .accumulate = sum_into != nullptr,
                            .c = (sum_into ? *sum_into : fresh).data(),
                            .ldc = in});
       if (!sum_into) accumulate(0, fresh);

@@ -67,6 +67,10 @@ std::vector<OpCase> linalg_shape_cases() {
   lin("linear_no_bias", {3, 4}, 2, false);
   lin("linear_relu", {2, 3, 4}, 5, true, true);
   lin("linear_relu_no_bias", {3, 4}, 3, false, true);
+  // Enough rows (21, 20) for the panel kernel (kernels/panel_gemm.h) instead of BLAS, with
+  // partial register blocks in rows (not a multiple of 6) and columns (not of 16).
+  lin("linear_panel_rows", {3, 7, 20}, 19, true);
+  lin("linear_relu_panel_rows", {4, 5, 18}, 17, true, true);
 
   // One float input x of shape s, transformed by f.
   auto unary = [&](std::string name, Shape s, std::string torch, std::function<Var(Var)> f) {

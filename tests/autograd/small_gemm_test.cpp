@@ -11,17 +11,11 @@
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/small_gemm.h"
+#include "tests/autograd/random_values.h"
 
 namespace attn {
 
 namespace {
-
-// `count` values drawn from N(0, 1).
-std::vector<real> random_values(Generator& gen, int64_t count) {
-  std::vector<real> v(count);
-  for (auto& x : v) x = real(gen.normal());
-  return v;
-}
 
 // C = alpha op(A) op(B) + beta C in double, the textbook way.
 void reference_gemm(bool ta,

@@ -1,0 +1,234 @@
+#include "autograd/kernels/panel_gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "autograd/kernels/blas.h"
+#include "autograd/kernels/buffer_pool.h"
+#include "autograd/kernels/pack.h"
+#include "autograd/kernels/parallel.h"
+#include "autograd/kernels/simd.h"
+
+namespace attn::kernels {
+
+namespace {
+
+using namespace simd;
+
+// Plain BLAS with the extras as separate passes: for builds without AVX2/FMA (the Debug build),
+// where the register kernel would be a slow emulation, and for products too small to pay for
+// packing the weight.
+void panel_gemm_by_blas(const PanelGemm& g) {
+  if (g.row_init)
+    for (int64_t i = 0; i < g.rows; ++i) {
+      real* row = g.c + i * g.ldc;
+      for (int64_t j = 0; j < g.n; ++j)
+        row[j] = g.accumulate ? row[j] + g.row_init[j] : g.row_init[j];
+    }
+  gemm(GemmCall{.trans_b = g.b_transposed,
+                .m = g.rows,
+                .n = g.n,
+                .k = g.k,
+                .a = g.a,
+                .lda = g.lda,
+                .b = g.b,
+                .ldb = g.ldb,
+                .beta = real(g.accumulate || g.row_init ? 1 : 0),
+                .c = g.c,
+                .ldc = g.ldc});
+  if (g.relu)
+    for (int64_t i = 0; i < g.rows; ++i)
+      for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = std::max(g.c[i * g.ldc + j], real(0));
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+
+constexpr int kRows = 6;                // rows of C per register block: 12 accumulators
+constexpr int64_t kWidth = 2 * kLanes;  // columns per panel and per register block (16 floats)
+// k values per pass: one panel's slice, kDepth x kWidth, stays in L1 (16 KiB in float) while
+// a chunk of rows passes over it.
+constexpr int64_t kDepth = 256;
+// Rows of A per chunk: kRowChunk x kDepth values (72 KiB in float) stay in L2 while every panel
+// passes over them.
+constexpr int64_t kRowChunk = 72;
+
+// Below this many rows of C the weight's packing is not paid back: plain BLAS.
+constexpr int64_t kMinRows = 16;
+
+alignas(64) constexpr real kZeros[kWidth] = {};
+
+struct Block {
+  int64_t depth;      // k values in this pass
+  const real* a;      // A at this block's first row and this pass's first column
+  int64_t lda;        //
+  const real* panel;  // this pass's slice of one panel: depth rows of kWidth
+  // Where the accumulators start: row r from init + r * init_ld (C itself with ldc, the bias
+  // with 0, or kZeros with 0). One unconditional load: with a branch there, GCC keeps the
+  // accumulators on the stack between the start and the loop.
+  const real* init;
+  int64_t init_ld;
+  real* c;           // C at the block's first row and the panel's first column
+  int64_t ldc;       //
+  real floor;        // the store writes max(floor, acc): 0 for the ReLU, else -inf
+  const real* next;  // A at the next block's first row, to prefetch; or none
+};
+
+// C rows [0, ROWS) x kWidth columns of one block: acc = init + sum_p A(r, p) panel(p, :).
+// Per p: two panel loads, ROWS broadcasts from A's rows, 2 ROWS fused multiply-adds.
+template <int ROWS>
+void register_block(const Block& blk) {
+  Vec acc[ROWS][2];
+  for (int r = 0; r < ROWS; ++r)
+    for (int v = 0; v < 2; ++v) acc[r][v] = vload(blk.init + r * blk.init_ld + v * kLanes);
+  const real* a = blk.a;
+  const int64_t lda = blk.lda;
+  const real* panel = blk.panel;
+  auto step = [&](int64_t p) {
+    const Vec b0 = vload(panel + p * kWidth), b1 = vload(panel + p * kWidth + kLanes);
+    for (int r = 0; r < ROWS; ++r) {
+      const Vec s = vset(a[r * lda + p]);
+      acc[r][0] = vfma(s, b0, acc[r][0]);
+      acc[r][1] = vfma(s, b1, acc[r][1]);
+    }
+  };
+  // A is read where it lies, often from memory (a saved activation): while this block runs, the
+  // next block's rows are requested, one cache line per row every kLineValues steps.
+  constexpr int64_t kLineValues = 64 / sizeof(real);
+  int64_t p0 = 0;
+  for (; p0 + kLineValues <= blk.depth; p0 += kLineValues) {
+    if (blk.next)
+      for (int r = 0; r < ROWS; ++r) __builtin_prefetch(blk.next + r * lda + p0);
+    for (int64_t u = 0; u < kLineValues; ++u) step(p0 + u);
+  }
+  for (int64_t p = p0; p < blk.depth; ++p) step(p);
+  // max(floor, acc), in this order: a NaN in acc is kept (the second operand wins a NaN
+  // comparison), as torch.relu keeps it.
+  const Vec floor = vset(blk.floor);
+  for (int r = 0; r < ROWS; ++r)
+    for (int v = 0; v < 2; ++v) vstore(blk.c + r * blk.ldc + v * kLanes, vmax(floor, acc[r][v]));
+}
+
+void register_block_rows(int rows, const Block& blk) {
+  switch (rows) {
+    case 6:
+      return register_block<6>(blk);
+    case 5:
+      return register_block<5>(blk);
+    case 4:
+      return register_block<4>(blk);
+    case 3:
+      return register_block<3>(blk);
+    case 2:
+      return register_block<2>(blk);
+    default:
+      return register_block<1>(blk);
+  }
+}
+
+// A block whose panel is only partly inside C (cols < kWidth): computed into a full-width
+// scratch block, then its first cols columns copied out.
+void partial_block(int rows, int64_t cols, Block blk) {
+  alignas(64) real scratch[kRows * kWidth] = {};
+  if (blk.init != kZeros)
+    for (int r = 0; r < rows; ++r)
+      std::copy(blk.init + r * blk.init_ld, blk.init + r * blk.init_ld + cols,
+                scratch + r * kWidth);
+  real* c = blk.c;
+  const int64_t ldc = blk.ldc;
+  if (blk.init != kZeros) blk.init = scratch, blk.init_ld = kWidth;
+  blk.c = scratch, blk.ldc = kWidth;
+  register_block_rows(rows, blk);
+  for (int r = 0; r < rows; ++r)
+    std::copy(scratch + r * kWidth, scratch + r * kWidth + cols, c + r * ldc);
+}
+
+// B as panels: panel q holds B's columns [q kWidth, (q + 1) kWidth) as k rows of kWidth values,
+// zero past column n; panel q starts at q * k * kWidth.
+void pack_panel(const PanelGemm& g, int64_t q, real* panels) {
+  real* dst = panels + q * g.k * kWidth;
+  const int64_t j0 = q * kWidth, cols = std::min(kWidth, g.n - j0);
+  if (g.b_transposed) {
+    pack_transposed(cols, g.k, g.b + j0 * g.ldb, g.ldb, dst, kWidth);
+  } else {
+    for (int64_t p = 0; p < g.k; ++p)
+      std::copy(g.b + p * g.ldb + j0, g.b + p * g.ldb + j0 + cols, dst + p * kWidth);
+  }
+  if (cols < kWidth)
+    for (int64_t p = 0; p < g.k; ++p)
+      std::fill(dst + p * kWidth + cols, dst + (p + 1) * kWidth, real(0));
+}
+
+// Rows [row_lo, row_hi) of C, all columns: passes over k, chunks of rows, panels, blocks.
+void compute_rows(const PanelGemm& g, const real* panels, int64_t row_lo, int64_t row_hi) {
+  const int64_t panel_count = (g.n + kWidth - 1) / kWidth;
+  for (int64_t k0 = 0; k0 < g.k; k0 += kDepth) {
+    const int64_t depth = std::min(kDepth, g.k - k0);
+    const bool first = k0 == 0, last = k0 + depth == g.k;
+    // The first pass starts from the bias or from zero, unless C is accumulated into; later
+    // passes continue from what the previous one stored.
+    const bool from_c = !first || g.accumulate, from_row = !from_c && g.row_init;
+    for (int64_t i0 = row_lo; i0 < row_hi; i0 += kRowChunk) {
+      const int64_t i1 = std::min(row_hi, i0 + kRowChunk);
+      for (int64_t q = 0; q < panel_count; ++q) {
+        const int64_t j0 = q * kWidth, cols = std::min(kWidth, g.n - j0);
+        for (int64_t i = i0; i < i1; i += kRows) {
+          const int rows = int(std::min<int64_t>(kRows, i1 - i));
+          real* c = g.c + i * g.ldc + j0;
+          const Block blk{
+              .depth = depth,
+              .a = g.a + i * g.lda + k0,
+              .lda = g.lda,
+              .panel = panels + q * g.k * kWidth + k0 * kWidth,
+              .init = from_c     ? c
+                      : from_row ? g.row_init + j0
+                                 : kZeros,
+              .init_ld = from_c ? g.ldc : 0,
+              .c = c,
+              .ldc = g.ldc,
+              .floor = g.relu && last ? real(0) : -std::numeric_limits<real>::infinity(),
+              // The first panel's pass brings A's rows in; the other panels find them in cache.
+              .next = q == 0 ? g.a + (i + kRows) * g.lda + k0 : nullptr};
+          // C's lines for the next block of rows, requested now: they are read (a start from
+          // C) or written a whole block of work later, instead of missing then.
+          for (int r = 0; r < kRows; ++r) __builtin_prefetch(blk.c + (kRows + r) * g.ldc, 1);
+          if (cols == kWidth)
+            register_block_rows(rows, blk);
+          else
+            partial_block(rows, cols, blk);
+        }
+      }
+    }
+  }
+}
+
+#endif  // AVX2 and FMA
+
+}  // namespace
+
+void panel_gemm(const PanelGemm& g) {
+  if (g.rows == 0 || g.n == 0) return;
+#if !(defined(__AVX2__) && defined(__FMA__))
+  return panel_gemm_by_blas(g);
+#else
+  // Few rows: packing the weight would cost about as much as the product itself.
+  if (g.rows < kMinRows || g.k == 0 || (g.row_init && g.accumulate)) return panel_gemm_by_blas(g);
+  const int64_t panel_count = (g.n + kWidth - 1) / kWidth;
+  const int64_t panel_bytes = panel_count * g.k * kWidth * int64_t(sizeof(real));
+  real* panels = static_cast<real*>(pool_allocate(panel_bytes));
+  parallel_for(panel_count, g.k * kWidth, [&](int64_t q) { pack_panel(g, q, panels); });
+  // One block of whole register blocks per thread: every row of C is computed by the same
+  // sequence of operations whatever the split, so the result does not depend on the threads.
+  const int64_t threads = omp_in_parallel() ? 1 : num_threads();
+  const int64_t per_thread = (g.rows + threads - 1) / threads;
+  const int64_t block = (per_thread + kRows - 1) / kRows * kRows;
+  const int64_t blocks = (g.rows + block - 1) / block;
+  parallel_for(blocks, block * g.n * g.k, [&](int64_t t) {
+    compute_rows(g, panels, t * block, std::min(g.rows, (t + 1) * block));
+  });
+  pool_release(panels, panel_bytes);
+#endif
+}
+
+}  // namespace attn::kernels
