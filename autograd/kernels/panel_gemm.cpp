@@ -65,8 +65,7 @@ struct Block {
   int64_t lda;        //
   const real* panel;  // this pass's slice of one panel: depth rows of kWidth
   // Where the accumulators start: row r from init + r * init_ld (C itself with ldc, the bias
-  // with 0, or kZeros with 0). One unconditional load: with a branch there, GCC keeps the
-  // accumulators on the stack between the start and the loop.
+  // with 0, or kZeros with 0), so the start is one load per accumulator whatever it is.
   const real* init;
   int64_t init_ld;
   real* c;           // C at the block's first row and the panel's first column

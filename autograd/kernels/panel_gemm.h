@@ -12,8 +12,8 @@
 // weight alone is packed, once per call and shared by the threads, into column panels 16 values
 // wide; the activations are read where they lie; and each register block of C starts from the bias
 // (or from C, or from zero) and applies the ReLU before its single store. On W4's shapes (4096
-// rows, 2 threads) it takes 0.93-1.00x OpenBLAS's time forward (with the bias prefill) and
-// 0.87-0.98x for the input gradient; the W4 step went to ~0.95x, W1 to ~0.97x (docs/performance.md,
+// rows, 2 threads) it takes 0.91-0.98x OpenBLAS's time forward (with the bias prefill) and
+// 0.87-1.02x for the input gradient; the W4 step went to ~0.95x, W1 to ~0.97x (docs/performance.md,
 // "Sixth round").
 //
 // The weight gradient, dW = dy^T x, stays with BLAS: its long dimension is the reduction, where

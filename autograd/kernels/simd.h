@@ -100,8 +100,9 @@ inline Vec vmul(Vec a, Vec b) {
   for (int i = 0; i < kLanes; ++i) a.lane[i] *= b.lane[i];
   return a;
 }
+// As the instruction: a > b ? a : b, so a NaN in either operand gives b.
 inline Vec vmax(Vec a, Vec b) {
-  for (int i = 0; i < kLanes; ++i) a.lane[i] = std::max(a.lane[i], b.lane[i]);
+  for (int i = 0; i < kLanes; ++i) a.lane[i] = a.lane[i] > b.lane[i] ? a.lane[i] : b.lane[i];
   return a;
 }
 #endif  // AVX2 and FMA
