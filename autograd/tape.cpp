@@ -94,6 +94,10 @@ void Tape::run_backward(bool drop_spent_grads) {
   }
 }
 
+void Tape::forget_intermediate_grads() {
+  for (auto& op : records_) op->output.zero_grad();
+}
+
 std::string Tape::to_string() const {
   std::string out = fmt::format("tape: {} records\n", records_.size());
   for (size_t i = 0; i < records_.size(); ++i) {

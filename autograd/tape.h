@@ -58,6 +58,10 @@ class Tape {
   // its producer's backward has run, unless a Var outside the tape still holds the node (whose
   // owner may read .grad()): see drop_spent_grad in tape.cpp.
   void run_backward(bool drop_spent_grads = false);
+  // Forgets the gradients an earlier backward left on the records' outputs (the tape was
+  // retained): a pass must propagate its own upstream gradient only, as in PyTorch, while
+  // leaves keep accumulating over passes. Called by Var::backward before it seeds a pass.
+  void forget_intermediate_grads();
   // One line per record: index, op name, input shapes -> output shape.
   std::string to_string() const;
   void print() const;

@@ -88,6 +88,9 @@ void Var::backward(const Tensor& dy, BackwardOptions options) const {
     throw Error(
         "backward: this value does not depend on anything that requires a gradient (was it "
         "computed under NoGrad, or from constants only?)");
+  // Over a retained tape, the outputs' gradients from the last pass would be propagated again
+  // (and this pass's added to them): each pass starts its intermediates from nothing.
+  tape().forget_intermediate_grads();
   node_->accumulate_grad(dy.clone());
   // Without retain_graph the tape is cleared right after, so gradients only the tape can reach
   // are dropped as the walk passes them (Tape::run_backward); with it, they stay to be inspected.

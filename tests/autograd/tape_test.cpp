@@ -162,6 +162,27 @@ TEST_SUITE("autograd") {
     CHECK(tape().size() == 0);
   }
 
+  TEST_CASE("a second backward over a retained tape propagates only its own gradient") {
+    // PyTorch: leaves accumulate over backward calls; what flows through the graph in a pass
+    // is that pass's gradient alone. x -> h = 2x -> y = sum(h^2) = 4 sum(x^2); dy/dx = 8x.
+    Var x = Var::parameter(Tensor::from_vector({2}, {1, -3}));
+    Var h = mul_scalar(x, 2);
+    Var y = sum(mul(h, h));
+    y.backward({.retain_graph = true});
+    CHECK(x.grad()[0] == doctest::Approx(8));
+    CHECK(h.grad()[0] == doctest::Approx(4));  // kept for inspection: dy/dh = 2h
+    y.backward({.retain_graph = true});
+    CHECK(x.grad()[0] == doctest::Approx(16));  // 8 + 8, not 8 + 16
+    CHECK(x.grad()[1] == doctest::Approx(-48));
+    CHECK(h.grad()[0] == doctest::Approx(4));  // this pass's dy/dh
+    // Two losses over one graph: the second pass adds its own gradient only.
+    Var z = sum(h);  // dz/dx = 2
+    z.backward();
+    CHECK(x.grad()[0] == doctest::Approx(18));
+    CHECK(x.grad()[1] == doctest::Approx(-46));
+    CHECK(tape().size() == 0);
+  }
+
   TEST_CASE("backward from a non-scalar without a gradient is an error that says what to do") {
     Var x = Var::parameter(Tensor::ones({2, 3}));
     Var y = add(x, x);
