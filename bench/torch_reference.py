@@ -275,30 +275,37 @@ def w5_cases():
 
 def w6_cases():
     heads, d, tokens, cases = 4, 32, 4096, []
-    for t in (128, 256, 512, 1024):
-        batch = tokens // t
-        for causal in (False, True):
-            st = {}
+    for kv_heads in (heads, 1):  # multi-head, then multi-query (one key/value head for all 4)
+        for t in (128, 256, 512, 1024):
+            batch = tokens // t
+            for causal in (False, True):
+                st = {}
 
-            def setup(st=st, t=t, batch=batch):
-                torch.manual_seed(6)
-                for n in "qkv":
-                    st[n] = torch.randn(batch, heads, t, d, requires_grad=True)
-                st["dy"] = torch.randn(batch, heads, t, d)
-                st["hidden"] = torch.ones(t, t, dtype=torch.bool).triu(1)
+                def setup(st=st, t=t, batch=batch, kv_heads=kv_heads):
+                    torch.manual_seed(6)
+                    st["q"] = torch.randn(batch, heads, t, d, requires_grad=True)
+                    for n in "kv":
+                        st[n] = torch.randn(batch, kv_heads, t, d, requires_grad=True)
+                    st["dy"] = torch.randn(batch, heads, t, d)
+                    st["hidden"] = torch.ones(t, t, dtype=torch.bool).triu(1)
 
-            def step(st=st, causal=causal):
-                for n in "qkv":
-                    st[n].grad = None
-                scores = st["q"] @ st["k"].transpose(-2, -1) / math.sqrt(d)
-                if causal:
-                    scores = scores.masked_fill(st["hidden"], float("-inf"))
-                (torch.softmax(scores, dim=-1) @ st["v"]).backward(st["dy"])
+                def step(st=st, causal=causal):
+                    for n in "qkv":
+                        st[n].grad = None
+                    # A shared key/value head is broadcast to the query heads (a view; its
+                    # gradient sums over them): PyTorch 1.13 has no grouped-query sdpa.
+                    k = st["k"].expand(-1, heads, -1, -1)
+                    v = st["v"].expand(-1, heads, -1, -1)
+                    scores = st["q"] @ k.transpose(-2, -1) / math.sqrt(d)
+                    if causal:
+                        scores = scores.masked_fill(st["hidden"], float("-inf"))
+                    (torch.softmax(scores, dim=-1) @ v).backward(st["dy"])
 
-            pairs = t * (t + 1) / 2.0 if causal else float(t) * t
-            name = f"{'causal' if causal else 'full'} fwd+bwd T={t}"
-            cases.append(Case("W6", name, 2.0 * batch * heads * pairs * d * 2 * 3, tokens, setup,
-                              step))
+                pairs = t * (t + 1) / 2.0 if causal else float(t) * t
+                name = (f"{'mqa ' if kv_heads == 1 else ''}{'causal' if causal else 'full'}"
+                        f" fwd+bwd T={t}")
+                cases.append(Case("W6", name, 2.0 * batch * heads * pairs * d * 2 * 3, tokens,
+                                  setup, step))
     return cases
 
 
