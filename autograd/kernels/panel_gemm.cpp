@@ -27,17 +27,17 @@ void panel_gemm_by_blas(const PanelGemm& g) {
       for (int64_t j = 0; j < g.n; ++j)
         row[j] = g.accumulate ? row[j] + g.row_init[j] : g.row_init[j];
     }
-  gemm(GemmCall{.trans_b = g.b_transposed,
-                .m = g.rows,
-                .n = g.n,
-                .k = g.k,
-                .a = g.a,
-                .lda = g.lda,
-                .b = g.b,
-                .ldb = g.ldb,
-                .beta = real(g.accumulate || g.row_init ? 1 : 0),
-                .c = g.c,
-                .ldc = g.ldc});
+  gemm_split({.trans_b = g.b_transposed,
+              .m = g.rows,
+              .n = g.n,
+              .k = g.k,
+              .a = g.a,
+              .lda = g.lda,
+              .b = g.b,
+              .ldb = g.ldb,
+              .beta = real(g.accumulate || g.row_init ? 1 : 0),
+              .c = g.c,
+              .ldc = g.ldc});
   if (g.relu)
     for (int64_t i = 0; i < g.rows; ++i)
       for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = std::max(g.c[i * g.ldc + j], real(0));
