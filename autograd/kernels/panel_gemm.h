@@ -36,7 +36,8 @@ struct PanelGemm {
   bool b_transposed = false;
   const real* row_init = nullptr;  // n values added to every row of C (a bias); or none
   bool accumulate = false;         // C += A B (C is read); else C = A B (C is only written)
-  bool relu = false;               // C = max(C, 0) at the end
+  // (row_init with accumulate, C += A B + row_init, takes the BLAS path: linear never asks)
+  bool relu = false;  // C = max(C, 0) at the end
   real* c = nullptr;
   int64_t ldc = 0;
 };
