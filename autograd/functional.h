@@ -140,6 +140,26 @@ Var blockwise_attention(const Var& q,
 // as GQA.
 Var attention_weights(const Var& q, const Var& k, real scale, bool causal);
 Var tril_matmul(const Var& a, const Var& b, int64_t diagonal = 0);
+// Multi-head attention read in place from projection outputs q (B,Tq,Cq), k (B,Tk,Ck),
+// v (B,Tk,Cv): query head h is columns [q_col + h D, q_col + (h+1) D) of q, key/value head g
+// columns [k_col + g D, ...) of k and [v_col + g Dv, ...) of v (q, k and v may be one tensor).
+// out (B,Tq,H*Dv), head h in columns [h Dv, (h+1) Dv): softmax(scale q_h k_g^T) v_g with
+// g = h / (H/Hkv), causal as attention_weights (Tq <= Tk, the queries are the last positions).
+// PyTorch: sdpa on x[..., col:col+H*D].unflatten(-1, (H, D)).transpose(1, 2), merged back.
+// weights (B,H,Tq,Tk) are the softmax rows, differentiable too.
+struct FusedAttentionSpec {
+  int64_t heads = 1, kv_heads = 1, head_dim = 0, v_head_dim = 0;
+  int64_t q_col = 0, k_col = 0, v_col = 0;
+  real scale = 1;
+  bool causal = false;
+};
+struct FusedAttentionOutput {
+  Var out, weights;
+};
+FusedAttentionOutput fused_attention(const Var& q,
+                                     const Var& k,
+                                     const Var& v,
+                                     const FusedAttentionSpec& spec);
 // Causal linear attention over feature maps fq, fk > 0 (e.g. elu(x)+1) by prefix sums, O(T D M):
 // y_t = fq_t^T S_t / (fq_t . z_t + eps),  S_t = sum_{s<=t} fk_s v_s^T,  z_t = sum_{s<=t} fk_s.
 // fq (...,T,D), fk (...,T,D), v (...,T,M) -> y (...,T,M).

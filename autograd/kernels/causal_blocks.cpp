@@ -2,6 +2,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <limits>
+
+#include "autograd/kernels/vec_math.h"
+
 namespace attn::kernels {
 
 int64_t head_group(const Shape& a, const Shape& b) {
@@ -18,6 +23,17 @@ int64_t triangle_jobs_per_matrix(int64_t matrices, int64_t rows) {
   if (matrices >= 2 * threads) return 1;
   const int64_t wanted = (2 * threads + matrices - 1) / std::max<int64_t>(matrices, 1);
   return std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, rows / 32));
+}
+
+void softmax_visible_rows(const CausalRows& tri, real* scores, int64_t r0, int64_t r1) {
+  for (int64_t i = r0; i < r1; ++i) {
+    real* row = scores + i * tri.cols;
+    const int64_t seen = tri.visible(i), width = tri.vector_width(i);
+    // Hidden scores up to the vector width are -inf (weight exactly 0), the rest written as 0.
+    std::fill(row + seen, row + width, -std::numeric_limits<real>::infinity());
+    softmax_row(row, row, width);
+    std::fill(row + width, row + tri.cols, real(0));
+  }
 }
 
 void grouped_tril_transposed_product(const CausalRows& tri,

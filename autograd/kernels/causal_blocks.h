@@ -27,6 +27,9 @@ struct CausalRows {
 
   // Columns row i sees: [0, visible(i)).
   int64_t visible(int64_t i) const { return std::clamp<int64_t>(i + diagonal + 1, 0, cols); }
+  // [0, visible(i)) rounded up to whole vectors of 8 values, within the row: row loops over
+  // this width run without a scalar remainder (the extra entries are made neutral).
+  int64_t vector_width(int64_t i) const { return std::min(cols, (visible(i) + 7) / 8 * 8); }
   // Every row sees every column (no causal mask, or one query at the end of a KV cache): the
   // products are plain GEMMs.
   bool full() const { return diagonal >= cols - 1; }
@@ -64,6 +67,10 @@ void parallel_triangles(int64_t matrices, int64_t rows, int64_t work_per_matrix,
     }
   });
 }
+
+// Rows [r0, r1) of one (rows, cols) score matrix (row stride cols) become softmax rows over the
+// columns each row sees; the hidden columns get weight exactly 0.
+void softmax_visible_rows(const CausalRows& tri, real* scores, int64_t r0, int64_t r1);
 
 // For every head kv of b:  c_kv (cols, n) = alpha sum over a's heads m reading it of
 // tril(a_m)^T b_m, with a (matrices, rows, cols), b (matrices, rows, n), c (matrices/group, cols,

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
@@ -27,9 +26,6 @@ struct AttentionWeightsOp final : Op {
   kernels::CausalRows tri;
   int64_t matrices = 1, group = 1, d = 0;  // group: query heads per key head (GQA)
   real scale = 1;
-
-  // The columns [0, seen) rounded up to whole vectors of 8, within the row.
-  int64_t vector_width(int64_t seen) const { return std::min(tri.cols, (seen + 7) / 8 * 8); }
 
   // q (...,H,Tq,D), k (...,Hkv,Tk,D) -> p (...,H,Tq,Tk), Tq <= Tk, H a multiple of Hkv (query
   // head h reads key head h / (H/Hkv)); the queries are the last Tq positions:
@@ -69,15 +65,7 @@ struct AttentionWeightsOp final : Op {
                          .c = pm + r0 * tk,
                          .ldc = tk,
                          .triangle = tri.triangle(Triangle::Part::kLowerC, r0)});
-          for (int64_t i = r0; i < r1; ++i) {
-            real* row = pm + i * tk;
-            const int64_t seen = tri.visible(i), width = vector_width(seen);
-            // Hidden scores up to a whole number of vectors are -inf (weight exactly 0): the
-            // softmax loops then run without a scalar remainder (rows are 1 to Tk long).
-            std::fill(row + seen, row + width, -std::numeric_limits<real>::infinity());
-            kernels::softmax_row(row, row, width);
-            std::fill(row + width, row + tk, real(0));
-          }
+          kernels::softmax_visible_rows(tri, pm, r0, r1);
         });
     return p;
   }
@@ -94,7 +82,7 @@ struct AttentionWeightsOp final : Op {
           const int64_t off = mat * tq * tk;
           for (int64_t i = r0; i < r1; ++i)  // p is 0 past visible(i), so ds is too
             kernels::softmax_backward_row(p.data() + off + i * tk, dy().data() + off + i * tk,
-                                          dsm + i * tk, vector_width(tri.visible(i)));
+                                          dsm + i * tk, tri.vector_width(i));
           if (!needs_grad(0)) return;
           kernels::gemm({.m = r1 - r0,
                          .n = d,

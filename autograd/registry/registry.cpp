@@ -22,7 +22,7 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> all = [] {
     std::vector<OpCase> rows;
     for (auto table : {elementwise_cases, reduction_cases, linalg_shape_cases, nn_op_cases,
-                       recurrent_op_cases, attention_op_cases})
+                       recurrent_op_cases, attention_op_cases, fused_attention_op_cases})
       for (OpCase& c : table()) rows.push_back(std::move(c));
     std::set<std::string> seen;
     for (const OpCase& c : rows)

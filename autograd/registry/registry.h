@@ -49,6 +49,7 @@ std::vector<OpCase> reduction_cases();
 std::vector<OpCase> linalg_shape_cases();
 std::vector<OpCase> nn_op_cases();
 std::vector<OpCase> attention_op_cases();
+std::vector<OpCase> fused_attention_op_cases();
 std::vector<OpCase> recurrent_op_cases();  // autograd/ops/recurrent_cells.h
 
 // Every row, in a stable order.

@@ -130,6 +130,51 @@ AttentionOutput MultiheadAttention::forward(const Var& query,
 
   Projected pq, pk, pv;
   project(qin, kin, vin, !reuse, pq, pk, pv);
+  AttentionOutput a;
+  if (!cache && fusable(masks, qin.size(1), kin.size(1)))
+    a = fused_heads(pq, pk, pv, masks.causal);
+  else
+    a = split_heads_attention(pq, pk, pv, masks, cache);
+  last_weights_ = a.weights.value();
+
+  Var out = out_proj->forward(a.out);  // (B,Tq,E)
+  if (unbatched)
+    out = reshape(out, {out.size(1), e_});
+  else if (!opt_.batch_first)
+    out = permute(out, {1, 0, 2});
+  return {out, a.weights};
+}
+
+bool MultiheadAttention::fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const {
+  const bool dropout = opt_.dropout > 0 && is_training();
+  return !opt_.rope && !dropout && !masks.key_padding_mask && !masks.attn_mask && !masks.bias &&
+         (!masks.causal || tq <= tk);
+}
+
+AttentionOutput MultiheadAttention::fused_heads(const Projected& q,
+                                                const Projected& k,
+                                                const Projected& v,
+                                                bool causal) const {
+  const int64_t d = head_dim();
+  FusedAttentionSpec spec{.heads = h_,
+                          .kv_heads = hkv_,
+                          .head_dim = d,
+                          .v_head_dim = d,
+                          .q_col = q.start,
+                          .k_col = k.start,
+                          .v_col = v.start,
+                          .scale = opt_.scale ? static_cast<real>(1.0 / std::sqrt(double(d))) : 1,
+                          .causal = causal};
+  FusedAttentionOutput f = fused_attention(q.x, k.x, v.x, spec);
+  return {f.out, f.weights};
+}
+
+AttentionOutput MultiheadAttention::split_heads_attention(const Projected& pq,
+                                                          const Projected& pk,
+                                                          const Projected& pv,
+                                                          const AttentionMasks& masks,
+                                                          KVCache* cache) {
+  const bool reuse = cache && cache->fixed && cache->filled;
   const int64_t start = cache && !cache->fixed ? cache->length() : 0;
   const int64_t kv_dim = hkv_ * head_dim();
   Var q = head_slice(pq.x, h_, pq.start, pq.start + e_), k, v;  // (B,H,Tq,D)
@@ -161,14 +206,7 @@ AttentionOutput MultiheadAttention::forward(const Var& query,
   so.dropout_gen = dropout_gen_.get();
   so.training = is_training();
   AttentionOutput a = scaled_dot_product_attention(q, k, v, so);
-  last_weights_ = a.weights.value();
-
-  Var out = out_proj->forward(merge_heads(a.out));  // (B,Tq,E)
-  if (unbatched)
-    out = reshape(out, {out.size(1), e_});
-  else if (!opt_.batch_first)
-    out = permute(out, {1, 0, 2});
-  return {out, a.weights};
+  return {merge_heads(a.out), a.weights};  // (B,Tq,E)
 }
 
 }  // namespace attn::nn

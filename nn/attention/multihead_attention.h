@@ -114,6 +114,20 @@ class MultiheadAttention : public Module {
                Projected& q,
                Projected& k,
                Projected& v) const;
+  // The fused kernel (autograd's fused_attention: the heads read in place, no head split or
+  // merge) serves every call without a cache, rotary positions, active dropout or a mask other
+  // than causal; the rest take head_slice + scaled_dot_product_attention.
+  bool fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const;
+  AttentionOutput fused_heads(const Projected& q,
+                              const Projected& k,
+                              const Projected& v,
+                              bool causal) const;
+  // out (B,Tq,E) with the heads merged, and the weights.
+  AttentionOutput split_heads_attention(const Projected& q,
+                                        const Projected& k,
+                                        const Projected& v,
+                                        const AttentionMasks& masks,
+                                        KVCache* cache);
 
   int64_t e_, h_, hkv_;
   bool packed_;
