@@ -3,12 +3,7 @@
 
 #include "autograd/kernels/vec_math.h"
 
-#include <numbers>
-
-#if defined(__AVX2__) && defined(__FMA__) && !defined(ATTN_REAL_DOUBLE)
-#include <immintrin.h>
-#define ATTN_SHORT_ROW_SOFTMAX 1
-#endif
+#include "autograd/kernels/avx2_math.h"
 
 namespace attn::kernels {
 
@@ -39,40 +34,8 @@ real row_sum(const real* x, int64_t c) {
 
 }  // namespace
 
-#ifdef ATTN_SHORT_ROW_SOFTMAX
+#ifdef ATTN_AVX2_FLOAT
 namespace {
-
-// vexp on 8 lanes: the same steps as the scalar vexp (vec_math.h), written with intrinsics so
-// a short row's vectors stay in registers from load to store.
-inline __m256 vexp8(__m256 x) {
-  const __m256 hi = _mm256_set1_ps(88.7228391f), lo = _mm256_set1_ps(-103.972084f);
-  // Lanes below lo compute on 0 (their result is replaced by 0 below), as in vexp: a denormal
-  // intermediate would cost a microcode assist. NaN lanes are restored at the end.
-  const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-  const __m256 xc = _mm256_andnot_ps(under, _mm256_min_ps(x, hi));
-  const __m256 shifter = _mm256_set1_ps(12582912.0f);
-  const __m256 n =
-      _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504089f), shifter), shifter);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r), _mm256_set1_ps(1.0f));
-  // 2^n as 2^(n/2) 2^(n - n/2), each exponent field built directly.
-  const __m256i ni = _mm256_cvtps_epi32(n);
-  const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-  // Below lo the result is exactly 0 (so -inf, a masked score, gives weight 0); NaN stays NaN.
-  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-  return _mm256_blendv_ps(_mm256_andnot_ps(under, y), x, nan);
-}
 
 inline float hmax8(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -132,7 +95,7 @@ void softmax_short_row(const float* x, float* y, int64_t c) {
 #endif
 
 void softmax_row(const real* x, real* y, int64_t c) {
-#ifdef ATTN_SHORT_ROW_SOFTMAX
+#ifdef ATTN_AVX2_FLOAT
   if (c <= kShortRow) return softmax_short_row(x, y, c);
 #endif
   const real m = row_max(x, c);
@@ -172,64 +135,6 @@ void log_softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c
   const real total = row_sum(dy, c);
 #pragma omp simd
   for (int64_t j = 0; j < c; ++j) dx[j] = dy[j] - vexp(y[j]) * total;
-}
-
-// ---- GELU ------------------------------------------------------------------------------------
-
-namespace {
-
-constexpr real kInvSqrt2 = real(1 / std::numbers::sqrt2);
-constexpr real kInvSqrt2Pi = real(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
-constexpr real kSqrt2OverPi = real(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
-constexpr real kCubic = real(0.044715);  // the cubic coefficient of the tanh approximation
-
-// Phi(x) ~ (1 + tanh u) / 2 = sigmoid(2u) = 1 / (1 + e^(-2u)),  u = sqrt(2/pi) (x + 0.044715 x^3).
-// One exp instead of a tanh; e^(-2u) overflowing to inf gives exactly 0, so no branch is needed.
-inline real tanh_form_cdf(real x) {
-  const real u = kSqrt2OverPi * (x + kCubic * x * x * x);
-  return 1 / (1 + vexp(-2 * u));
-}
-
-}  // namespace
-
-// Exact: y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2.  Tanh form: y = x sigmoid(2u).
-void gelu_n(const real* x, real* y, int64_t n, bool tanh_form) {
-  if (tanh_form) {
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) y[j] = x[j] * tanh_form_cdf(x[j]);
-  } else {
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) y[j] = real(0.5) * x[j] * (1 + verf(x[j] * kInvSqrt2));
-  }
-}
-
-// Exact: d/dx [x Phi(x)] = Phi(x) + x phi(x),  phi(x) = e^(-x^2/2) / sqrt(2 pi).
-// Tanh form: d/dx [x s] = s + 2 x s (1 - s) u',  s = sigmoid(2u),  u' = sqrt(2/pi) (1 + 3 c x^2)
-// (the same as (1 + t)/2 + x (1 - t^2) u'/2 written with t = tanh u = 2s - 1).
-// Phi(x) (or s) is read back from the forward's output as y / x instead of being recomputed:
-// one division instead of an erf (or an exp). Near 0, where y / x loses its digits, both are
-// 1/2 + x / sqrt(2 pi) to within x^3 / 15 (below 1e-13 for |x| < 1e-4).
-void gelu_backward_n(
-    const real* x, const real* y, const real* dy, real* dx, int64_t n, bool tanh_form) {
-  constexpr real kSmall = real(1e-4);
-  if (tanh_form) {
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) {
-      const real v = x[j];
-      const bool small = v < kSmall && v > -kSmall;
-      const real s = small ? real(0.5) + v * kInvSqrt2Pi : y[j] / (small ? real(1) : v);
-      const real du = kSqrt2OverPi * (1 + 3 * kCubic * v * v);
-      dx[j] = dy[j] * (s + 2 * v * s * (1 - s) * du);
-    }
-  } else {
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) {
-      const real v = x[j];
-      const bool small = v < kSmall && v > -kSmall;
-      const real cdf = small ? real(0.5) + v * kInvSqrt2Pi : y[j] / (small ? real(1) : v);
-      dx[j] = dy[j] * (cdf + v * kInvSqrt2Pi * vexp(real(-0.5) * v * v));
-    }
-  }
 }
 
 }  // namespace attn::kernels

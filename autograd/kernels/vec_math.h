@@ -87,16 +87,18 @@ inline float odd_select(float x, float a, float edge, float near, float far) {
 // In the second form the exp's relative error is scaled by erfc(|x|) <= 0.19, so the result is
 // accurate to the last bit of 1. Coefficients: weighted least-squares (Lawson) fits made for
 // this file against double-precision erf/erfc. The double build uses std::erf.
+inline constexpr float kErfEdge = 0.921875f;  // where the two branches meet
+inline constexpr float kErfNear[] = {-5.99095132e-4f, 4.99320356e-3f,  -2.67666355e-2f,
+                                     1.12818167e-1f,  -3.76124948e-1f, 1.28379151e-1f};
+inline constexpr float kErfFar[] = {-4.37785076e-7f, -1.54749559e-5f, 4.03589249e-4f,
+                                    -4.07623081e-3f, 2.49411836e-2f,  -1.08070031e-1f,
+                                    -6.33498609e-1f, -1.12945354e+0f, 1.64002893e-4f};
+
 inline float verf(float x) {
-  constexpr float kNear[] = {-5.99095132e-4f, 4.99320356e-3f,  -2.67666355e-2f,
-                             1.12818167e-1f,  -3.76124948e-1f, 1.28379151e-1f};
-  constexpr float kFar[] = {-4.37785076e-7f, -1.54749559e-5f, 4.03589249e-4f,
-                            -4.07623081e-3f, 2.49411836e-2f,  -1.08070031e-1f,
-                            -6.33498609e-1f, -1.12945354e+0f, 1.64002893e-4f};
   const float a = x < 0 ? -x : x;
-  const float near = x + x * horner(x * x, kNear);
-  const float far = 1.0f - vexp(horner(a > 4.0f ? 4.0f : a, kFar));
-  return odd_select(x, a, 0.921875f, near, far);
+  const float near = x + x * horner(x * x, kErfNear);
+  const float far = 1.0f - vexp(horner(a > 4.0f ? 4.0f : a, kErfFar));
+  return odd_select(x, a, kErfEdge, near, far);
 }
 
 inline double verf(double x) {
@@ -140,7 +142,8 @@ void exp_shift_row(const real* x, real shift, real scale, real offset, real* y, 
 void log_softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c);
 
 // GELU over n values, exact (x Phi(x) with Phi through erf) or the tanh form, and its
-// derivative times dy. Vectorised in the float build, libm in the double build.
+// derivative times dy (kernels/gelu.cpp). Vectorised in the float build, libm in the double
+// build.
 void gelu_n(const real* x, real* y, int64_t n, bool tanh_form);
 // The backward reads Phi(x) back from the forward's output y = x Phi(x).
 void gelu_backward_n(

@@ -13,7 +13,7 @@ struct GeluOp final : Op {
   // x (...) -> y (...);  y = x Phi(x), Phi the standard normal CDF (kNone, via erf), or
   // y = x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 (kTanh), matching
   // torch.nn.functional.gelu(x, approximate='none' | 'tanh'). The loops are kernels::gelu_n
-  // (vec_math.cpp: a vectorised erf/exp in the float build, libm in the double build).
+  // (kernels/gelu.cpp: a vectorised erf/exp in the float build, libm in the double build).
   Tensor forward(const Tensor& x_in, GeluApprox mode) {
     x = x_in, approx = mode;
     y = Tensor::empty(x.shape());
