@@ -37,7 +37,7 @@ struct Call {
   int64_t k;
   const real* a;
   int64_t a_row, a_col;  // A(r, p) = a[r * a_row + p * a_col]: (lda, 1), or (1, lda) transposed
-  const real* panel;
+  const real* panel;     // op(B)(p, j) = panel[p * n_pad + j]: the packed copy, or B itself
   int64_t n_pad;
   real alpha, beta;
   real* c;
@@ -138,12 +138,15 @@ bool small_gemm_fits(const GemmCall& g) {
 }
 
 void small_gemm(const GemmCall& g) {
-  const int64_t n_pad = pack_b(g.trans_b, g.n, g.k, g.b, g.ldb);
+  // B's rows are already a panel when B is not transposed and every row is whole vectors (the
+  // blocks never read past column n): read them in place, at B's row stride.
+  const bool in_place = !g.trans_b && g.n % kLanes == 0;
+  const int64_t n_pad = in_place ? g.ldb : pack_b(g.trans_b, g.n, g.k, g.b, g.ldb);
   const Call call{.k = g.k,
                   .a = g.a,
                   .a_row = g.trans_a ? 1 : g.lda,
                   .a_col = g.trans_a ? g.lda : 1,
-                  .panel = t_panel,
+                  .panel = in_place ? g.b : t_panel,
                   .n_pad = n_pad,
                   .alpha = g.alpha,
                   .beta = g.beta,

@@ -10,7 +10,8 @@
 // is 0 (a separate pass), packs both operands into its panel layout, and dispatches. For a (32,16)
 // x (16,33) product that cost is larger than the ~34 kFLOP of work. This kernel packs only op(B)
 // (at most kSmallMaxK x kSmallMaxN values, into a per-thread buffer) and then computes register
-// blocks of 4 rows x 16 columns straight into C.
+// blocks of 4 rows x 16 columns straight into C. A B that is not transposed and whose rows are
+// whole vectors is read in place, not packed.
 #pragma once
 
 #include <cstdint>
