@@ -64,6 +64,13 @@ Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias = std
 // relu(linear(x, weight, bias)) as one op (a feed-forward block's first layer): the ReLU is
 // applied in place on the GEMM's output, and its backward shares one pass with the bias sum.
 Var linear_relu(const Var& x, const Var& weight, const std::optional<Var>& bias = std::nullopt);
+// linear(gelu(x, approx), weight, bias) as one op (a feed-forward block's second layer): one pass
+// writes GELU(x) and its derivative, and the backward's input gradient is scaled by the
+// derivative in the GEMM's store instead of a GELU backward pass.
+Var gelu_linear(const Var& x,
+                const Var& weight,
+                const std::optional<Var>& bias = std::nullopt,
+                GeluApprox approx = GeluApprox::kNone);
 
 // ---- shape ----------------------------------------------------------------------------------
 Var reshape(const Var& x, const Shape& shape);            // one extent may be -1

@@ -48,7 +48,13 @@ Var feed_forward(const Var& x,
                  const Linear& linear2,
                  Activation act,
                  const Dropout& dropout) {
-  // ReLU rides in the first layer's op (linear_relu); the GELUs are separate ops.
+  // ReLU rides in the first layer's op (linear_relu); a GELU in the second layer's
+  // (gelu_linear) unless dropout sits between them.
+  const bool gelu = act == Activation::kGELU || act == Activation::kGELUTanh;
+  const bool dropping = dropout.p() > 0 && dropout.is_training();
+  if (gelu && !dropping)
+    return linear2.forward_after_gelu(
+        linear1.forward(x), act == Activation::kGELU ? GeluApprox::kNone : GeluApprox::kTanh);
   const Var hidden =
       act == Activation::kReLU ? linear1.forward_relu(x) : activate(linear1.forward(x), act);
   return linear2.forward(dropout.forward(hidden));

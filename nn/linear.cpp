@@ -29,6 +29,11 @@ Var Linear::forward_relu(const Var& x) const {
   return has_bias_ ? linear_relu(x, weight, bias) : linear_relu(x, weight);
 }
 
+Var Linear::forward_after_gelu(const Var& x, GeluApprox approx) const {
+  check_input(x);
+  return has_bias_ ? gelu_linear(x, weight, bias, approx) : gelu_linear(x, weight, {}, approx);
+}
+
 void Linear::check_input(const Var& x) const {
   if (x.rank() < 1 || x.shape().back() != in_)
     throw Error(fmt::format("Linear({}, {}): expected x (..., {}), got {}", in_, out_, in_,

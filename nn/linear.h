@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "autograd/functional.h"
 #include "autograd/generator.h"
 #include "nn/module.h"
 
@@ -25,6 +26,8 @@ class Linear : public Module {
   Var forward(const Var& x) const;
   // relu(forward(x)) as one fused op (linear_relu): what a feed-forward block's first layer does.
   Var forward_relu(const Var& x) const;
+  // forward(gelu(x, approx)) as one fused op (gelu_linear): a GELU block's second layer.
+  Var forward_after_gelu(const Var& x, GeluApprox approx) const;
 
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }

@@ -115,6 +115,24 @@ int64_t gelu_exact_backward8(
   return j;
 }
 
+// y = x Phi(x) and s = Phi(x) + x phi(x) on whole vectors: the forward's erf is shared, and phi
+// costs the near polynomial or one vexp8 (as in gelu_exact_backward8).
+int64_t gelu_exact_with_slope8(const float* x, float* y, float* slope, int64_t n) {
+  const __m256 half = _mm256_set1_ps(0.5f), inv_sqrt_2pi = _mm256_set1_ps(kInvSqrt2Pi);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 v = _mm256_loadu_ps(x + j);
+    const ErfLanes lanes(v);
+    const __m256 t = _mm256_mul_ps(v, v);
+    const __m256 gauss = lanes.far_lanes == 0 ? horner8(t, kHalfGaussNear)
+                                              : vexp8(_mm256_mul_ps(_mm256_set1_ps(-0.5f), t));
+    const __m256 cdf = _mm256_fmadd_ps(half, lanes.erf(), half);
+    _mm256_storeu_ps(y + j, _mm256_mul_ps(v, cdf));
+    _mm256_storeu_ps(slope + j, _mm256_fmadd_ps(_mm256_mul_ps(v, inv_sqrt_2pi), gauss, cdf));
+  }
+  return j;
+}
+
 #endif  // ATTN_AVX2_FLOAT
 
 }  // namespace
@@ -164,6 +182,31 @@ void gelu_backward_n(
     const bool small = v < kSmall && v > -kSmall;
     const real cdf = small ? real(0.5) + v * kInvSqrt2Pi : y[j] / (small ? real(1) : v);
     dx[j] = dy[j] * (cdf + v * kInvSqrt2Pi * vexp(real(-0.5) * v * v));
+  }
+}
+
+// Both at once: y as gelu_n, s = dy/dx as gelu_backward_n's factor (computed from x here, not
+// read back from y).
+void gelu_with_slope_n(const real* x, real* y, real* slope, int64_t n, bool tanh_form) {
+  if (tanh_form) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) {
+      const real v = x[j], s = tanh_form_cdf(v);
+      const real du = kSqrt2OverPi * (1 + 3 * kCubic * v * v);
+      y[j] = v * s;
+      slope[j] = s + 2 * v * s * (1 - s) * du;
+    }
+    return;
+  }
+  int64_t done = 0;
+#ifdef ATTN_AVX2_FLOAT
+  done = gelu_exact_with_slope8(x, y, slope, n);
+#endif
+#pragma omp simd
+  for (int64_t j = done; j < n; ++j) {
+    const real v = x[j], cdf = real(0.5) * (1 + verf(v * kInvSqrt2));
+    y[j] = v * cdf;
+    slope[j] = cdf + v * kInvSqrt2Pi * vexp(real(-0.5) * v * v);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/buffer_pool.h"
@@ -38,9 +39,13 @@ void panel_gemm_by_blas(const PanelGemm& g) {
               .beta = real(g.accumulate || g.row_init ? 1 : 0),
               .c = g.c,
               .ldc = g.ldc});
-  if (g.relu)
-    for (int64_t i = 0; i < g.rows; ++i)
-      for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = std::max(g.c[i * g.ldc + j], real(0));
+  for (int64_t i = 0; i < g.rows; ++i) {
+    real* row = g.c + i * g.ldc;
+    if (g.relu)
+      for (int64_t j = 0; j < g.n; ++j) row[j] = std::max(row[j], real(0));
+    if (g.scale)
+      for (int64_t j = 0; j < g.n; ++j) row[j] *= g.scale[i * g.ld_scale + j];
+  }
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -68,10 +73,12 @@ struct Block {
   // with 0, or kZeros with 0), so the start is one load per accumulator whatever it is.
   const real* init;
   int64_t init_ld;
-  real* c;           // C at the block's first row and the panel's first column
-  int64_t ldc;       //
-  real floor;        // the store writes max(floor, acc): 0 for the ReLU, else -inf
-  const real* next;  // A at the next block's first row, to prefetch; or none
+  real* c;            // C at the block's first row and the panel's first column
+  int64_t ldc;        //
+  real floor;         // the store writes max(floor, acc): 0 for the ReLU, else -inf
+  const real* scale;  // or it writes acc * S, S's row r at scale + r * scale_ld (PanelGemm)
+  int64_t scale_ld;   //
+  const real* next;   // A at the next block's first row, to prefetch; or none
 };
 
 // C rows [0, ROWS) x kWidth columns of one block: acc = init + sum_p A(r, p) panel(p, :).
@@ -104,6 +111,13 @@ void register_block(const Block& blk) {
   for (int64_t p = p0; p < blk.depth; ++p) step(p);
   // max(floor, acc), in this order: a NaN in acc is kept (the second operand wins a NaN
   // comparison), as torch.relu keeps it.
+  if (blk.scale) {
+    for (int r = 0; r < ROWS; ++r)
+      for (int v = 0; v < 2; ++v)
+        vstore(blk.c + r * blk.ldc + v * kLanes,
+               vmul(acc[r][v], vload(blk.scale + r * blk.scale_ld + v * kLanes)));
+    return;
+  }
   const Vec floor = vset(blk.floor);
   for (int r = 0; r < ROWS; ++r)
     for (int v = 0; v < 2; ++v) vstore(blk.c + r * blk.ldc + v * kLanes, vmax(floor, acc[r][v]));
@@ -130,10 +144,17 @@ void register_block_rows(int rows, const Block& blk) {
 // scratch block, then its first cols columns copied out.
 void partial_block(int rows, int64_t cols, Block blk) {
   alignas(64) real scratch[kRows * kWidth] = {};
+  alignas(64) real scale[kRows * kWidth] = {};
   if (blk.init != kZeros)
     for (int r = 0; r < rows; ++r)
       std::copy(blk.init + r * blk.init_ld, blk.init + r * blk.init_ld + cols,
                 scratch + r * kWidth);
+  if (blk.scale) {
+    for (int r = 0; r < rows; ++r)
+      std::copy(blk.scale + r * blk.scale_ld, blk.scale + r * blk.scale_ld + cols,
+                scale + r * kWidth);
+    blk.scale = scale, blk.scale_ld = kWidth;
+  }
   real* c = blk.c;
   const int64_t ldc = blk.ldc;
   if (blk.init != kZeros) blk.init = scratch, blk.init_ld = kWidth;
@@ -187,6 +208,8 @@ void compute_rows(const PanelGemm& g, const real* panels, int64_t row_lo, int64_
               .c = c,
               .ldc = g.ldc,
               .floor = g.relu && last ? real(0) : -std::numeric_limits<real>::infinity(),
+              .scale = g.scale && last ? g.scale + i * g.ld_scale + j0 : nullptr,
+              .scale_ld = g.ld_scale,
               // The first panel's pass brings A's rows in; the other panels find them in cache.
               .next = q == 0 ? g.a + (i + kRows) * g.lda + k0 : nullptr};
           // C's lines for the next block of rows, requested now: they are read (a start from
@@ -207,6 +230,9 @@ void compute_rows(const PanelGemm& g, const real* panels, int64_t row_lo, int64_
 }  // namespace
 
 void panel_gemm(const PanelGemm& g) {
+  if (g.scale && (g.row_init || g.accumulate || g.relu))
+    throw std::invalid_argument(
+        "panel_gemm: scale goes with neither row_init, accumulate nor relu");
   if (g.rows == 0 || g.n == 0) return;
 #if !(defined(__AVX2__) && defined(__FMA__))
   return panel_gemm_by_blas(g);

@@ -38,6 +38,11 @@ struct PanelGemm {
   bool accumulate = false;         // C += A B (C is read); else C = A B (C is only written)
   // (row_init with accumulate, C += A B + row_init, takes the BLAS path: linear never asks)
   bool relu = false;  // C = max(C, 0) at the end
+  // C = (A B) * S element-wise at the end, S(i, j) = scale[i * ld_scale + j]: an activation's
+  // derivative applied to the input gradient of the layer after it (gelu_linear). Not with
+  // row_init, accumulate or relu.
+  const real* scale = nullptr;
+  int64_t ld_scale = 0;
   real* c = nullptr;
   int64_t ldc = 0;
 };

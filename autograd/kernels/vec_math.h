@@ -148,5 +148,7 @@ void gelu_n(const real* x, real* y, int64_t n, bool tanh_form);
 // The backward reads Phi(x) back from the forward's output y = x Phi(x).
 void gelu_backward_n(
     const real* x, const real* y, const real* dy, real* dx, int64_t n, bool tanh_form);
+// y = GELU(x) and slope = dy/dx in one pass (gelu_linear saves the slope for its backward).
+void gelu_with_slope_n(const real* x, real* y, real* slope, int64_t n, bool tanh_form);
 
 }  // namespace attn::kernels

@@ -6,6 +6,10 @@
 // With relu (linear_relu), y = max(x W^T + b, 0) is applied by the same kernel before its store,
 // and the backward's mask dy * [y > 0] and the bias sum are one pass: against linear then relu,
 // a tensor and two passes fewer.
+// With a GELU on the input (gelu_linear, a feed-forward block's second layer), y = GELU(x) W^T + b:
+// one pass writes GELU(x) and its derivative s, and the backward's input gradient
+// (dy W) * s is scaled by the GEMM's store. Against gelu then linear, the GELU backward's pass
+// (reading x, GELU(x) and the gradient, writing another 4 tensors the size of x) is gone.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,17 +20,24 @@
 #include "autograd/kernels/broadcast.h"
 #include "autograd/kernels/panel_gemm.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
 
 namespace attn {
 
 struct LinearOp final : Op {
-  Tensor x, w;    // saved inputs (shared storage)
+  Tensor x, w;    // saved inputs (shared storage); with a GELU on the input, x is GELU(x)
   Tensor y_relu;  // with relu: the output, whose sign is the derivative's mask
+  Tensor slope;   // with a GELU on the input: its derivative at the input
   bool has_bias = false, relu = false;
+  std::optional<GeluApprox> gelu_in;
   int64_t rows = 0, in = 0, out = 0;
 
   // x (..., in), w (out, in), b (out) or none -> y (..., out);  y = x W^T + b.
-  Tensor forward(const Tensor& x_in, const Tensor& w_in, const Tensor* b, bool then_relu) {
+  Tensor forward(const Tensor& x_in,
+                 const Tensor& w_in,
+                 const Tensor* b,
+                 bool then_relu,
+                 std::optional<GeluApprox> gelu_first = std::nullopt) {
     if (x_in.rank() < 1 || w_in.rank() != 2 || x_in.shape().back() != w_in.size(1) ||
         (b && b->shape() != Shape{w_in.size(0)}))
       throw Error(
@@ -34,8 +45,9 @@ struct LinearOp final : Op {
                       "{}, weight {}{}",
                       shape_str(x_in.shape()), shape_str(w_in.shape()),
                       b ? ", bias " + shape_str(b->shape()) : std::string()));
-    x = x_in, w = w_in, has_bias = b != nullptr, relu = then_relu;
+    x = x_in, w = w_in, has_bias = b != nullptr, relu = then_relu, gelu_in = gelu_first;
     out = w.size(0), in = w.size(1), rows = x.numel() / std::max<int64_t>(in, 1);
+    if (gelu_in) x = gelu_with_slope(x_in);
     Shape y_shape(x.shape().begin(), x.shape().end() - 1);
     y_shape.push_back(out);
     Tensor y = Tensor::empty(y_shape);
@@ -63,7 +75,8 @@ struct LinearOp final : Op {
     if (relu) masked = relu_masked_dy(db);
     const Tensor& g = relu ? masked : dy();
     if (needs_grad(0)) {
-      Tensor* sum_into = existing_grad(0);
+      // The scaled store writes, never adds: with a GELU, always a fresh tensor.
+      Tensor* sum_into = gelu_in ? nullptr : existing_grad(0);
       Tensor fresh = sum_into ? Tensor() : Tensor::empty(x.shape());
       kernels::panel_gemm({.rows = rows,
                            .k = out,
@@ -73,6 +86,8 @@ struct LinearOp final : Op {
                            .b = w.data(),
                            .ldb = in,
                            .accumulate = sum_into != nullptr,
+                           .scale = gelu_in ? slope.data() : nullptr,
+                           .ld_scale = in,
                            .c = (sum_into ? *sum_into : fresh).data(),
                            .ldc = in});
       if (!sum_into) accumulate(0, fresh);
@@ -115,16 +130,34 @@ struct LinearOp final : Op {
     return masked;
   }
 
+  // GELU(x) (returned) and its derivative (kept in slope), one pass over x.
+  Tensor gelu_with_slope(const Tensor& x_in) {
+    Tensor activated = Tensor::empty(x_in.shape());
+    slope = Tensor::empty(x_in.shape());
+    const real* px = x_in.data();
+    real *pa = activated.data(), *ps = slope.data();
+    const bool tanh_form = *gelu_in == GeluApprox::kTanh;
+    kernels::parallel_chunks(x_in.numel(), 12, [&](int64_t begin, int64_t n) {
+      kernels::gelu_with_slope_n(px + begin, pa + begin, ps + begin, n, tanh_form);
+    });
+    return activated;
+  }
+
   const char* name() const override {
-    return "linear";
+    return gelu_in ? "gelu_linear" : "linear";
   }
 };
 
 namespace {
 
-Var record_linear(const Var& x, const Var& weight, const std::optional<Var>& bias, bool relu) {
+Var record_linear(const Var& x,
+                  const Var& weight,
+                  const std::optional<Var>& bias,
+                  bool relu,
+                  std::optional<GeluApprox> gelu_first = std::nullopt) {
   auto op = std::make_unique<LinearOp>();
-  Tensor y = op->forward(x.value(), weight.value(), bias ? &bias->value() : nullptr, relu);
+  Tensor y =
+      op->forward(x.value(), weight.value(), bias ? &bias->value() : nullptr, relu, gelu_first);
   if (!bias) return record(std::move(op), {x, weight}, std::move(y));
   return record(std::move(op), {x, weight, *bias}, std::move(y));
 }
@@ -137,6 +170,13 @@ Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias) {
 
 Var linear_relu(const Var& x, const Var& weight, const std::optional<Var>& bias) {
   return record_linear(x, weight, bias, true);
+}
+
+Var gelu_linear(const Var& x,
+                const Var& weight,
+                const std::optional<Var>& bias,
+                GeluApprox approx) {
+  return record_linear(x, weight, bias, false, approx);
 }
 
 }  // namespace attn

@@ -44,11 +44,17 @@ std::vector<OpCase> linalg_shape_cases() {
 
   // linear: x (..., in) W^T + b with the bias inside the GEMM; rank-3, rank-1 and bias-less.
   // linear_relu: the same followed by ReLU, fused (random inputs keep the pre-activations far
-  // from the kink at 0 relative to the finite-difference step).
-  auto lin = [&](std::string name, Shape sx, int64_t out, bool bias, bool relu = false) {
+  // from the kink at 0 relative to the finite-difference step). gelu_linear: GELU (exact or
+  // tanh) on the input first, fused.
+  enum class Act { kNone, kReLU, kGelu, kGeluTanh };
+  auto lin = [&](std::string name, Shape sx, int64_t out, bool bias, Act act = Act::kNone) {
     const int64_t in = sx.back();
-    std::string torch = bias ? "torch.nn.functional.linear(x, w, b)" : "x @ w.mT";
-    if (relu) torch = "torch.relu(" + torch + ")";
+    const std::string x = act == Act::kGelu ? "torch.nn.functional.gelu(x)"
+                          : act == Act::kGeluTanh
+                              ? "torch.nn.functional.gelu(x, approximate='tanh')"
+                              : "x";
+    std::string torch = bias ? "torch.nn.functional.linear(" + x + ", w, b)" : x + " @ w.mT";
+    if (act == Act::kReLU) torch = "torch.relu(" + torch + ")";
     rows.push_back({std::move(name), std::move(torch),
                     [sx, in, out, bias](Generator& g) {
                       std::vector in_list{float_input("x", Tensor::randn(sx, g)),
@@ -56,21 +62,36 @@ std::vector<OpCase> linalg_shape_cases() {
                       if (bias) in_list.push_back(float_input("b", Tensor::randn({out}, g)));
                       return in_list;
                     },
-                    [relu](const std::vector<Var>& v) {
+                    [act](const std::vector<Var>& v) {
                       const std::optional<Var> b =
                           v.size() == 3 ? std::optional(v[2]) : std::nullopt;
-                      return relu ? linear_relu(v[0], v[1], b) : linear(v[0], v[1], b);
+                      switch (act) {
+                        case Act::kReLU:
+                          return linear_relu(v[0], v[1], b);
+                        case Act::kGelu:
+                          return gelu_linear(v[0], v[1], b);
+                        case Act::kGeluTanh:
+                          return gelu_linear(v[0], v[1], b, GeluApprox::kTanh);
+                        case Act::kNone:
+                          break;
+                      }
+                      return linear(v[0], v[1], b);
                     }});
   };
   lin("linear_bias", {2, 3, 4}, 5, true);
   lin("linear_vector_input", {4}, 3, true);
   lin("linear_no_bias", {3, 4}, 2, false);
-  lin("linear_relu", {2, 3, 4}, 5, true, true);
-  lin("linear_relu_no_bias", {3, 4}, 3, false, true);
+  lin("linear_relu", {2, 3, 4}, 5, true, Act::kReLU);
+  lin("linear_relu_no_bias", {3, 4}, 3, false, Act::kReLU);
+  lin("gelu_linear", {2, 3, 4}, 5, true, Act::kGelu);
+  lin("gelu_linear_tanh_no_bias", {3, 4}, 3, false, Act::kGeluTanh);
   // Enough rows (21, 20) for the panel kernel (kernels/panel_gemm.h) instead of BLAS, with
-  // partial register blocks in rows (not a multiple of 6) and columns (not of 16).
+  // partial register blocks in rows (not a multiple of 6) and columns (not of 16); gelu_linear's
+  // input has 20 columns, whole vectors of GELU and a tail.
   lin("linear_panel_rows", {3, 7, 20}, 19, true);
-  lin("linear_relu_panel_rows", {4, 5, 18}, 17, true, true);
+  lin("linear_relu_panel_rows", {4, 5, 18}, 17, true, Act::kReLU);
+  lin("gelu_linear_panel_rows", {3, 7, 20}, 19, true, Act::kGelu);
+  lin("gelu_linear_tanh_panel_rows", {4, 5, 18}, 17, true, Act::kGeluTanh);
 
   // One float input x of shape s, transformed by f.
   auto unary = [&](std::string name, Shape s, std::string torch, std::function<Var(Var)> f) {

@@ -1,6 +1,6 @@
-// Each fused op (softmax, log_softmax, layer_norm, rms_norm, cross_entropy, mse_loss) equals
-// the same formula written with primitive ops, in value and in every input gradient; plus
-// numerical stability and the errors a student sees for bad shapes and targets.
+// Each fused op (softmax, log_softmax, layer_norm, rms_norm, cross_entropy, mse_loss,
+// gelu_linear) equals the same formula written with primitive ops, in value and in every input
+// gradient; plus numerical stability and the errors a student sees for bad shapes and targets.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -188,6 +188,22 @@ TEST_SUITE("autograd") {
         {Tensor::randn({3, 4}, g), Tensor::randn({3, 4}, g)},
         [](const auto& v) { return mse_loss(v[0], v[1]); },
         [](const auto& v) { return mean(pow(sub(v[0], v[1]), 2)); });
+  }
+
+  TEST_CASE("gelu_linear equals linear(gelu(x)), also when x has other uses") {
+    Generator g(9);
+    for (const GeluApprox approx : {GeluApprox::kNone, GeluApprox::kTanh}) {
+      // 40 rows reach the panel kernel; x also feeds a second term, so its gradient arrives
+      // from both (the fused op's must add to the other, not overwrite it).
+      check_fused_equals_composed(
+          {Tensor::randn({40, 24}, g), Tensor::randn({9, 24}, g), Tensor::randn({9}, g)},
+          [approx](const auto& v) {
+            return add(gelu_linear(v[0], v[1], v[2], approx), linear(v[0], v[1]));
+          },
+          [approx](const auto& v) {
+            return add(linear(gelu(v[0], approx), v[1], v[2]), linear(v[0], v[1]));
+          });
+    }
   }
 
   TEST_CASE("fused op errors name the op and the shapes or the bad value") {

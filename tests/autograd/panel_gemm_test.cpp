@@ -1,6 +1,6 @@
 // The linear layers' own GEMM (kernels/panel_gemm.h) against a plain triple loop in double:
-// both layouts of the weight, a bias row, accumulation, ReLU, sizes that leave partial register
-// blocks and panels, k longer than one pass, and 1 against 2 threads.
+// both layouts of the weight, a bias row, accumulation, ReLU, an element-wise scale, sizes that
+// leave partial register blocks and panels, k longer than one pass, and 1 against 2 threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,7 +18,7 @@ namespace {
 
 struct Case {
   int64_t rows, k, n;
-  bool transposed, bias, accumulate, relu;
+  bool transposed, bias, accumulate, relu, scaled;
 };
 
 // Runs one case with leading dimensions wider than the matrices and returns the worst error
@@ -29,7 +29,8 @@ double worst_error(Generator& gen, const Case& t) {
   const int64_t lda = t.k + 3, ldb = (t.transposed ? t.k : t.n) + 2, ldc = t.n + 5;
   const std::vector<real> a = random_values(gen, t.rows * lda),
                           b = random_values(gen, (t.transposed ? t.n : t.k) * ldb),
-                          bias = random_values(gen, t.n);
+                          bias = random_values(gen, t.n),
+                          scale = random_values(gen, t.rows * (t.n + 1));
   std::vector<real> c = random_values(gen, t.rows * ldc);
   if (!t.accumulate)  // C is only written: NaN there would poison any read
     std::fill(c.begin(), c.end(), std::numeric_limits<real>::quiet_NaN());
@@ -45,8 +46,10 @@ double worst_error(Generator& gen, const Case& t) {
             double(a[i * lda + p]) * double(t.transposed ? b[j * ldb + p] : b[p * ldb + j]);
         s += term, magnitude += std::abs(term);
       }
-      want[i * t.n + j] = t.relu ? std::max(s, 0.0) : s;
-      bound[i * t.n + j] = double(t.k + 2) * eps * magnitude + std::numeric_limits<real>::min();
+      const double factor = t.scaled ? double(scale[i * (t.n + 1) + j]) : 1.0;
+      want[i * t.n + j] = t.relu ? std::max(s, 0.0) : s * factor;
+      bound[i * t.n + j] =
+          double(t.k + 3) * eps * magnitude * std::abs(factor) + std::numeric_limits<real>::min();
     }
   kernels::panel_gemm({.rows = t.rows,
                        .k = t.k,
@@ -59,6 +62,8 @@ double worst_error(Generator& gen, const Case& t) {
                        .row_init = t.bias ? bias.data() : nullptr,
                        .accumulate = t.accumulate,
                        .relu = t.relu,
+                       .scale = t.scaled ? scale.data() : nullptr,
+                       .ld_scale = t.n + 1,
                        .c = c.data(),
                        .ldc = ldc});
   double worst = 0;
@@ -81,9 +86,17 @@ TEST_SUITE("kernels") {
     const int64_t sizes[][3] = {{96, 128, 64}, {100, 37, 50},  {17, 300, 33}, {7, 16, 16},
                                 {64, 520, 17}, {203, 64, 130}, {30, 0, 20}};
     for (const auto& s : sizes)
-      for (int flags = 0; flags < 16; ++flags) {
-        const Case t{s[0],           s[1], s[2], bool(flags & 1), bool(flags & 2), bool(flags & 4),
-                     bool(flags & 8)};
+      for (int flags = 0; flags < 32; ++flags) {
+        const Case t{s[0],
+                     s[1],
+                     s[2],
+                     bool(flags & 1),
+                     bool(flags & 2),
+                     bool(flags & 4),
+                     bool(flags & 8),
+                     bool(flags & 16)};
+        // A scale (gelu_linear's input gradient) comes without the other extras.
+        if (t.scaled && (t.bias || t.accumulate || t.relu)) continue;
         CAPTURE(t.rows);
         CAPTURE(t.k);
         CAPTURE(t.n);
