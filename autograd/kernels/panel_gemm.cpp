@@ -28,6 +28,11 @@ void panel_gemm_by_blas(const PanelGemm& g) {
       for (int64_t j = 0; j < g.n; ++j)
         row[j] = g.accumulate ? row[j] + g.row_init[j] : g.row_init[j];
     }
+  if (g.col_sums) {
+    std::fill(g.col_sums, g.col_sums + g.k, real(0));
+    for (int64_t i = 0; i < g.rows; ++i)
+      for (int64_t p = 0; p < g.k; ++p) g.col_sums[p] += g.a[i * g.lda + p];
+  }
   gemm_split({.trans_b = g.b_transposed,
               .m = g.rows,
               .n = g.n,
@@ -58,6 +63,12 @@ constexpr int64_t kDepth = 256;
 // Rows of A per chunk: kRowChunk x kDepth values (72 KiB in float) stay in L2 while every panel
 // passes over them.
 constexpr int64_t kRowChunk = 72;
+
+// Rows per group of the column sums (PanelGemm::col_sums): each group's partial sums are made in
+// row order by one thread; threads and chunks start at multiples of it, so the groups, and the
+// sums, do not depend on the split.
+constexpr int64_t kSumGroup = 24;
+static_assert(kSumGroup % kRows == 0 && kRowChunk % kSumGroup == 0);
 
 // Below this many rows of C the weight's packing is not paid back: plain BLAS.
 constexpr int64_t kMinRows = 16;
@@ -180,8 +191,27 @@ void pack_panel(const PanelGemm& g, int64_t q, real* panels) {
       std::fill(dst + p * kWidth + cols, dst + (p + 1) * kWidth, real(0));
 }
 
-// Rows [row_lo, row_hi) of C, all columns: passes over k, chunks of rows, panels, blocks.
-void compute_rows(const PanelGemm& g, const real* panels, int64_t row_lo, int64_t row_hi) {
+// Adds A's rows [i0, i1), columns [k0, k0 + depth), into their groups' partial column sums
+// (group r / kSumGroup at partial + group * k); a group's first row writes instead of adding.
+void add_to_group_sums(
+    const PanelGemm& g, real* partial, int64_t i0, int64_t i1, int64_t k0, int64_t depth) {
+  for (int64_t i = i0; i < i1; ++i) {
+    const real* row = g.a + i * g.lda + k0;
+    real* sums = partial + (i / kSumGroup) * g.k + k0;
+    if (i % kSumGroup == 0) {
+      std::copy(row, row + depth, sums);
+      continue;
+    }
+#pragma omp simd
+    for (int64_t p = 0; p < depth; ++p) sums[p] += row[p];
+  }
+}
+
+// Rows [row_lo, row_hi) of C, all columns: passes over k, chunks of rows, panels, blocks; with
+// column sums, each chunk's rows are added to their groups' partials after the first panel
+// (which brought them into cache).
+void compute_rows(
+    const PanelGemm& g, const real* panels, real* partial, int64_t row_lo, int64_t row_hi) {
   const int64_t panel_count = (g.n + kWidth - 1) / kWidth;
   for (int64_t k0 = 0; k0 < g.k; k0 += kDepth) {
     const int64_t depth = std::min(kDepth, g.k - k0);
@@ -220,6 +250,7 @@ void compute_rows(const PanelGemm& g, const real* panels, int64_t row_lo, int64_
           else
             partial_block(rows, cols, blk);
         }
+        if (q == 0 && partial) add_to_group_sums(g, partial, i0, i1, k0, depth);
       }
     }
   }
@@ -243,16 +274,31 @@ void panel_gemm(const PanelGemm& g) {
   const int64_t panel_bytes = panel_count * g.k * kWidth * int64_t(sizeof(real));
   real* panels = static_cast<real*>(pool_allocate(panel_bytes));
   parallel_for(panel_count, g.k * kWidth, [&](int64_t q) { pack_panel(g, q, panels); });
-  // One block of whole register blocks per thread: every row of C is computed by the same
-  // sequence of operations whatever the split, so the result does not depend on the threads.
+  // One block of whole sum groups (of whole register blocks) per thread: every row of C is
+  // computed by the same sequence of operations whatever the split, so the result does not
+  // depend on the threads.
   const int64_t threads = omp_in_parallel() ? 1 : num_threads();
   const int64_t per_thread = (g.rows + threads - 1) / threads;
-  const int64_t block = (per_thread + kRows - 1) / kRows * kRows;
+  const int64_t block = (per_thread + kSumGroup - 1) / kSumGroup * kSumGroup;
   const int64_t blocks = (g.rows + block - 1) / block;
+  const int64_t groups = (g.rows + kSumGroup - 1) / kSumGroup;
+  const int64_t partial_bytes = g.col_sums ? groups * g.k * int64_t(sizeof(real)) : 0;
+  real* partial = g.col_sums ? static_cast<real*>(pool_allocate(partial_bytes)) : nullptr;
   parallel_for(blocks, block * g.n * g.k, [&](int64_t t) {
-    compute_rows(g, panels, t * block, std::min(g.rows, (t + 1) * block));
+    compute_rows(g, panels, partial, t * block, std::min(g.rows, (t + 1) * block));
   });
   pool_release(panels, panel_bytes);
+  if (!partial) return;
+  parallel_chunks(g.k, groups, [&](int64_t p0, int64_t count) {
+    real* out = g.col_sums + p0;
+    std::copy(partial + p0, partial + p0 + count, out);
+    for (int64_t grp = 1; grp < groups; ++grp) {
+      const real* part = partial + grp * g.k + p0;
+#pragma omp simd
+      for (int64_t p = 0; p < count; ++p) out[p] += part[p];
+    }
+  });
+  pool_release(partial, partial_bytes);
 #endif
 }
 

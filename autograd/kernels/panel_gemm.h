@@ -45,6 +45,10 @@ struct PanelGemm {
   int64_t ld_scale = 0;
   real* c = nullptr;
   int64_t ldc = 0;
+  // col_sums (k) = the sum over rows of A, written when set: in the input gradient dy W, the
+  // bias gradient, taken from A's rows while they are in cache for the product. The same bits
+  // whatever the thread count: groups of rows are summed in order, then the groups in order.
+  real* col_sums = nullptr;
 };
 
 void panel_gemm(const PanelGemm& g);

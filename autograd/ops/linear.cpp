@@ -74,6 +74,10 @@ struct LinearOp final : Op {
     Tensor db, masked;  // with relu: the bias gradient, made in the masking pass
     if (relu) masked = relu_masked_dy(db);
     const Tensor& g = relu ? masked : dy();
+    // Without relu the bias gradient (dy's column sums) comes from the input gradient's GEMM,
+    // which reads dy's rows anyway.
+    const bool sums_in_gemm = !relu && has_bias && needs_grad(2) && needs_grad(0);
+    if (sums_in_gemm) db = Tensor::empty({out});
     if (needs_grad(0)) {
       // The scaled store writes, never adds: with a GELU, always a fresh tensor.
       Tensor* sum_into = gelu_in ? nullptr : existing_grad(0);
@@ -89,7 +93,8 @@ struct LinearOp final : Op {
                            .scale = gelu_in ? slope.data() : nullptr,
                            .ld_scale = in,
                            .c = (sum_into ? *sum_into : fresh).data(),
-                           .ldc = in});
+                           .ldc = in,
+                           .col_sums = sums_in_gemm ? db.data() : nullptr});
       if (!sum_into) accumulate(0, fresh);
     }
     if (needs_grad(1)) {
@@ -99,7 +104,8 @@ struct LinearOp final : Op {
                     real(sum_into ? 1 : 0), (sum_into ? *sum_into : fresh).data(), in);
       if (!sum_into) accumulate(1, fresh);
     }
-    if (has_bias && needs_grad(2)) accumulate(2, relu ? db : kernels::sum_to_shape(g, {out}));
+    if (has_bias && needs_grad(2))
+      accumulate(2, relu || sums_in_gemm ? db : kernels::sum_to_shape(g, {out}));
   }
 
   // dy * [y > 0] (PyTorch's relu derivative: 0 at the kink), and with a bias also its column

@@ -1,6 +1,7 @@
 // The linear layers' own GEMM (kernels/panel_gemm.h) against a plain triple loop in double:
-// both layouts of the weight, a bias row, accumulation, ReLU, an element-wise scale, sizes that
-// leave partial register blocks and panels, k longer than one pass, and 1 against 2 threads.
+// both layouts of the weight, a bias row, accumulation, ReLU, an element-wise scale, A's column
+// sums, sizes that leave partial register blocks and panels, k longer than one pass, and 1
+// against 2 threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -32,6 +33,7 @@ double worst_error(Generator& gen, const Case& t) {
                           bias = random_values(gen, t.n),
                           scale = random_values(gen, t.rows * (t.n + 1));
   std::vector<real> c = random_values(gen, t.rows * ldc);
+  std::vector<real> sums(t.k, std::numeric_limits<real>::quiet_NaN());  // written, never read
   if (!t.accumulate)  // C is only written: NaN there would poison any read
     std::fill(c.begin(), c.end(), std::numeric_limits<real>::quiet_NaN());
   std::vector<double> want(t.rows * t.n), bound(t.rows * t.n);
@@ -65,8 +67,17 @@ double worst_error(Generator& gen, const Case& t) {
                        .scale = t.scaled ? scale.data() : nullptr,
                        .ld_scale = t.n + 1,
                        .c = c.data(),
-                       .ldc = ldc});
+                       .ldc = ldc,
+                       .col_sums = sums.data()});
   double worst = 0;
+  // A's column sums, against the same bound for a sum of rows + 1 terms.
+  for (int64_t p = 0; p < t.k; ++p) {
+    double s = 0, magnitude = 0;
+    for (int64_t i = 0; i < t.rows; ++i) s += a[i * lda + p], magnitude += std::abs(a[i * lda + p]);
+    const double sum_bound =
+        double(t.rows + 1) * eps * magnitude + std::numeric_limits<real>::min();
+    worst = std::max(worst, std::abs(sums[p] - s) / sum_bound);
+  }
   for (int64_t i = 0; i < t.rows; ++i) {
     for (int64_t j = 0; j < t.n; ++j)
       worst = std::max(
@@ -113,7 +124,7 @@ TEST_SUITE("kernels") {
     const int64_t rows = 1003, k = 300, n = 70;
     const std::vector<real> a = random_values(gen, rows * k), b = random_values(gen, n * k),
                             bias = random_values(gen, n);
-    std::vector<real> c1(rows * n), c2(rows * n);
+    std::vector<real> c1(rows * n), c2(rows * n), sums1(k), sums2(k);
     for (auto* c : {&c1, &c2}) {
       set_num_threads(c == &c1 ? 1 : 2);
       kernels::panel_gemm({.rows = rows,
@@ -126,10 +137,12 @@ TEST_SUITE("kernels") {
                            .b_transposed = true,
                            .row_init = bias.data(),
                            .c = c->data(),
-                           .ldc = n});
+                           .ldc = n,
+                           .col_sums = (c == &c1 ? sums1 : sums2).data()});
     }
     set_num_threads(before);
     CHECK(c1 == c2);
+    CHECK(sums1 == sums2);
   }
 #endif
 }
