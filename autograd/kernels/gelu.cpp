@@ -124,9 +124,14 @@ int64_t gelu_exact_with_slope8(const float* x, float* y, float* slope, int64_t n
     const __m256 v = _mm256_loadu_ps(x + j);
     const ErfLanes lanes(v);
     const __m256 t = _mm256_mul_ps(v, v);
-    const __m256 gauss = lanes.far_lanes == 0 ? horner8(t, kHalfGaussNear)
-                                              : vexp8(_mm256_mul_ps(_mm256_set1_ps(-0.5f), t));
-    const __m256 cdf = _mm256_fmadd_ps(half, lanes.erf(), half);
+    __m256 gauss, cdf;
+    if (lanes.far_lanes == 0) {  // two short polynomials
+      gauss = horner8(t, kHalfGaussNear);
+      cdf = _mm256_fmadd_ps(half, lanes.near(), half);
+    } else {
+      gauss = vexp8(_mm256_mul_ps(_mm256_set1_ps(-0.5f), t));
+      cdf = _mm256_fmadd_ps(half, lanes.erf(), half);
+    }
     _mm256_storeu_ps(y + j, _mm256_mul_ps(v, cdf));
     _mm256_storeu_ps(slope + j, _mm256_fmadd_ps(_mm256_mul_ps(v, inv_sqrt_2pi), gauss, cdf));
   }
