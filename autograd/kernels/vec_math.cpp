@@ -114,6 +114,10 @@ void softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c) {
   real dot = 0;
 #pragma omp simd reduction(+ : dot)
   for (int64_t j = 0; j < c; ++j) dot += dy[j] * y[j];
+  softmax_backward_row_given(y, dy, dx, c, dot);
+}
+
+void softmax_backward_row_given(const real* y, const real* dy, real* dx, int64_t c, real dot) {
 #pragma omp simd
   for (int64_t j = 0; j < c; ++j) dx[j] = y[j] * (dy[j] - dot);
 }

@@ -133,6 +133,8 @@ void vtanh_n(const real* x, real* y, int64_t n);
 void softmax_row(const real* x, real* y, int64_t c);
 // The softmax backward for one row: dx_j = y_j (dy_j - sum_i dy_i y_i).
 void softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c);
+// The same when sum_i dy_i y_i is known (attention: it equals dO . O for the row, D values).
+void softmax_backward_row_given(const real* y, const real* dy, real* dx, int64_t c, real dot);
 // log sum_j exp(x_j) of one row, max-subtracted (never overflows; the log never sees 0).
 real log_sum_exp_row(const real* x, int64_t c);
 // y_j = scale * (exp(x_j - shift) - offset) for one row: softmax from a known log-normaliser

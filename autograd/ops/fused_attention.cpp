@@ -58,6 +58,7 @@ real* thread_scratch(int64_t n) {
 struct FusedAttentionOp final : Op {
   FusedAttentionSpec spec;
   Tensor p;  // (B,H,Tq,Tk): the weights, which the derivative needs (0 where hidden)
+  Tensor o;  // (B,Tq,H*Dv): the output (shared storage), for the softmax backward's dot
   std::optional<Tensor> extra_dp;  // the weights' own gradient (AttentionProbsOp), if any
   std::vector<Tensor> saved;       // the inputs (shared storage, no copy)
   int view_input[3] = {0, 0, 0};   // which input q, k and v read
@@ -145,12 +146,15 @@ struct FusedAttentionOp final : Op {
                          .ldc = out_ld(),
                          .triangle = tri.triangle(Triangle::Part::kLowerA, r0)});
         });
+    o = out;
     return out;
   }
 
   // Rows [r0, r1) of head `mat`, with O = P V, S = scale Q K^T, P = softmax(S) (per row):
   //   dP = dO V^T (+ the weights' own gradient),  dS_i = P_i (dP_i - <P_i, dP_i>)  (softmax),
   //   dQ = scale dS K.
+  // Without the weights' own gradient <P_i, dP_i> = <P_i, dO_i V^T> = <dO_i, O_i>: Dv products
+  // instead of Tk, and the softmax backward is one pass over the row.
   // dS goes to ds (row i at ds + i Tk; its hidden part is never read).
   void backward_rows(int64_t mat, int64_t r0, int64_t r1, real* ds, const GradView* dq) const {
     const int64_t bi = mat / h, hi = mat % h, tq_ = tq(), tk_ = tk();
@@ -176,8 +180,15 @@ struct FusedAttentionOp final : Op {
       if (extra_dp) {
         const real* extra = extra_dp->data() + (mat * tq_ + i) * tk_;
         for (int64_t j = 0; j < seen; ++j) row[j] += extra[j];
+        kernels::softmax_backward_row(pm + i * tk_, row, row, width);
+        continue;
       }
-      kernels::softmax_backward_row(pm + i * tk_, row, row, width);
+      const real* dout_i = dout + i * out_ld();
+      const real* o_i = o.data() + (bi * tq_ + i) * out_ld() + hi * dv;
+      real dot = 0;
+#pragma omp simd reduction(+ : dot)
+      for (int64_t e = 0; e < dv; ++e) dot += dout_i[e] * o_i[e];
+      kernels::softmax_backward_row_given(pm + i * tk_, row, row, width, dot);
     }
     if (!dq) return;
     kernels::gemm({.m = r1 - r0,
@@ -318,7 +329,9 @@ struct FusedAttentionOp final : Op {
         });
   }
 
-  const char* name() const override { return "fused_attention"; }
+  const char* name() const override {
+    return "fused_attention";
+  }
 };
 
 // The weights (B,H,Tq,Tk) as a Var of their own, for plots and for losses on them. Its input is
