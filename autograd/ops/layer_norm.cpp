@@ -8,6 +8,7 @@
 #include "autograd/functional.h"
 #include "autograd/kernels/broadcast.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/row_stats.h"
 
 namespace attn {
 
@@ -36,13 +37,7 @@ struct LayerNormOp final : Op {
     kernels::parallel_for(rows, c * 6, [&](int64_t r) {
       const real* xr = px + r * c;
       real* yr = py + r * c;
-      real mu = 0, var = 0;
-#pragma omp simd reduction(+ : mu)
-      for (int64_t j = 0; j < c; ++j) mu += xr[j];
-      mu /= static_cast<real>(c);
-#pragma omp simd reduction(+ : var)
-      for (int64_t j = 0; j < c; ++j) var += (xr[j] - mu) * (xr[j] - mu);  // two passes: no
-      var /= static_cast<real>(c);  // cancellation from E[x^2] - E[x]^2
+      const auto [mu, var] = kernels::row_moments(xr, c);  // two passes: no cancellation
       const real s = 1 / std::sqrt(var + eps);
       pm[r] = mu, ps[r] = s;
 #pragma omp simd
@@ -98,15 +93,7 @@ struct LayerNormOp final : Op {
   // One row of dx (see backward), written to dr or, with add, added onto it.
   void dx_row(
       const real* xr, const real* gr, const real* pw, real mu, real s, real* dr, bool add) const {
-    real mean_g = 0, mean_gx = 0;
-#pragma omp simd reduction(+ : mean_g, mean_gx)
-    for (int64_t j = 0; j < c; ++j) {
-      const real g = gr[j] * pw[j];
-      mean_g += g;
-      mean_gx += g * (xr[j] - mu) * s;
-    }
-    mean_g /= static_cast<real>(c);
-    mean_gx /= static_cast<real>(c);
+    const auto [mean_g, mean_gx] = kernels::layer_norm_grad_means(xr, gr, pw, mu, s, c);
     auto dx_j = [&](int64_t j) {
       const real xhat = (xr[j] - mu) * s;
       return s * (gr[j] * pw[j] - mean_g - xhat * mean_gx);

@@ -80,6 +80,9 @@ std::vector<OpCase> nn_op_cases() {
               [](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 1e-5); });
   with_params("layer_norm_2d", {4, 6}, 3.0, 2, "F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)",
               [](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 1e-5); });
+  // Rows of 64: the four-vector reductions of the float build (kernels/row_stats.h).
+  with_params("layer_norm_wide", {3, 64}, 3.0, 2, "F.layer_norm(x, (x.shape[-1],), w, b, 1e-5)",
+              [](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 1e-5); });
   with_params("rms_norm", {2, 3, 5}, 1.0, 1,
               "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w",
               [](const std::vector<Var>& v) { return rms_norm(v[0], v[1], 1e-6); });

@@ -130,14 +130,16 @@ TEST_SUITE("autograd") {
   TEST_CASE("layer_norm equals (x - mean) / sqrt(var + eps) * w + b") {
     Generator g(3);
     const real eps = 1e-5;
-    check_fused_equals_composed(
-        {Tensor::randn({2, 3, 8}, g, 2.0), Tensor::rand({8}, g, 0.5, 1.5), Tensor::randn({8}, g)},
-        [eps](const auto& v) { return layer_norm(v[0], v[1], v[2], eps); },
-        [eps](const auto& v) {
-          Var centred = sub(v[0], mean(v[0], -1, true));
-          Var var = mean(mul(centred, centred), -1, true);
-          return add(mul(div(centred, sqrt(add_scalar(var, eps))), v[1]), v[2]);
-        });
+    // Rows of 8, and of 64 (a multiple of 32: the four-vector reductions, kernels/row_stats.h).
+    for (const int64_t c : {8, 64})
+      check_fused_equals_composed(
+          {Tensor::randn({2, 3, c}, g, 2.0), Tensor::rand({c}, g, 0.5, 1.5), Tensor::randn({c}, g)},
+          [eps](const auto& v) { return layer_norm(v[0], v[1], v[2], eps); },
+          [eps](const auto& v) {
+            Var centred = sub(v[0], mean(v[0], -1, true));
+            Var var = mean(mul(centred, centred), -1, true);
+            return add(mul(div(centred, sqrt(add_scalar(var, eps))), v[1]), v[2]);
+          });
   }
 
   TEST_CASE("rms_norm equals x / sqrt(mean(x^2) + eps) * w") {
