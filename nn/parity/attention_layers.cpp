@@ -45,6 +45,10 @@ std::vector<ParityLayerSpec> attention_parity_layers() {
        {{"embed_dim", "4"}, {"num_heads", "2"}, {"causal", "true"}, {"bias", "false"}}},
       {"cross_padded", {{"embed_dim", "4"}, {"num_heads", "2"}, {"cross", "true"}}},
       {"gqa", {{"embed_dim", "8"}, {"num_heads", "4"}, {"n_kv_heads", "2"}, {"cross", "true"}}},
+      // Self-attention without masks other than causal takes the fused kernel (fused_attention);
+      // the masked and padded configs above and below take head_slice + sdpa.
+      {"gqa_self_causal",
+       {{"embed_dim", "8"}, {"num_heads", "4"}, {"n_kv_heads", "2"}, {"causal", "true"}}},
       {"mqa_masked",
        {{"embed_dim", "4"}, {"num_heads", "2"}, {"n_kv_heads", "1"}, {"attn_mask", "true"}}},
   };
