@@ -8,6 +8,8 @@
 // the two never oversubscribe the cores (see docs/performance.md for the measurements).
 #pragma once
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -37,6 +39,27 @@ void parallel_for(int64_t n, int64_t work_per_item, Body&& body) {
   }
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) body(i);
+}
+
+// Runs two independent jobs at once, one per thread, when there are exactly two threads, no
+// parallel region is open yet and each job is worth a thread (work scalar operations);
+// otherwise one after the other (each may then use every thread). For pairs of products of the
+// same size, a linear layer's input and weight gradients: each on one core, instead of each
+// split across both with a barrier and shared packing per product.
+template <class A, class B>
+void run_pair(int64_t work, A&& a, B&& b) {
+  if (num_threads() != 2 || omp_in_parallel() || work < 16 * kParallelThreshold) {
+    a();
+    b();
+    return;
+  }
+#pragma omp parallel num_threads(2)
+  {
+    if (omp_get_thread_num() == 0)
+      a();
+    else
+      b();
+  }
 }
 
 // Elements per parallel_chunks item: long enough for the inner loop to vectorise.

@@ -78,10 +78,15 @@ struct LinearOp final : Op {
     // which reads dy's rows anyway.
     const bool sums_in_gemm = !relu && has_bias && needs_grad(2) && needs_grad(0);
     if (sums_in_gemm) db = Tensor::empty({out});
-    if (needs_grad(0)) {
-      // The scaled store writes, never adds: with a GELU, always a fresh tensor.
-      Tensor* sum_into = gelu_in ? nullptr : existing_grad(0);
-      Tensor fresh = sum_into ? Tensor() : Tensor::empty(x.shape());
+    // The buffers first (gradients and the tensor pool are this thread's business), then the
+    // two products side by side, one per core (kernels::run_pair), then the bookkeeping.
+    // The scaled store writes, never adds: with a GELU, always a fresh dx.
+    Tensor* dx_into = needs_grad(0) && !gelu_in ? existing_grad(0) : nullptr;
+    Tensor* dw_into = needs_grad(1) ? existing_grad(1) : nullptr;
+    Tensor dx = needs_grad(0) && !dx_into ? Tensor::empty(x.shape()) : Tensor();
+    Tensor dw = needs_grad(1) && !dw_into ? Tensor::empty(w.shape()) : Tensor();
+    auto input_gradient = [&] {
+      if (!needs_grad(0)) return;
       kernels::panel_gemm({.rows = rows,
                            .k = out,
                            .n = in,
@@ -89,21 +94,21 @@ struct LinearOp final : Op {
                            .lda = out,
                            .b = w.data(),
                            .ldb = in,
-                           .accumulate = sum_into != nullptr,
+                           .accumulate = dx_into != nullptr,
                            .scale = gelu_in ? slope.data() : nullptr,
                            .ld_scale = in,
-                           .c = (sum_into ? *sum_into : fresh).data(),
+                           .c = (dx_into ? *dx_into : dx).data(),
                            .ldc = in,
                            .col_sums = sums_in_gemm ? db.data() : nullptr});
-      if (!sum_into) accumulate(0, fresh);
-    }
-    if (needs_grad(1)) {
-      Tensor* sum_into = existing_grad(1);
-      Tensor fresh = sum_into ? Tensor() : Tensor::empty(w.shape());
+    };
+    auto weight_gradient = [&] {
+      if (!needs_grad(1)) return;
       kernels::gemm(true, false, out, in, rows, 1, g.data(), out, x.data(), in,
-                    real(sum_into ? 1 : 0), (sum_into ? *sum_into : fresh).data(), in);
-      if (!sum_into) accumulate(1, fresh);
-    }
+                    real(dw_into ? 1 : 0), (dw_into ? *dw_into : dw).data(), in);
+    };
+    kernels::run_pair(2 * rows * in * out, input_gradient, weight_gradient);
+    if (needs_grad(0) && !dx_into) accumulate(0, dx);
+    if (needs_grad(1) && !dw_into) accumulate(1, dw);
     if (has_bias && needs_grad(2))
       accumulate(2, relu || sums_in_gemm ? db : kernels::sum_to_shape(g, {out}));
   }

@@ -9,6 +9,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/kernels/parallel.h"
 
 namespace attn {
 
@@ -206,6 +207,26 @@ TEST_SUITE("autograd") {
             return add(linear(gelu(v[0], approx), v[1], v[2]), linear(v[0], v[1]));
           });
     }
+  }
+
+  TEST_CASE("linear's input and weight gradients side by side on 2 threads equal matmul + add") {
+    // Big enough for kernels::run_pair to give each product its own thread; x and w also feed a
+    // second term, so both gradients already exist when linear's backward adds into them.
+    const int before = num_threads();
+    set_num_threads(2);
+    Generator g(21);
+    for (const bool relu : {false, true})
+      check_fused_equals_composed(
+          {Tensor::randn({512, 64}, g), Tensor::randn({48, 64}, g), Tensor::randn({48}, g)},
+          [relu](const auto& v) {
+            const Var y = relu ? linear_relu(v[0], v[1], v[2]) : linear(v[0], v[1], v[2]);
+            return add(y, matmul(v[0], v[1], false, true));
+          },
+          [relu](const auto& v) {
+            const Var y = add(matmul(v[0], v[1], false, true), v[2]);
+            return add(relu ? attn::relu(y) : y, matmul(v[0], v[1], false, true));
+          });
+    set_num_threads(before);
   }
 
   TEST_CASE("fused op errors name the op and the shapes or the bad value") {
