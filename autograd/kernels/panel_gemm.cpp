@@ -260,35 +260,32 @@ void compute_rows(
 
 }  // namespace
 
-void panel_gemm(const PanelGemm& g) {
+namespace {
+
+void check_options(const PanelGemm& g) {
   if (g.scale && (g.row_init || g.accumulate || g.relu))
     throw std::invalid_argument(
         "panel_gemm: scale goes with neither row_init, accumulate nor relu");
-  if (g.rows == 0 || g.n == 0) return;
-#if !(defined(__AVX2__) && defined(__FMA__))
-  return panel_gemm_by_blas(g);
-#else
-  // Few rows: packing the weight would cost about as much as the product itself.
-  if (g.rows < kMinRows || g.k == 0 || (g.row_init && g.accumulate)) return panel_gemm_by_blas(g);
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+// Few rows: packing the weight would cost about as much as the product itself.
+bool takes_blas(const PanelGemm& g) {
+  return g.rows < kMinRows || g.k == 0 || (g.row_init && g.accumulate);
+}
+
+// The weight as panels, packed by the threads together, in a pooled buffer of *bytes.
+real* packed_panels(const PanelGemm& g, int64_t* bytes) {
   const int64_t panel_count = (g.n + kWidth - 1) / kWidth;
-  const int64_t panel_bytes = panel_count * g.k * kWidth * int64_t(sizeof(real));
-  real* panels = static_cast<real*>(pool_allocate(panel_bytes));
+  *bytes = panel_count * g.k * kWidth * int64_t(sizeof(real));
+  real* panels = static_cast<real*>(pool_allocate(*bytes));
   parallel_for(panel_count, g.k * kWidth, [&](int64_t q) { pack_panel(g, q, panels); });
-  // One block of whole sum groups (of whole register blocks) per thread: every row of C is
-  // computed by the same sequence of operations whatever the split, so the result does not
-  // depend on the threads.
-  const int64_t threads = omp_in_parallel() ? 1 : num_threads();
-  const int64_t per_thread = (g.rows + threads - 1) / threads;
-  const int64_t block = (per_thread + kSumGroup - 1) / kSumGroup * kSumGroup;
-  const int64_t blocks = (g.rows + block - 1) / block;
+  return panels;
+}
+
+// col_sums = the groups' partial sums added in group order (the same whoever made them).
+void finish_col_sums(const PanelGemm& g, const real* partial) {
   const int64_t groups = (g.rows + kSumGroup - 1) / kSumGroup;
-  const int64_t partial_bytes = g.col_sums ? groups * g.k * int64_t(sizeof(real)) : 0;
-  real* partial = g.col_sums ? static_cast<real*>(pool_allocate(partial_bytes)) : nullptr;
-  parallel_for(blocks, block * g.n * g.k, [&](int64_t t) {
-    compute_rows(g, panels, partial, t * block, std::min(g.rows, (t + 1) * block));
-  });
-  pool_release(panels, panel_bytes);
-  if (!partial) return;
   parallel_chunks(g.k, groups, [&](int64_t p0, int64_t count) {
     real* out = g.col_sums + p0;
     std::copy(partial + p0, partial + p0 + count, out);
@@ -298,6 +295,75 @@ void panel_gemm(const PanelGemm& g) {
       for (int64_t p = 0; p < count; ++p) out[p] += part[p];
     }
   });
+}
+
+int64_t partial_sum_bytes(const PanelGemm& g) {
+  const int64_t groups = (g.rows + kSumGroup - 1) / kSumGroup;
+  return g.col_sums ? groups * g.k * int64_t(sizeof(real)) : 0;
+}
+#endif
+
+}  // namespace
+
+SharedPanelGemm::SharedPanelGemm(const PanelGemm& g) : g_(g) {
+  check_options(g);
+  if (g.rows == 0 || g.n == 0) return;
+#if defined(__AVX2__) && defined(__FMA__)
+  if (takes_blas(g)) return;
+  kernel_ = true;
+  panels_ = packed_panels(g, &panel_bytes_);
+  partial_bytes_ = partial_sum_bytes(g);
+  if (partial_bytes_) partial_ = static_cast<real*>(pool_allocate(partial_bytes_));
+  chunks_ = (g.rows + kRowChunk - 1) / kRowChunk;
+#endif
+}
+
+void SharedPanelGemm::run() {
+  if (!kernel_) {
+    if (g_.rows > 0 && g_.n > 0 && next_.fetch_add(1) == 0) panel_gemm_by_blas(g_);
+    return;
+  }
+#if defined(__AVX2__) && defined(__FMA__)
+  // Chunks start at multiples of kRowChunk, whole sum groups: any thread may take any chunk.
+  for (int64_t c = next_.fetch_add(1); c < chunks_; c = next_.fetch_add(1))
+    compute_rows(g_, panels_, partial_, c * kRowChunk, std::min(g_.rows, (c + 1) * kRowChunk));
+#endif
+}
+
+SharedPanelGemm::~SharedPanelGemm() {
+#if defined(__AVX2__) && defined(__FMA__)
+  if (!kernel_) return;
+  pool_release(panels_, panel_bytes_);
+  if (!partial_) return;
+  finish_col_sums(g_, partial_);
+  pool_release(partial_, partial_bytes_);
+#endif
+}
+
+void panel_gemm(const PanelGemm& g) {
+  check_options(g);
+  if (g.rows == 0 || g.n == 0) return;
+#if !(defined(__AVX2__) && defined(__FMA__))
+  return panel_gemm_by_blas(g);
+#else
+  if (takes_blas(g)) return panel_gemm_by_blas(g);
+  int64_t panel_bytes = 0;
+  real* panels = packed_panels(g, &panel_bytes);
+  // One block of whole sum groups (of whole register blocks) per thread: every row of C is
+  // computed by the same sequence of operations whatever the split, so the result does not
+  // depend on the threads.
+  const int64_t threads = omp_in_parallel() ? 1 : num_threads();
+  const int64_t per_thread = (g.rows + threads - 1) / threads;
+  const int64_t block = (per_thread + kSumGroup - 1) / kSumGroup * kSumGroup;
+  const int64_t blocks = (g.rows + block - 1) / block;
+  const int64_t partial_bytes = partial_sum_bytes(g);
+  real* partial = g.col_sums ? static_cast<real*>(pool_allocate(partial_bytes)) : nullptr;
+  parallel_for(blocks, block * g.n * g.k, [&](int64_t t) {
+    compute_rows(g, panels, partial, t * block, std::min(g.rows, (t + 1) * block));
+  });
+  pool_release(panels, panel_bytes);
+  if (!partial) return;
+  finish_col_sums(g, partial);
   pool_release(partial, partial_bytes);
 #endif
 }

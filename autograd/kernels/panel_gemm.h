@@ -20,6 +20,7 @@
 // this kernel would need both operands packed; a trial measured 1.06-1.2x OpenBLAS's time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "autograd/real.h"
@@ -52,5 +53,27 @@ struct PanelGemm {
 };
 
 void panel_gemm(const PanelGemm& g);
+
+// The same product, computed by whichever threads call run(): each call claims chunks of rows
+// until none are left. For sharing the cores with other work: LinearOp's backward runs the
+// weight gradient on one thread and this on the other, and the first to finish helps with the
+// rest. The weight is packed (by all threads) on construction, the column sums are finished on
+// destruction; every row and sum comes out as from panel_gemm, whoever computed it.
+class SharedPanelGemm {
+ public:
+  explicit SharedPanelGemm(const PanelGemm& g);
+  ~SharedPanelGemm();
+  SharedPanelGemm(const SharedPanelGemm&) = delete;
+  SharedPanelGemm& operator=(const SharedPanelGemm&) = delete;
+  void run();  // safe to call from several threads at once
+
+ private:
+  PanelGemm g_;
+  bool kernel_ = false;  // false: the BLAS fallback, done whole by the first run()
+  real* panels_ = nullptr;
+  real* partial_ = nullptr;
+  int64_t panel_bytes_ = 0, partial_bytes_ = 0, chunks_ = 0;
+  std::atomic<int64_t> next_{0};
+};
 
 }  // namespace attn::kernels

@@ -46,9 +46,13 @@ void parallel_for(int64_t n, int64_t work_per_item, Body&& body) {
 // otherwise one after the other (each may then use every thread). For pairs of products of the
 // same size, a linear layer's input and weight gradients: each on one core, instead of each
 // split across both with a barrier and shared packing per product.
+inline bool runs_as_pair(int64_t work) {
+  return num_threads() == 2 && !omp_in_parallel() && work >= 16 * kParallelThreshold;
+}
+
 template <class A, class B>
 void run_pair(int64_t work, A&& a, B&& b) {
-  if (num_threads() != 2 || omp_in_parallel() || work < 16 * kParallelThreshold) {
+  if (!runs_as_pair(work)) {
     a();
     b();
     return;

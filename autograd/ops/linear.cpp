@@ -85,28 +85,39 @@ struct LinearOp final : Op {
     Tensor* dw_into = needs_grad(1) ? existing_grad(1) : nullptr;
     Tensor dx = needs_grad(0) && !dx_into ? Tensor::empty(x.shape()) : Tensor();
     Tensor dw = needs_grad(1) && !dw_into ? Tensor::empty(w.shape()) : Tensor();
-    auto input_gradient = [&] {
-      if (!needs_grad(0)) return;
-      kernels::panel_gemm({.rows = rows,
-                           .k = out,
-                           .n = in,
-                           .a = g.data(),
-                           .lda = out,
-                           .b = w.data(),
-                           .ldb = in,
-                           .accumulate = dx_into != nullptr,
-                           .scale = gelu_in ? slope.data() : nullptr,
-                           .ld_scale = in,
-                           .c = (dx_into ? *dx_into : dx).data(),
-                           .ldc = in,
-                           .col_sums = sums_in_gemm ? db.data() : nullptr});
-    };
+    const kernels::PanelGemm input_product{.rows = rows,
+                                           .k = out,
+                                           .n = in,
+                                           .a = g.data(),
+                                           .lda = out,
+                                           .b = w.data(),
+                                           .ldb = in,
+                                           .accumulate = dx_into != nullptr,
+                                           .scale = gelu_in ? slope.data() : nullptr,
+                                           .ld_scale = in,
+                                           .c = (dx_into ? *dx_into : dx).data(),
+                                           .ldc = in,
+                                           .col_sums = sums_in_gemm ? db.data() : nullptr};
     auto weight_gradient = [&] {
       if (!needs_grad(1)) return;
       kernels::gemm(true, false, out, in, rows, 1, g.data(), out, x.data(), in,
                     real(dw_into ? 1 : 0), (dw_into ? *dw_into : dw).data(), in);
     };
-    kernels::run_pair(2 * rows * in * out, input_gradient, weight_gradient);
+    const int64_t work = 2 * rows * in * out;
+    if (needs_grad(0) && needs_grad(1) && kernels::runs_as_pair(work)) {
+      // The two products have the same FLOPs but not quite the same speed (a GELU's scaled
+      // store, OpenBLAS's packing): the core done first takes the input gradient's last chunks.
+      kernels::SharedPanelGemm input_gradient(input_product);
+      kernels::run_pair(
+          work, [&] { input_gradient.run(); },
+          [&] {
+            weight_gradient();
+            input_gradient.run();
+          });
+    } else {
+      if (needs_grad(0)) kernels::panel_gemm(input_product);
+      weight_gradient();
+    }
     if (needs_grad(0) && !dx_into) accumulate(0, dx);
     if (needs_grad(1) && !dw_into) accumulate(1, dw);
     if (has_bias && needs_grad(2))

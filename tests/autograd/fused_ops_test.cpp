@@ -215,16 +215,20 @@ TEST_SUITE("autograd") {
     const int before = num_threads();
     set_num_threads(2);
     Generator g(21);
-    for (const bool relu : {false, true})
+    // Plain, with ReLU (no column sums in the GEMM) and with GELU (the scaled store).
+    for (const int kind : {0, 1, 2})
       check_fused_equals_composed(
           {Tensor::randn({512, 64}, g), Tensor::randn({48, 64}, g), Tensor::randn({48}, g)},
-          [relu](const auto& v) {
-            const Var y = relu ? linear_relu(v[0], v[1], v[2]) : linear(v[0], v[1], v[2]);
+          [kind](const auto& v) {
+            const Var y = kind == 1   ? linear_relu(v[0], v[1], v[2])
+                          : kind == 2 ? gelu_linear(v[0], v[1], v[2])
+                                      : linear(v[0], v[1], v[2]);
             return add(y, matmul(v[0], v[1], false, true));
           },
-          [relu](const auto& v) {
-            const Var y = add(matmul(v[0], v[1], false, true), v[2]);
-            return add(relu ? attn::relu(y) : y, matmul(v[0], v[1], false, true));
+          [kind](const auto& v) {
+            const Var in = kind == 2 ? gelu(v[0]) : v[0];
+            const Var y = add(matmul(in, v[1], false, true), v[2]);
+            return add(kind == 1 ? attn::relu(y) : y, matmul(v[0], v[1], false, true));
           });
     set_num_threads(before);
   }
