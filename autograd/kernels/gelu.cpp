@@ -32,6 +32,22 @@ inline real tanh_form_cdf(real x) {
   return 1 / (1 + vexp(-2 * u));
 }
 
+// The derivatives, given the CDF factor at x (see gelu_backward_n for the formulas).
+inline real tanh_form_slope(real x, real s) {
+  return s + 2 * x * s * (1 - s) * kSqrt2OverPi * (1 + 3 * kCubic * x * x);
+}
+inline real exact_slope(real x, real cdf) {
+  return cdf + x * kInvSqrt2Pi * vexp(real(-0.5) * x * x);
+}
+
+// The CDF factor read back from the forward's output y = x cdf, except within 1e-4 of 0 where
+// y / x loses its digits: there both forms are 1/2 + x / sqrt(2 pi) to within x^3 / 15.
+inline real cdf_from_output(real x, real y) {
+  constexpr real kSmall = real(1e-4);
+  const bool small = x < kSmall && x > -kSmall;
+  return small ? real(0.5) + x * kInvSqrt2Pi : y / (small ? real(1) : x);
+}
+
 #ifdef ATTN_AVX2_FLOAT
 
 // exp(-t/2) for t = x^2 in [0, 2 kErfEdge^2] (the near branch's range of x), degree 6, within
@@ -161,20 +177,13 @@ void gelu_n(const real* x, real* y, int64_t n, bool tanh_form) {
 // Tanh form: d/dx [x s] = s + 2 x s (1 - s) u',  s = sigmoid(2u),  u' = sqrt(2/pi) (1 + 3 c x^2)
 // (the same as (1 + t)/2 + x (1 - t^2) u'/2 written with t = tanh u = 2s - 1).
 // The plain loops read Phi(x) (or s) back from the forward's output as y / x instead of
-// recomputing it: one division instead of an erf (or an exp). Near 0, where y / x loses its
-// digits, both are 1/2 + x / sqrt(2 pi) to within x^3 / 15 (below 1e-13 for |x| < 1e-4).
+// recomputing it: one division instead of an erf (or an exp) (cdf_from_output).
 void gelu_backward_n(
     const real* x, const real* y, const real* dy, real* dx, int64_t n, bool tanh_form) {
-  constexpr real kSmall = real(1e-4);
   if (tanh_form) {
 #pragma omp simd
-    for (int64_t j = 0; j < n; ++j) {
-      const real v = x[j];
-      const bool small = v < kSmall && v > -kSmall;
-      const real s = small ? real(0.5) + v * kInvSqrt2Pi : y[j] / (small ? real(1) : v);
-      const real du = kSqrt2OverPi * (1 + 3 * kCubic * v * v);
-      dx[j] = dy[j] * (s + 2 * v * s * (1 - s) * du);
-    }
+    for (int64_t j = 0; j < n; ++j)
+      dx[j] = dy[j] * tanh_form_slope(x[j], cdf_from_output(x[j], y[j]));
     return;
   }
   int64_t done = 0;
@@ -182,12 +191,7 @@ void gelu_backward_n(
   done = gelu_exact_backward8(x, y, dy, dx, n);
 #endif
 #pragma omp simd
-  for (int64_t j = done; j < n; ++j) {
-    const real v = x[j];
-    const bool small = v < kSmall && v > -kSmall;
-    const real cdf = small ? real(0.5) + v * kInvSqrt2Pi : y[j] / (small ? real(1) : v);
-    dx[j] = dy[j] * (cdf + v * kInvSqrt2Pi * vexp(real(-0.5) * v * v));
-  }
+  for (int64_t j = done; j < n; ++j) dx[j] = dy[j] * exact_slope(x[j], cdf_from_output(x[j], y[j]));
 }
 
 // Both at once: y as gelu_n, s = dy/dx as gelu_backward_n's factor (computed from x here, not
@@ -196,10 +200,9 @@ void gelu_with_slope_n(const real* x, real* y, real* slope, int64_t n, bool tanh
   if (tanh_form) {
 #pragma omp simd
     for (int64_t j = 0; j < n; ++j) {
-      const real v = x[j], s = tanh_form_cdf(v);
-      const real du = kSqrt2OverPi * (1 + 3 * kCubic * v * v);
-      y[j] = v * s;
-      slope[j] = s + 2 * v * s * (1 - s) * du;
+      const real s = tanh_form_cdf(x[j]);
+      y[j] = x[j] * s;
+      slope[j] = tanh_form_slope(x[j], s);
     }
     return;
   }
@@ -209,9 +212,9 @@ void gelu_with_slope_n(const real* x, real* y, real* slope, int64_t n, bool tanh
 #endif
 #pragma omp simd
   for (int64_t j = done; j < n; ++j) {
-    const real v = x[j], cdf = real(0.5) * (1 + verf(v * kInvSqrt2));
-    y[j] = v * cdf;
-    slope[j] = cdf + v * kInvSqrt2Pi * vexp(real(-0.5) * v * v);
+    const real cdf = real(0.5) * (1 + verf(x[j] * kInvSqrt2));
+    y[j] = x[j] * cdf;
+    slope[j] = exact_slope(x[j], cdf);
   }
 }
 

@@ -27,20 +27,17 @@ using kernels::Triangle;
 
 namespace {
 
-// The heads of one operand inside a (B,T,C) tensor: head h of batch entry b is the T x width
-// block at rows b T.., columns col + h width.., row stride ld = C.
-struct HeadView {
-  const real* base = nullptr;
+// The heads of one operand (or of its gradient, T = real) inside a (B,T,C) tensor: head h of
+// batch entry b is the T x width block at rows b T.., columns col + h width.., row stride
+// ld = C.
+template <class T>
+struct Heads {
+  T* base = nullptr;
   int64_t t = 0, ld = 0, col = 0, width = 0;
-  const real* head(int64_t b, int64_t h) const { return base + b * t * ld + col + h * width; }
+  T* head(int64_t b, int64_t h) const { return base + b * t * ld + col + h * width; }
 };
-
-// The same for a gradient being written.
-struct GradView {
-  real* base = nullptr;
-  int64_t t = 0, ld = 0, col = 0, width = 0;
-  real* head(int64_t b, int64_t h) const { return base + b * t * ld + col + h * width; }
-};
+using HeadView = Heads<const real>;
+using GradView = Heads<real>;
 
 // Above this many weights per thread (the scratch of one key head's query heads), the backward
 // no longer fits in L2 and the per-head jobs lose their point: it takes two phases instead.
