@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "autograd/kernels/vec_math.h"
 
@@ -26,14 +25,8 @@ int64_t triangle_jobs_per_matrix(int64_t matrices, int64_t rows) {
 }
 
 void softmax_visible_rows(const CausalRows& tri, real* scores, int64_t r0, int64_t r1) {
-  for (int64_t i = r0; i < r1; ++i) {
-    real* row = scores + i * tri.cols;
-    const int64_t seen = tri.visible(i), width = tri.vector_width(i);
-    // Hidden scores up to the vector width are -inf (weight exactly 0), the rest written as 0.
-    std::fill(row + seen, row + width, -std::numeric_limits<real>::infinity());
-    softmax_row(row, row, width);
-    std::fill(row + width, row + tri.cols, real(0));
-  }
+  for (int64_t i = r0; i < r1; ++i)
+    softmax_prefix_row(scores + i * tri.cols, tri.visible(i), tri.cols);
 }
 
 void grouped_tril_transposed_product(const CausalRows& tri,

@@ -131,6 +131,8 @@ void vtanh_n(const real* x, real* y, int64_t n);
 // y = softmax(x) over one contiguous row of c values (max-subtracted, so no overflow). A row of
 // only -inf gives NaN, as PyTorch.
 void softmax_row(const real* x, real* y, int64_t c);
+// Causal attention's row: softmax over row[0, seen) in place, and exactly 0 in [seen, cols).
+void softmax_prefix_row(real* row, int64_t seen, int64_t cols);
 // The softmax backward for one row: dx_j = y_j (dy_j - sum_i dy_i y_i).
 void softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c);
 // The same when sum_i dy_i y_i is known (attention: it equals dO . O for the row, D values).

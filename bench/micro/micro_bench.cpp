@@ -254,6 +254,41 @@ void BM_attention_head_fwd_bwd(benchmark::State& state) {
   set_flops(state, 3 * 2 * 2.0 * t * t * d);  // two (t,t,d) GEMMs, three times (fwd + 2 bwd)
 }
 
+// ---- fused multi-head attention at the workloads' shapes ----------------------------------------
+// (batch, T, heads, head_dim): W4 is (32, 128, 4, 32) causal; q, k and v are column blocks of one
+// (B, T, 3 C) projection as in the models. FLOPs count the visible triangle only (the kernels skip
+// the hidden one): forward Q K^T and P V, backward dP, dQ, dK, dV, each 2 (T(T+1)/2) d per head.
+void BM_fused_attention(benchmark::State& state, bool backward) {
+  const int64_t b = state.range(0), t = state.range(1), h = state.range(2), d = state.range(3);
+  const int64_t c = h * d;
+  Var qkv = Var::parameter(random_tensor({b, t, 3 * c}, 1));
+  const Tensor g = random_tensor({b, t, c}, 2);
+  const FusedAttentionSpec spec{.heads = h,
+                                .kv_heads = h,
+                                .head_dim = d,
+                                .v_head_dim = d,
+                                .q_col = 0,
+                                .k_col = c,
+                                .v_col = 2 * c,
+                                .scale = 1 / std::sqrt(static_cast<real>(d)),
+                                .causal = true};
+  for (auto _ : state) {
+    qkv.zero_grad();
+    Var out = fused_attention(qkv, qkv, qkv, spec).out;
+    if (backward) out.backward(g);
+    benchmark::DoNotOptimize(out.value().data());
+    tape().clear();
+  }
+  const double per_product = 2.0 * (t * (t + 1) / 2) * d * b * h;
+  set_flops(state, per_product * (backward ? 6 : 2));
+}
+void BM_fused_attention_fwd(benchmark::State& state) {
+  BM_fused_attention(state, false);
+}
+void BM_fused_attention_fwd_bwd(benchmark::State& state) {
+  BM_fused_attention(state, true);
+}
+
 // Registers every benchmark. With one thread the time is this thread's CPU time (on a shared
 // machine wall time also counts waiting for a core); with more, wall time (CPU time would
 // count only the main thread's share of the work).
@@ -290,6 +325,9 @@ void register_all() {
   benchmark::RegisterBenchmark("tape_overhead_nograd", BM_tape_overhead_nograd)
       ->Unit(benchmark::kMicrosecond);
   reg("attention_head_fwd_bwd", BM_attention_head_fwd_bwd)->Arg(128)->Arg(512);
+  for (auto [name, fn] : {std::pair<const char*, Fn>{"fused_attention_fwd", BM_fused_attention_fwd},
+                          {"fused_attention_fwd_bwd", BM_fused_attention_fwd_bwd}})
+    reg(name, fn)->Args({32, 128, 4, 32})->Args({64, 33, 8, 16});  // W4; W1's decoder
   benchmark::RegisterBenchmark("softmax_rows_std_exp", BM_softmax_rows_std_exp)
       ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("softmax_rows_vexp", BM_softmax_rows_vexp)

@@ -63,10 +63,11 @@ TEST_SUITE("autograd") {
   }
 
   TEST_CASE("softmax_row is right at every row length, short rows (registers) and long") {
-    // Lengths 1..80 cross the short-row path (<= 64, whole vectors plus a partial one) and the
-    // generic loops; every third entry is -inf (a masked score: weight exactly 0).
-    for (int64_t c = 1; c <= 80; ++c) {
-      std::vector<float> x(c), y(c);
+    // Lengths 1..140 cross the short-row path (<= 128, whole vectors plus a partial one) and
+    // the generic loops; every third entry is -inf (a masked score: weight exactly 0). y has a
+    // guard value after the row, which must survive.
+    for (int64_t c = 1; c <= 140; ++c) {
+      std::vector<float> x(c), y(c + 8, 42.0f);
       for (int64_t j = 0; j < c; ++j)
         x[j] = j % 3 == 2 ? -INFINITY : static_cast<float>((j * 37 % 11) - 5) * 0.7f;
       kernels::softmax_row(x.data(), y.data(), c);
@@ -78,12 +79,36 @@ TEST_SUITE("autograd") {
         CHECK(std::abs(y[j] - want) <= 1e-7 + 1e-6 * want);
         if (x[j] == -INFINITY) CHECK(y[j] == 0.0f);
       }
+      for (int64_t j = c; j < c + 8; ++j) CHECK(y[j] == 42.0f);
     }
     // A row with every entry masked has no defined softmax: NaN, as PyTorch gives.
     for (int64_t c : {5, 8, 13, 100}) {
       std::vector<float> x(c, -INFINITY), y(c);
       kernels::softmax_row(x.data(), y.data(), c);
       for (float v : y) CHECK(std::isnan(v));
+    }
+  }
+
+  TEST_CASE("softmax_prefix_row: softmax of the seen values, exact zeros up to the row's end") {
+    // Row lengths that are and are not whole vectors, every seen count up to the row: the
+    // whole-vector path (the padding lanes inside the row), the exact path (a row of 33 seen
+    // 33), the generic one past 128; nothing after the row's end is written.
+    for (int64_t cols : {8, 33, 64, 128, 150}) {
+      for (int64_t seen = 0; seen <= cols; ++seen) {
+        std::vector<float> row(cols + 8, 42.0f);
+        for (int64_t j = 0; j < cols; ++j) row[j] = static_cast<float>((j * 29 % 13) - 6) * 0.6f;
+        const std::vector<float> x(row.begin(), row.begin() + cols);
+        kernels::softmax_prefix_row(row.data(), seen, cols);
+        double m = -INFINITY, total = 0;
+        for (int64_t j = 0; j < seen; ++j) m = std::max(m, static_cast<double>(x[j]));
+        for (int64_t j = 0; j < seen; ++j) total += std::exp(x[j] - m);
+        for (int64_t j = 0; j < seen; ++j) {
+          const double want = std::exp(x[j] - m) / total;
+          CHECK(std::abs(row[j] - want) <= 1e-7 + 1e-6 * want);
+        }
+        for (int64_t j = seen; j < cols; ++j) CHECK(row[j] == 0.0f);
+        for (int64_t j = cols; j < cols + 8; ++j) CHECK(row[j] == 42.0f);
+      }
     }
   }
 
