@@ -153,7 +153,11 @@ TEST_SUITE("autograd") {
     std::vector<real> xs(n), dys(n), ys(n), dxs(n);
     for (int64_t i = 0; i < n; ++i) xs[i] = x[order[i]], dys[i] = dy[order[i]];
     std::vector<real> y(x.size()), dx(x.size());
+    // gelu_with_slope_n (gelu_linear's forward): GELU and its derivative in one pass.
+    std::vector<real> yw(n), slope(n), yws(n), slopes(n);
     for (bool tanh_form : {false, true}) {
+      kernels::gelu_with_slope_n(x.data(), yw.data(), slope.data(), n, tanh_form);
+      kernels::gelu_with_slope_n(xs.data(), yws.data(), slopes.data(), n, tanh_form);
       kernels::gelu_n(xs.data(), ys.data(), n, tanh_form);
       kernels::gelu_backward_n(xs.data(), ys.data(), dys.data(), dxs.data(), n, tanh_form);
       kernels::gelu_n(x.data(), y.data(), n, tanh_form);
@@ -167,10 +171,21 @@ TEST_SUITE("autograd") {
                                       : std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
         CHECK(std::abs(y[i] - v * cdf) <= 1e-6 * (1 + std::abs(v)));
         CHECK(std::abs(dx[i] - dy[i] * (cdf + v * dcdf)) <= 1e-6 * (1 + std::abs(dy[i] * v)));
+        CHECK(std::abs(yw[i] - v * cdf) <= 1e-6 * (1 + std::abs(v)));
+        CHECK(std::abs(slope[i] - (cdf + v * dcdf)) <= 1e-6 * (1 + std::abs(v)));
+        // The exact form to within 2 units of float rounding (measured: 0.9 and 1.0), which
+        // a polynomial coefficient off in its 6th digit breaks.
+        const double eps = std::numeric_limits<float>::epsilon();
+        if (!tanh_form) {
+          CHECK(std::abs(yw[i] - v * cdf) <= 2 * eps * std::max(1.0, std::abs(v)));
+          CHECK(std::abs(slope[i] - (cdf + v * dcdf)) <= 2 * eps);
+        }
       }
       for (int64_t i = 0; i < n; ++i) {
         CHECK(ys[i] == y[order[i]]);
         CHECK(std::abs(dxs[i] - dx[order[i]]) <= 4e-7 * (1 + std::abs(dx[order[i]])));
+        CHECK(std::abs(yws[i] - yw[order[i]]) <= 4e-7 * (1 + std::abs(yw[order[i]])));
+        CHECK(std::abs(slopes[i] - slope[order[i]]) <= 4e-7 * (1 + std::abs(slope[order[i]])));
       }
     }
   }
