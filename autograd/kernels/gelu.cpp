@@ -88,17 +88,19 @@ struct ErfLanes {
   // verf's far branch with u's sign, blended into `near` where a lane needs it.
   __m256 with_far(__m256 near_value) const {
     const __m256 clamped = _mm256_min_ps(a, _mm256_set1_ps(4.0f));
-    const __m256 far = _mm256_sub_ps(_mm256_set1_ps(1.0f), vexp8(horner8(clamped, kErfFar)));
-    const __m256 signed_far = _mm256_or_ps(far, _mm256_and_ps(u, _mm256_set1_ps(-0.0f)));
-    return _mm256_blendv_ps(near_value, signed_far, far_mask);
+    return blend_far(near_value,
+                     _mm256_sub_ps(_mm256_set1_ps(1.0f), vexp8(horner8(clamped, kErfFar))));
   }
   // The same from the Gaussian exp(-u^2) = exp(-x^2/2): erf = 1 - exp(-u^2) kScaledErfc(|u|).
   __m256 with_far_from_gauss(__m256 near_value, __m256 gauss) const {
     const __m256 clamped = _mm256_min_ps(a, _mm256_set1_ps(4.0f));
     const __m256 scaled =
         horner8(_mm256_sub_ps(clamped, _mm256_set1_ps(kScaledErfcMid)), kScaledErfc);
-    const __m256 far = _mm256_fnmadd_ps(gauss, scaled, _mm256_set1_ps(1.0f));
-    const __m256 signed_far = _mm256_or_ps(far, _mm256_and_ps(u, _mm256_set1_ps(-0.0f)));
+    return blend_far(near_value, _mm256_fnmadd_ps(gauss, scaled, _mm256_set1_ps(1.0f)));
+  }
+  // erf(|u|) on the far lanes, given u's sign and put in place of `near` there.
+  __m256 blend_far(__m256 near_value, __m256 far_of_abs) const {
+    const __m256 signed_far = _mm256_or_ps(far_of_abs, _mm256_and_ps(u, _mm256_set1_ps(-0.0f)));
     return _mm256_blendv_ps(near_value, signed_far, far_mask);
   }
   // erf(u): the near polynomial alone when no lane needs more.
