@@ -115,14 +115,18 @@ void register_block(const Call& call, int64_t i, int64_t j, int64_t cols) {
 }
 
 // Columns [0, n) of rows [i, i + ROWS): blocks of kVecs vectors, then one vector at a time.
-// With a kLowerC triangle, only as far right as the block's last row needs.
+// With a kLowerC triangle, only as far right as the block's last row needs, rounded up to a
+// whole block: C's hidden entries may be written (blas.h), and a narrower block would take as
+// long (its fewer accumulators wait on the same chain of fused multiply-adds, one per step).
 template <int ROWS>
 void row_block(const Call& call, int64_t i, int64_t n) {
-  if (call.triangle.part == Triangle::Part::kLowerC)
-    n = std::clamp<int64_t>(i + ROWS + call.triangle.diagonal, 0, n);
+  constexpr int64_t kBlock = kVecs * kLanes;
+  if (call.triangle.part == Triangle::Part::kLowerC) {
+    const int64_t needed = std::max<int64_t>(i + ROWS + call.triangle.diagonal, 0);
+    n = std::min(n, (needed + kBlock - 1) / kBlock * kBlock);
+  }
   int64_t j = 0;
-  for (; j + kVecs * kLanes <= n; j += kVecs * kLanes)
-    register_block<ROWS, kVecs>(call, i, j, kVecs * kLanes);
+  for (; j + kBlock <= n; j += kBlock) register_block<ROWS, kVecs>(call, i, j, kBlock);
   for (; j < n; j += kLanes) register_block<ROWS, 1>(call, i, j, std::min<int64_t>(kLanes, n - j));
 }
 
