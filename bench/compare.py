@@ -20,8 +20,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_SCRIPT = os.path.join(ROOT, "bench", "torch_reference.py")
-# PyTorch's fastest setting on the 2-core reference machine (see docs/performance.md).
-DEFAULT_TORCH = (1, 1)  # (intra-op threads, OpenBLAS threads)
+# PyTorch's fastest setting on the idle 2-core reference machine, for every workload (probed
+# with --probe-torch; docs/performance.md, "PyTorch's thread settings").
+DEFAULT_TORCH = (1, 2)  # (intra-op threads, OpenBLAS threads)
 WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6"]
 
 
