@@ -46,15 +46,25 @@ def torch_cmd(args, w, intra, blas):
 
 
 def medians(runs):
-    """{(workload, name): median over rounds of the per-round median_ms}."""
+    """{(workload, name): median over rounds of the per-round median_ms, the best single step
+    of any round (min_ms), and the per-round medians in round order}."""
     by_case = {}
     for doc in runs:
         for r in doc["results"]:
             by_case.setdefault((r["workload"], r["name"]), []).append(r)
     return {k: {"median_ms": statistics.median(x["median_ms"] for x in v),
+                "min_ms": min(x["min_ms"] for x in v),
+                "round_ms": [x["median_ms"] for x in v],
                 "gflops": statistics.median(x["gflops"] for x in v),
                 "peak_mib": max(x.get("peak_tensor_mib", x.get("peak_rss_mib", 0)) for x in v),
                 "rounds": len(v)} for k, v in by_case.items()}
+
+
+def round_ratio_range(x, y):
+    """(lowest, highest) of the per-round ratios, pairing each round's attnlab run with the
+    PyTorch run that followed it."""
+    pairs = [a / b for a, b in zip(x["round_ms"], y["round_ms"]) if b > 0]
+    return (min(pairs), max(pairs)) if pairs else (float("nan"), float("nan"))
 
 
 def probe_torch(args, workloads):
@@ -125,20 +135,28 @@ def main():
     print(f"attnlab {args.threads} threads vs torch intra-op {args.torch_intra} / OpenBLAS "
           f"{args.torch_blas}; median over {args.rounds} interleaved rounds of "
           f"{args.steps}-step medians")
+    print("ratio: of the medians; per round: its lowest and highest; best: best step against "
+          "best step")
     print(f"{'id':<4} {'case':<36} {'attnlab ms':>11} {'torch ms':>10} {'ratio':>7} "
-          f"{'attn GF/s':>9} {'torch GF/s':>10} {'attn MiB':>9}")
+          f"{'per round':>11} {'best':>6} {'attn GF/s':>9} {'torch GF/s':>10} {'attn MiB':>9}")
     rows = []
+    nan = float("nan")
     for key in sorted(a, key=lambda k: (k[0], list(a).index(k))):
         x, y = a[key], t.get(key)
         ratio = x["median_ms"] / y["median_ms"] if y else None
+        best = x["min_ms"] / y["min_ms"] if y and y["min_ms"] > 0 else None
+        low, high = round_ratio_range(x, y) if y else (nan, nan)
         rows.append({"workload": key[0], "name": key[1], "attnlab_ms": x["median_ms"],
                      "torch_ms": y["median_ms"] if y else None, "ratio": ratio,
-                     "attnlab_gflops": x["gflops"], "torch_gflops": y["gflops"] if y else None,
+                     "round_ratio_low": low if y else None, "round_ratio_high": high if y else None,
+                     "attnlab_best_ms": x["min_ms"], "torch_best_ms": y["min_ms"] if y else None,
+                     "best_ratio": best, "attnlab_gflops": x["gflops"],
+                     "torch_gflops": y["gflops"] if y else None,
                      "attnlab_peak_tensor_mib": x["peak_mib"]})
         print(f"{key[0]:<4} {key[1]:<36} {x['median_ms']:>11.3f} "
-              f"{(y['median_ms'] if y else float('nan')):>10.3f} "
-              f"{(ratio if ratio else float('nan')):>7.2f} {x['gflops']:>9.1f} "
-              f"{(y['gflops'] if y else float('nan')):>10.1f} {x['peak_mib']:>9.1f}")
+              f"{(y['median_ms'] if y else nan):>10.3f} {(ratio if ratio else nan):>7.2f} "
+              f"{low:>5.2f}-{high:<5.2f} {(best if best else nan):>6.2f} {x['gflops']:>9.1f} "
+              f"{(y['gflops'] if y else nan):>10.1f} {x['peak_mib']:>9.1f}")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"date": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
