@@ -43,6 +43,9 @@ inline Vec vfma(Vec a, Vec b, Vec c) {
 inline Vec vmul(Vec a, Vec b) {
   return _mm256_mul_pd(a, b);
 }
+inline Vec vsub(Vec a, Vec b) {
+  return _mm256_sub_pd(a, b);
+}
 inline Vec vmax(Vec a, Vec b) {
   return _mm256_max_pd(a, b);
 }
@@ -66,6 +69,9 @@ inline Vec vfma(Vec a, Vec b, Vec c) {
 }
 inline Vec vmul(Vec a, Vec b) {
   return _mm256_mul_ps(a, b);
+}
+inline Vec vsub(Vec a, Vec b) {
+  return _mm256_sub_ps(a, b);
 }
 inline Vec vmax(Vec a, Vec b) {
   return _mm256_max_ps(a, b);
@@ -98,6 +104,10 @@ inline Vec vfma(Vec a, Vec b, Vec c) {
 }
 inline Vec vmul(Vec a, Vec b) {
   for (int i = 0; i < kLanes; ++i) a.lane[i] *= b.lane[i];
+  return a;
+}
+inline Vec vsub(Vec a, Vec b) {
+  for (int i = 0; i < kLanes; ++i) a.lane[i] -= b.lane[i];
   return a;
 }
 // As the instruction: a > b ? a : b, so a NaN in either operand gives b.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <type_traits>
 
 #include "autograd/kernels/pack.h"
@@ -34,7 +35,7 @@ int64_t pack_b(bool trans_b, int64_t n, int64_t k, const real* b, int64_t ldb) {
 
 // What every register block of one call shares.
 struct Call {
-  int64_t k;
+  int64_t m, k;
   const real* a;
   int64_t a_row, a_col;  // A(r, p) = a[r * a_row + p * a_col]: (lda, 1), or (1, lda) transposed
   const real* panel;     // op(B)(p, j) = panel[p * n_pad + j]: the packed copy, or B itself
@@ -43,6 +44,7 @@ struct Call {
   real* c;
   int64_t ldc;
   Triangle triangle;
+  const SoftmaxBackwardStore* softmax_store;  // or none: C = alpha acc + beta C
 };
 
 // The inner indices p that row i of op(A) reads: all of [0, k), or the part its triangle keeps.
@@ -61,11 +63,32 @@ struct Span {
   }
 }
 
+// C = P o (acc - dot_row) for one register block (SoftmaxBackwardStore).
+template <int ROWS, int VECS>
+void store_softmax_backward(
+    const Call& call, const Vec (&acc)[ROWS][VECS], int64_t i, int64_t j, int64_t cols) {
+  const SoftmaxBackwardStore& s = *call.softmax_store;
+  for (int r = 0; r < ROWS; ++r) {
+    real* row = call.c + (i + r) * call.ldc + j;
+    const real* p = s.p + (i + r) * s.ldp + j;
+    const real dot = s.dot[i + r];
+    if (cols == VECS * kLanes) {
+      const Vec vdot = vset(dot);
+      for (int v = 0; v < VECS; ++v)
+        vstore(row + v * kLanes, vmul(vload(p + v * kLanes), vsub(acc[r][v], vdot)));
+    } else {
+      alignas(32) real tail[VECS * kLanes];
+      for (int v = 0; v < VECS; ++v) vstore(tail + v * kLanes, acc[r][v]);
+      for (int64_t c = 0; c < cols; ++c) row[c] = p[c] * (tail[c] - dot);
+    }
+  }
+}
+
 // C rows [i, i + ROWS) x columns [j, j + cols) of one register block, cols <= VECS * kLanes:
 // acc(r, :) = sum_p A(i + r, p) * panel(p, j:), then C = alpha acc + beta C. Where the rows'
 // spans of p differ (the edge of a triangle), those few p are read per row and 0 elsewhere; the
 // stretch all rows share runs without any test.
-template <int ROWS, int VECS>
+template <int ROWS, int VECS, bool SOFTMAX_STORE>
 void register_block(const Call& call, int64_t i, int64_t j, int64_t cols) {
   Span span[ROWS]{};  // read only when the rows differ (a triangle)
   int64_t begin = 0, mid_lo = 0, mid_hi = call.k, end = call.k;  // no triangle: all of [0, k)
@@ -96,6 +119,7 @@ void register_block(const Call& call, int64_t i, int64_t j, int64_t cols) {
   for (int64_t p = begin; p < mid_lo; ++p) step(p, std::true_type{});
   for (int64_t p = mid_lo; p < mid_hi; ++p) step(p, std::false_type{});
   for (int64_t p = mid_hi; p < end; ++p) step(p, std::true_type{});
+  if constexpr (SOFTMAX_STORE) return store_softmax_backward<ROWS, VECS>(call, acc, i, j, cols);
   const Vec va = vset(call.alpha), vb = vset(call.beta);
   const real beta = call.beta;
   for (int r = 0; r < ROWS; ++r) {
@@ -118,16 +142,27 @@ void register_block(const Call& call, int64_t i, int64_t j, int64_t cols) {
 // With a kLowerC triangle, only as far right as the block's last row needs, rounded up to a
 // whole block: C's hidden entries may be written (blas.h), and a narrower block would take as
 // long (its fewer accumulators wait on the same chain of fused multiply-adds, one per step).
-template <int ROWS>
+// With the softmax-backward store, the next row block's lines of P are requested first: the
+// store reads P a tile at a time, and P (the forward's weights) comes from memory.
+template <int ROWS, bool SOFTMAX_STORE>
 void row_block(const Call& call, int64_t i, int64_t n) {
   constexpr int64_t kBlock = kVecs * kLanes;
+  const int64_t all_columns = n;
   if (call.triangle.part == Triangle::Part::kLowerC) {
     const int64_t needed = std::max<int64_t>(i + ROWS + call.triangle.diagonal, 0);
     n = std::min(n, (needed + kBlock - 1) / kBlock * kBlock);
   }
+  if constexpr (SOFTMAX_STORE) {
+    constexpr int64_t kLineValues = 64 / sizeof(real);
+    const int64_t next_n = std::min(all_columns, n + kBlock);
+    for (int64_t r = i + ROWS; r < std::min(call.m, i + 2 * ROWS); ++r)
+      for (int64_t c = 0; c < next_n; c += kLineValues)
+        __builtin_prefetch(call.softmax_store->p + r * call.softmax_store->ldp + c);
+  }
   int64_t j = 0;
-  for (; j + kBlock <= n; j += kBlock) register_block<ROWS, kVecs>(call, i, j, kBlock);
-  for (; j < n; j += kLanes) register_block<ROWS, 1>(call, i, j, std::min<int64_t>(kLanes, n - j));
+  for (; j + kBlock <= n; j += kBlock) register_block<ROWS, kVecs, SOFTMAX_STORE>(call, i, j, kBlock);
+  for (; j < n; j += kLanes)
+    register_block<ROWS, 1, SOFTMAX_STORE>(call, i, j, std::min<int64_t>(kLanes, n - j));
 }
 
 }  // namespace
@@ -141,12 +176,17 @@ bool small_gemm_fits(const GemmCall& g) {
   return g.m * g.n * g.k <= kSmallMaxSerialMNK || omp_in_parallel();
 }
 
-void small_gemm(const GemmCall& g) {
+namespace {
+
+// The store is a template parameter: the plain product's blocks compile as if it did not exist.
+template <bool SOFTMAX_STORE>
+void run_small_gemm(const GemmCall& g, const SoftmaxBackwardStore* softmax_store) {
   // B's rows are already a panel when B is not transposed and every row is whole vectors (the
   // blocks never read past column n): read them in place, at B's row stride.
   const bool in_place = !g.trans_b && g.n % kLanes == 0;
   const int64_t n_pad = in_place ? g.ldb : pack_b(g.trans_b, g.n, g.k, g.b, g.ldb);
-  const Call call{.k = g.k,
+  const Call call{.m = g.m,
+                  .k = g.k,
                   .a = g.a,
                   .a_row = g.trans_a ? 1 : g.lda,
                   .a_col = g.trans_a ? g.lda : 1,
@@ -156,19 +196,32 @@ void small_gemm(const GemmCall& g) {
                   .beta = g.beta,
                   .c = g.c,
                   .ldc = g.ldc,
-                  .triangle = g.triangle};
+                  .triangle = g.triangle,
+                  .softmax_store = softmax_store};
   int64_t i = 0;
-  for (; i + kRows <= g.m; i += kRows) row_block<kRows>(call, i, g.n);
+  for (; i + kRows <= g.m; i += kRows) row_block<kRows, SOFTMAX_STORE>(call, i, g.n);
   switch (g.m - i) {
     case 3:
-      return row_block<3>(call, i, g.n);
+      return row_block<3, SOFTMAX_STORE>(call, i, g.n);
     case 2:
-      return row_block<2>(call, i, g.n);
+      return row_block<2, SOFTMAX_STORE>(call, i, g.n);
     case 1:
-      return row_block<1>(call, i, g.n);
+      return row_block<1, SOFTMAX_STORE>(call, i, g.n);
     default:
       return;
   }
+}
+
+}  // namespace
+
+void small_gemm(const GemmCall& g) {
+  run_small_gemm<false>(g, nullptr);
+}
+
+void small_gemm(const GemmCall& g, const SoftmaxBackwardStore& store) {
+  if (g.alpha != 1 || g.beta != 0)
+    throw std::invalid_argument("small_gemm: the softmax-backward store needs alpha 1, beta 0");
+  run_small_gemm<true>(g, &store);
 }
 
 }  // namespace attn::kernels

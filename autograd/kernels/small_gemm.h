@@ -37,4 +37,17 @@ bool small_gemm_fits(const GemmCall& g);
 
 void small_gemm(const GemmCall& g);
 
+// Softmax's backward applied by the store: C(i, j) = P(i, j) (op(A) op(B)(i, j) - dot[i]), with
+// P(i, j) = p[i * ldp + j] and dot indexed like C's rows. For causal attention's score gradient
+// dS = P o (dO V^T - <dO_i, O_i>): the product's tile is still in registers, so the row pass
+// that read dP back, and the zeros it wrote first, are gone. Needs alpha 1 and beta 0. With a
+// kLowerC triangle the entries past the diagonal that the blocks reach get P's values there
+// times their difference (0 where P is 0).
+struct SoftmaxBackwardStore {
+  const real* p = nullptr;
+  int64_t ldp = 0;
+  const real* dot = nullptr;
+};
+void small_gemm(const GemmCall& g, const SoftmaxBackwardStore& store);
+
 }  // namespace attn::kernels

@@ -19,6 +19,7 @@
 #include "autograd/functional.h"
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/causal_blocks.h"
+#include "autograd/kernels/small_gemm.h"
 #include "autograd/kernels/vec_math.h"
 
 namespace attn {
@@ -43,8 +44,11 @@ using GradView = Heads<real>;
 // no longer fits in L2 and the per-head jobs lose their point: it takes two phases instead.
 constexpr int64_t kMaxScratch = 256 * 1024;
 
-// Per-thread scratch for the fast backward (grows to the largest size asked for, then stays).
-real* thread_scratch(int64_t n) {
+// Per-thread buffers of the backward, each grown to the largest size asked for, then kept: a
+// job's weight gradients (the fast backward's scratch) and its rows' <dO_i, O_i>.
+enum class Buffer { kScores, kDots };
+template <Buffer>
+real* thread_buffer(int64_t n) {
   thread_local std::vector<real> buffer;
   if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
   return buffer.data();
@@ -151,41 +155,54 @@ struct FusedAttentionOp final : Op {
   //   dP = dO V^T (+ the weights' own gradient),  dS_i = P_i (dP_i - <P_i, dP_i>)  (softmax),
   //   dQ = scale dS K.
   // Without the weights' own gradient <P_i, dP_i> = <P_i, dO_i V^T> = <dO_i, O_i>: Dv products
-  // instead of Tk, and the softmax backward is one pass over the row.
+  // instead of Tk, known before dP is, so small_gemm's store can write dS straight from dP's
+  // tiles; else (or when the product is too big for it) one pass over each row after the product.
   // dS goes to ds (row i at ds + i Tk; its hidden part is never read).
   void backward_rows(int64_t mat, int64_t r0, int64_t r1, real* ds, const GradView* dq) const {
     const int64_t bi = mat / h, hi = mat % h, tq_ = tq(), tk_ = tk();
     const HeadView kv = view(1), vv = view(2);
     const real* dout = dy().data() + bi * tq_ * out_ld() + hi * dv;
     const real* pm = p.data() + mat * tq_ * tk_;
-    kernels::gemm({.trans_b = true,
-                   .m = r1 - r0,
-                   .n = tk_,
-                   .k = dv,
-                   .a = dout + r0 * out_ld(),
-                   .lda = out_ld(),
-                   .b = vv.head(bi, hi / group),
-                   .ldb = vv.ld,
-                   .c = ds + r0 * tk_,
-                   .ldc = tk_,
-                   .triangle = tri.triangle(Triangle::Part::kLowerC, r0)});
-    for (int64_t i = r0; i < r1; ++i) {
-      real* row = ds + i * tk_;
-      const int64_t seen = tri.visible(i), width = tri.vector_width(i);
-      // The product may leave [seen, width) unwritten; p is 0 there, and so must dP be (no NaN).
-      std::fill(row + seen, row + width, real(0));
-      if (extra_dp) {
-        const real* extra = extra_dp->data() + (mat * tq_ + i) * tk_;
-        for (int64_t j = 0; j < seen; ++j) row[j] += extra[j];
-        kernels::softmax_backward_row(pm + i * tk_, row, row, width);
-        continue;
-      }
+    auto dot_of_row = [&](int64_t i) {
       const real* dout_i = dout + i * out_ld();
       const real* o_i = o.data() + (bi * tq_ + i) * out_ld() + hi * dv;
       real dot = 0;
 #pragma omp simd reduction(+ : dot)
       for (int64_t e = 0; e < dv; ++e) dot += dout_i[e] * o_i[e];
-      kernels::softmax_backward_row_given(pm + i * tk_, row, row, width, dot);
+      return dot;
+    };
+    const kernels::GemmCall dp{.trans_b = true,
+                               .m = r1 - r0,
+                               .n = tk_,
+                               .k = dv,
+                               .a = dout + r0 * out_ld(),
+                               .lda = out_ld(),
+                               .b = vv.head(bi, hi / group),
+                               .ldb = vv.ld,
+                               .c = ds + r0 * tk_,
+                               .ldc = tk_,
+                               .triangle = tri.triangle(Triangle::Part::kLowerC, r0)};
+    if (!extra_dp && kernels::small_gemm_fits(dp)) {
+      // The dots first, then dP's tiles turn into dS before they are stored.
+      real* dots = thread_buffer<Buffer::kDots>(r1 - r0);
+      for (int64_t i = r0; i < r1; ++i) dots[i - r0] = dot_of_row(i);
+      kernels::small_gemm(dp, {.p = pm + r0 * tk_, .ldp = tk_, .dot = dots});
+    } else {
+      kernels::gemm(dp);
+      for (int64_t i = r0; i < r1; ++i) {
+        real* row = ds + i * tk_;
+        const int64_t seen = tri.visible(i), width = tri.vector_width(i);
+        // The product may leave [seen, width) unwritten; p is 0 there, and so must dP be (no
+        // NaN).
+        std::fill(row + seen, row + width, real(0));
+        if (extra_dp) {
+          const real* extra = extra_dp->data() + (mat * tq_ + i) * tk_;
+          for (int64_t j = 0; j < seen; ++j) row[j] += extra[j];
+          kernels::softmax_backward_row(pm + i * tk_, row, row, width);
+          continue;
+        }
+        kernels::softmax_backward_row_given(pm + i * tk_, row, row, width, dot_of_row(i));
+      }
     }
     if (!dq) return;
     kernels::gemm({.m = r1 - r0,
@@ -302,7 +319,7 @@ struct FusedAttentionOp final : Op {
     const bool need_cols = dk || dvw;
     if (kv_jobs >= 2 * num_threads() && group * per_head <= kMaxScratch) {
       kernels::parallel_for(kv_jobs, work, [&](int64_t kv_mat) {
-        real* scratch = thread_scratch(group * per_head);
+        real* scratch = thread_buffer<Buffer::kScores>(group * per_head);
         const int64_t first = (kv_mat / hkv) * h + (kv_mat % hkv) * group;
         for (int64_t gi = 0; gi < group; ++gi)
           backward_rows(first + gi, 0, tq_, scratch + gi * per_head, dq);

@@ -81,6 +81,61 @@ TEST_SUITE("kernels") {
           if (beta == 0) CHECK(std::isnan(c[n]));
         }
   }
+  TEST_CASE("small_gemm's softmax-backward store equals the product followed by the row pass") {
+    using Part = kernels::Triangle::Part;
+    Generator gen(11);
+    // (m, n, k): ragged register blocks in both directions, and W4's per-head score product.
+    const int64_t sizes[][3] = {{37, 29, 41}, {128, 128, 32}, {9, 17, 16}};
+    for (const auto& s : sizes)
+      for (const bool lower : {false, true})
+        for (const int64_t d : {0, 5, -3})
+          for (const bool tb : {false, true}) {
+            const int64_t m = s[0], n = s[1], k = s[2];
+            // Full products only where small_gemm takes them outside a parallel region.
+            if (!lower && (d != 0 || m * n * k > kernels::kSmallMaxSerialMNK)) continue;
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(lower);
+            CAPTURE(d);
+            CAPTURE(tb);
+            const int64_t lda = k + 3, ldb = (tb ? k : n) + 2, ldc = n + 5, ldp = n + 1;
+            const std::vector<real> a = random_values(gen, m * lda),
+                                    b = random_values(gen, (tb ? n : k) * ldb),
+                                    p = random_values(gen, m * ldp), dot = random_values(gen, m);
+            const kernels::GemmCall g{.trans_b = tb,
+                                      .m = m,
+                                      .n = n,
+                                      .k = k,
+                                      .a = a.data(),
+                                      .lda = lda,
+                                      .b = b.data(),
+                                      .ldb = ldb,
+                                      .ldc = ldc,
+                                      .triangle = {lower ? Part::kLowerC : Part::kAll, d}};
+            REQUIRE(kernels::small_gemm_fits(g));
+            std::vector<real> want(m * ldc), got(m * ldc);
+            kernels::GemmCall plain = g;
+            plain.c = want.data();
+            kernels::small_gemm(plain);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j)
+                want[i * ldc + j] = p[i * ldp + j] * (want[i * ldc + j] - dot[i]);
+            kernels::GemmCall stored = g;
+            stored.c = got.data();
+            kernels::small_gemm(stored, {.p = p.data(), .ldp = ldp, .dot = dot.data()});
+            int64_t differ = 0;
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                if (lower && j > i + d) continue;  // not wanted
+                differ += got[i * ldc + j] != want[i * ldc + j];  // the same operations: same bits
+              }
+            CHECK(differ == 0);
+          }
+    const real x = 1;
+    kernels::GemmCall scaled{.m = 8, .n = 8, .k = 1, .alpha = 2, .a = &x, .lda = 1};
+    CHECK_THROWS_WITH(kernels::small_gemm(scaled, {}),
+                      "small_gemm: the softmax-backward store needs alpha 1, beta 0");
+  }
   TEST_CASE("gemm_split on 2 threads gives the single GEMM's result, split by rows or columns") {
     const int before = num_threads();
     set_num_threads(2);

@@ -24,8 +24,10 @@ struct Result {
 };
 
 // Queries from x (B,Tq,1 + H D) at column 1; keys and values side by side in m (B,Tk,2 Hkv D).
-// The loss reads the output and the weights, each weighted by fixed random values.
-Result run(const Config& c, bool fused) {
+// The loss reads the output and, with weights_loss, the weights, each weighted by fixed random
+// values. Without the weights in the loss the backward takes its other softmax route (the dots
+// <dO_i, O_i>, and dS written by the score gradient's store where small_gemm takes it).
+Result run(const Config& c, bool fused, bool weights_loss) {
   Generator gen(7);
   const int64_t kv = c.hkv * c.d;
   Var x = Var::parameter(Tensor::randn({c.b, c.tq, 1 + c.h * c.d}, gen));
@@ -54,7 +56,10 @@ Result run(const Config& c, bool fused) {
                                                      head_slice(m, c.hkv, kv, 2 * kv), opt);
     out = merge_heads(a.out), weights = a.weights;
   }
-  add(sum(mul(out, r_out)), sum(mul(weights, r_w))).backward();
+  if (weights_loss)
+    add(sum(mul(out, r_out)), sum(mul(weights, r_w))).backward();
+  else
+    sum(mul(out, r_out)).backward();
   return {out.value(), weights.value(), x.grad(), m.grad()};
 }
 
@@ -70,13 +75,16 @@ void check_same(const Tensor& a, const Tensor& b, const char* what) {
 }
 
 void check_config(const Config& c) {
-  const Result f = run(c, true), r = run(c, false);
-  check_same(f.out, r.out, "out");
-  check_same(f.weights, r.weights, "weights");
-  check_same(f.dx, r.dx, "dx");
-  check_same(f.dm, r.dm, "dm");
-  // x's column 0 is read by no head: its gradient is exactly 0.
-  for (int64_t row = 0; row < c.b * c.tq; ++row) CHECK(f.dx[row * f.dx.size(2)] == 0);
+  for (const bool weights_loss : {true, false}) {
+    CAPTURE(weights_loss);
+    const Result f = run(c, true, weights_loss), r = run(c, false, weights_loss);
+    check_same(f.out, r.out, "out");
+    check_same(f.weights, r.weights, "weights");
+    check_same(f.dx, r.dx, "dx");
+    check_same(f.dm, r.dm, "dm");
+    // x's column 0 is read by no head: its gradient is exactly 0.
+    for (int64_t row = 0; row < c.b * c.tq; ++row) CHECK(f.dx[row * f.dx.size(2)] == 0);
+  }
 }
 
 }  // namespace
@@ -93,6 +101,8 @@ TEST_SUITE("nn") {
       // The two-pass backward (one key head), a KV cache's diagonal, rows past 4-row blocks.
       check_config({.b = 1, .h = 2, .hkv = 1, .tq = 9, .tk = 13, .d = 4, .causal = true});
       check_config({.b = 1, .h = 1, .hkv = 1, .tq = 37, .tk = 37, .d = 16, .causal = true});
+      // Score products too wide for small_gemm's panel: BLAS, then the row pass.
+      check_config({.b = 2, .h = 1, .hkv = 1, .tq = 300, .tk = 300, .d = 32, .causal = true});
     }
     set_num_threads(before);
   }
