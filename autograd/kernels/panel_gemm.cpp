@@ -191,19 +191,32 @@ void pack_panel(const PanelGemm& g, int64_t q, real* panels) {
       std::fill(dst + p * kWidth + cols, dst + (p + 1) * kWidth, real(0));
 }
 
-// Adds A's rows [i0, i1), columns [k0, k0 + depth), into their groups' partial column sums
-// (group r / kSumGroup at partial + group * k); a group's first row writes instead of adding.
+// The partial column sums of A's rows [i0, i1) (whole groups from i0 on), columns [k0, k0 +
+// depth): group r / kSumGroup's at partial + group * k, its rows added in order. 64 columns at a
+// time are summed down a group's rows in registers and stored once (a load, add and store of the
+// sums per row cost more than the additions).
 void add_to_group_sums(
     const PanelGemm& g, real* partial, int64_t i0, int64_t i1, int64_t k0, int64_t depth) {
-  for (int64_t i = i0; i < i1; ++i) {
-    const real* row = g.a + i * g.lda + k0;
-    real* sums = partial + (i / kSumGroup) * g.k + k0;
-    if (i % kSumGroup == 0) {
-      std::copy(row, row + depth, sums);
-      continue;
+  constexpr int kVecs = 8;
+  constexpr int64_t kColumns = kVecs * kLanes;
+  for (int64_t g0 = i0, g1; g0 < i1; g0 = g1) {
+    g1 = std::min(i1, (g0 / kSumGroup + 1) * kSumGroup);
+    const real* first = g.a + g0 * g.lda + k0;
+    real* sums = partial + (g0 / kSumGroup) * g.k + k0;
+    int64_t p = 0;
+    for (; p + kColumns <= depth; p += kColumns) {
+      Vec acc[kVecs];
+      for (int v = 0; v < kVecs; ++v) acc[v] = vload(first + p + v * kLanes);
+      for (int64_t i = g0 + 1; i < g1; ++i)
+        for (int v = 0; v < kVecs; ++v)
+          acc[v] = vadd(acc[v], vload(first + (i - g0) * g.lda + p + v * kLanes));
+      for (int v = 0; v < kVecs; ++v) vstore(sums + p + v * kLanes, acc[v]);
     }
-#pragma omp simd
-    for (int64_t p = 0; p < depth; ++p) sums[p] += row[p];
+    for (; p < depth; ++p) {
+      real sum = first[p];
+      for (int64_t i = g0 + 1; i < g1; ++i) sum += first[(i - g0) * g.lda + p];
+      sums[p] = sum;
+    }
   }
 }
 

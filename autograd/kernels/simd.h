@@ -46,6 +46,9 @@ inline Vec vmul(Vec a, Vec b) {
 inline Vec vsub(Vec a, Vec b) {
   return _mm256_sub_pd(a, b);
 }
+inline Vec vadd(Vec a, Vec b) {
+  return _mm256_add_pd(a, b);
+}
 inline Vec vmax(Vec a, Vec b) {
   return _mm256_max_pd(a, b);
 }
@@ -72,6 +75,9 @@ inline Vec vmul(Vec a, Vec b) {
 }
 inline Vec vsub(Vec a, Vec b) {
   return _mm256_sub_ps(a, b);
+}
+inline Vec vadd(Vec a, Vec b) {
+  return _mm256_add_ps(a, b);
 }
 inline Vec vmax(Vec a, Vec b) {
   return _mm256_max_ps(a, b);
@@ -108,6 +114,10 @@ inline Vec vmul(Vec a, Vec b) {
 }
 inline Vec vsub(Vec a, Vec b) {
   for (int i = 0; i < kLanes; ++i) a.lane[i] -= b.lane[i];
+  return a;
+}
+inline Vec vadd(Vec a, Vec b) {
+  for (int i = 0; i < kLanes; ++i) a.lane[i] += b.lane[i];
   return a;
 }
 // As the instruction: a > b ? a : b, so a NaN in either operand gives b.
