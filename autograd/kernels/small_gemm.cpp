@@ -85,9 +85,10 @@ void store_softmax_backward(
 }
 
 // C rows [i, i + ROWS) x columns [j, j + cols) of one register block, cols <= VECS * kLanes:
-// acc(r, :) = sum_p A(i + r, p) * panel(p, j:), then C = alpha acc + beta C. Where the rows'
-// spans of p differ (the edge of a triangle), those few p are read per row and 0 elsewhere; the
-// stretch all rows share runs without any test.
+// acc(r, :) = sum_p A(i + r, p) * panel(p, j:), then C = alpha acc + beta C (or, with
+// SOFTMAX_STORE, C = P o (acc - dot): store_softmax_backward). Where the rows' spans of p differ
+// (the edge of a triangle), those few p are read per row and 0 elsewhere; the stretch all rows
+// share runs without any test.
 template <int ROWS, int VECS, bool SOFTMAX_STORE>
 void register_block(const Call& call, int64_t i, int64_t j, int64_t cols) {
   Span span[ROWS]{};  // read only when the rows differ (a triangle)
@@ -160,7 +161,8 @@ void row_block(const Call& call, int64_t i, int64_t n) {
         __builtin_prefetch(call.softmax_store->p + r * call.softmax_store->ldp + c);
   }
   int64_t j = 0;
-  for (; j + kBlock <= n; j += kBlock) register_block<ROWS, kVecs, SOFTMAX_STORE>(call, i, j, kBlock);
+  for (; j + kBlock <= n; j += kBlock)
+    register_block<ROWS, kVecs, SOFTMAX_STORE>(call, i, j, kBlock);
   for (; j < n; j += kLanes)
     register_block<ROWS, 1, SOFTMAX_STORE>(call, i, j, std::min<int64_t>(kLanes, n - j));
 }
