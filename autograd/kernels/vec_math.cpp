@@ -136,14 +136,12 @@ void softmax_row(const real* x, real* y, int64_t c) {
 void softmax_prefix_row(real* row, int64_t seen, int64_t cols) {
   int64_t written = seen;  // [0, written) holds the softmax; zeros follow
 #ifdef ATTN_AVX2_FLOAT
-  if (seen > 0 && seen <= kShortRow) {
-    const int64_t width = (seen + 7) / 8 * 8;
-    if (width <= cols) {
-      softmax_short_row<true>(row, row, seen);
-      written = width;
-    } else {
-      softmax_short_row<false>(row, row, seen);
-    }
+  // When the row has room for seen's last whole vector, that vector is stored whole (its padding
+  // lanes come out 0); otherwise softmax_row writes exactly seen values.
+  const int64_t width = (seen + 7) / 8 * 8;
+  if (seen > 0 && seen <= kShortRow && width <= cols) {
+    softmax_short_row<true>(row, row, seen);
+    written = width;
   } else
 #endif
   {

@@ -192,8 +192,7 @@ struct FusedAttentionOp final : Op {
       for (int64_t i = r0; i < r1; ++i) {
         real* row = ds + i * tk_;
         const int64_t seen = tri.visible(i), width = tri.vector_width(i);
-        // The product may leave [seen, width) unwritten; p is 0 there, and so must dP be (no
-        // NaN).
+        // The product may leave [seen, width) unwritten: p is 0 there, so dP must be (no NaN).
         std::fill(row + seen, row + width, real(0));
         if (extra_dp) {
           const real* extra = extra_dp->data() + (mat * tq_ + i) * tk_;
