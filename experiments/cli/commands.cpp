@@ -8,6 +8,7 @@
 
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/mode.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
 #include "train/run/run_train.h"
@@ -67,6 +68,12 @@ RunRequest parse_run_args(const std::vector<std::string>& args, bool name_requir
       r.out = take_value("--out", value);
     } else if (key == "threads") {
       r.threads = parse_threads(take_value("--threads", value));
+    } else if (key == "reference" || key == "fast") {
+      if (value) throw UsageError("--" + key + " takes no value");
+      const bool reference = key == "reference";
+      if (r.reference && *r.reference != reference)
+        throw UsageError("--reference and --fast contradict each other: give one");
+      r.reference = reference;
     } else {
       // A field. A flag followed by another flag (or nothing) is a bare boolean: "true".
       if (!value && (i + 1 >= args.size() || is_flag(args[i + 1]))) value = "true";
@@ -93,19 +100,31 @@ Config resolve_config(const Experiment& e, const RunRequest& request) {
 std::string run_help(const Experiment& e, const Config& cfg) {
   std::string s = fmt::format(
       "attnlab run {} [--field value ...] [--out DIR] [--seed S] "
-      "[--threads N] [--quick]\n\n  {}\n  source: {}   typical time: {}\n\n",
+      "[--threads N] [--quick] [--reference | --fast]\n\n  {}\n  source: {}   typical time: "
+      "{}\n\n",
       e.name, e.purpose, e.source, e.typical_time);
   s += "Fields (defaults are the document's settings; '-' and '_' are interchangeable):\n";
   s += cfg.help_text();
   s += "\nOptions:\n";
   s += "  --out DIR      write the run folder here (default runs/" + e.name + "/<time>/)\n";
   s += "  --threads N    threads for BLAS and our kernels (default: ATTN_THREADS or all cores)\n";
+  s += fmt::format(
+      "  --reference    every layer built from elementary ops (matmul, softmax, ...){}\n"
+      "  --fast         the fused kernels{}\n",
+      e.reference ? " (default here)" : "", e.reference ? "" : " (default in Release)");
   s += "  --quick        a fast, smaller run (for tests)";
   if (!e.quick.empty()) {
     s += ":";
     for (const auto& [k, v] : e.quick) s += " --" + k + " " + v;
   }
   return s + "\n";
+}
+
+void apply_path(std::optional<bool> requested, bool experiment_default) {
+  if (requested)
+    set_reference_mode(*requested);
+  else if (experiment_default && !reference_mode_from_env())
+    set_reference_mode(true);
 }
 
 void apply_threads(std::optional<int> threads) {
@@ -121,6 +140,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
     return 0;
   }
   apply_threads(request.threads);
+  apply_path(request.reference, e.reference);
   RunOptions options;
   options.out = request.out;
   options.quick = request.quick;
@@ -149,8 +169,9 @@ int run_experiment(const RunRequest& request, const std::string& command) {
 int train_command(const std::vector<std::string>& args) {
   const RunRequest r = parse_run_args(args, false);
   if (r.help) {
-    fmt::print("attnlab train [<task>] [--key value ...] [--threads N]\n\n{}",
-               train::train_options_help());
+    fmt::print(
+        "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast]\n\n{}",
+        train::train_options_help());
     return 0;
   }
   if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
@@ -160,6 +181,7 @@ int train_command(const std::vector<std::string>& args) {
   for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
   train::validate_train_config(cfg);  // every mistake reported before threads or files change
   apply_threads(r.threads);
+  apply_path(r.reference);
   return train::run_train_command(cfg);
 }
 
