@@ -3,7 +3,7 @@
 //
 //   attnlab list                                   -> list_experiments()
 //   attnlab run <name> [--field value ...] [--out DIR] [--seed S] [--threads N] [--quick]
-//                                                  -> parse_run_args() + run_experiment()
+//                      [--detect-anomaly]          -> parse_run_args() + run_experiment()
 //   attnlab run <name> --help                      -> the fields, their defaults and meaning
 //   attnlab demo [same options]                    -> run_experiment("demo", ...)
 //
@@ -26,6 +26,7 @@ struct RunRequest {
   std::optional<int> threads;
   bool quick = false;
   bool help = false;
+  bool detect_anomaly = false;  // --detect-anomaly: attn::set_detect_anomaly(true) for the run
 };
 
 // Parses the words after `attnlab run` (the experiment name first). Bad syntax: UsageError.
@@ -60,5 +61,11 @@ std::string list_text();
 
 // Applies ATTN_THREADS, then --threads if given (the flag wins).
 void apply_threads(std::optional<int> threads);
+
+// The most threads --threads and ATTN_THREADS accept: OpenBLAS's limit (64 in Debian's build).
+inline constexpr int kMaxThreads = 64;
+// A thread count given as `source` ("--threads", "ATTN_THREADS"): a whole number in
+// [0, kMaxThreads] (0 = all cores), else attn::UsageError saying why.
+int parse_threads(const std::string& text, const std::string& source = "--threads");
 
 }  // namespace attn::experiments
