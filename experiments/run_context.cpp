@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "autograd/error.h"
+#include "autograd/mode.h"
 #include "autograd/safetensors.h"
 
 namespace attn::experiments {
@@ -69,9 +70,13 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
                                 : options_.out;
     lock_ = train::claim_run_folder(dir_, "--out", /*continuing=*/false);
     std::filesystem::create_directories(dir_ / "figures");
-    nlohmann::ordered_json cfg{{"experiment", experiment.name}, {"source", experiment.source},
-                               {"config", config_.to_json()},   {"quick", options_.quick},
-                               {"threads", options_.threads},   {"command", options_.command}};
+    nlohmann::ordered_json cfg{{"experiment", experiment.name},
+                               {"source", experiment.source},
+                               {"config", config_.to_json()},
+                               {"quick", options_.quick},
+                               {"threads", options_.threads},
+                               {"command", options_.command},
+                               {"path", path_name()}};
     write_text("config.json", cfg.dump(2) + "\n");
   }
   if (options_.echo)
@@ -83,6 +88,8 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
   std::string line = "Command: " + (options_.command.empty() ? "attnlab run " + experiment.name
                                                              : options_.command);
   if (options_.quick) line += "   (quick mode)";
+  line += std::string("   path: ") + path_name() +
+          (reference_mode() ? " (every layer from elementary ops)" : " (fused kernels)");
   report_.paragraph(line);
   report_.table(cfg_table);
 }

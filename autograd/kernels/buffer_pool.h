@@ -8,7 +8,10 @@
 // (the same ops on the same shapes), so after the first step every request is served from a
 // free list: no malloc, no page faults on fresh memory, no heap fragmentation from aligned
 // allocations. Sizes are rounded up to a class (four classes per power of two, at most 25%
-// slack); buffers above kPoolMaxBuffer bytes and anything beyond kPoolMaxCached cached bytes per
+// slack). A request the cache cannot serve first frees as many idle cached bytes (largest
+// first), so with shapes that vary from step to step (random sequence lengths) the pool holds
+// at most its largest working set plus one buffer instead of a buffer of every size it ever
+// met. Buffers above kPoolMaxBuffer bytes and anything beyond kPoolMaxCached cached bytes per
 // thread go straight back to the system. ATTN_NO_POOL=1 turns the cache off (plain aligned
 // malloc/free), and so do AddressSanitizer builds, where reuse would hide use-after-free bugs.
 #pragma once

@@ -37,8 +37,11 @@ struct LayerNormOp final : Op {
     kernels::parallel_for(rows, c * 6, [&](int64_t r) {
       const real* xr = px + r * c;
       real* yr = py + r * c;
-      const auto [mu, var] = kernels::row_moments(xr, c);  // two passes: no cancellation
-      const real s = 1 / std::sqrt(var + eps);
+      // Plain locals, not a structured binding: clang 14 (the fuzz and sanitizer builds)
+      // cannot capture a binding into the simd loop below.
+      const kernels::RowMoments m = kernels::row_moments(xr, c);  // two passes: no cancellation
+      const real mu = m.mean;
+      const real s = 1 / std::sqrt(m.var + eps);
       pm[r] = mu, ps[r] = s;
 #pragma omp simd
       for (int64_t j = 0; j < c; ++j) yr[j] = (xr[j] - mu) * s * pw[j] + pb[j];
@@ -93,7 +96,8 @@ struct LayerNormOp final : Op {
   // One row of dx (see backward), written to dr or, with add, added onto it.
   void dx_row(
       const real* xr, const real* gr, const real* pw, real mu, real s, real* dr, bool add) const {
-    const auto [mean_g, mean_gx] = kernels::layer_norm_grad_means(xr, gr, pw, mu, s, c);
+    const kernels::RowMeans means = kernels::layer_norm_grad_means(xr, gr, pw, mu, s, c);
+    const real mean_g = means.g, mean_gx = means.gx;  // locals: see forward
     auto dx_j = [&](int64_t j) {
       const real xhat = (xr[j] - mu) * s;
       return s * (gr[j] * pw[j] - mean_g - xhat * mean_gx);

@@ -60,7 +60,7 @@ void binary(std::vector<OpCase>& rows,
       {{4}, {2, 3, 4}},       {{3, 1}, {1, 4}}, {{}, {2, 3}},        {{2, 1, 4}, {3, 1}}};
   for (const auto& [sa, sb] : pairs)
     rows.push_back({fmt::format("{}_{}_{}", op, shape_tag(sa), shape_tag(sb)), "a " + symbol + " b",
-                    [sa, sb, b_domain](Generator& g) {
+                    [sa = sa, sb = sb, b_domain](Generator& g) {
                       return std::vector{float_input("a", sample(sa, g, Domain::kAny)),
                                          float_input("b", sample(sb, g, b_domain))};
                     },
@@ -88,7 +88,7 @@ std::vector<OpCase> elementwise_cases() {
   for (const auto& [p, domain] : std::vector<std::pair<real, D>>{
            {3, D::kAny}, {2, D::kAny}, {0, D::kAny}, {0.5, D::kPositive}, {-1.5, D::kPositive}})
     unary(rows, fmt::format("pow_{}", p), fmt::format("torch.pow(x, {})", p), domain, 1,
-          [p](const Var& x) { return pow(x, p); });
+          [p = p](const Var& x) { return pow(x, p); });
   unary(rows, "abs", "torch.abs(x)", D::kAwayFromZero, 1, [](const Var& x) { return abs(x); });
   unary(rows, "tanh", "torch.tanh(x)", D::kAny, 2, [](const Var& x) { return tanh(x); });
   // Scale 4 reaches |x| ~ 10: both saturated tails, where the gradient is ~1e-4 or less.

@@ -15,6 +15,7 @@
 
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/mode.h"
 #include "autograd/tape.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
@@ -105,6 +106,12 @@ RunRequest parse_run_args(const std::vector<std::string>& args, bool name_requir
       r.out = take_value("--out", value);
     } else if (key == "threads") {
       r.threads = parse_threads(take_value("--threads", value));
+    } else if (key == "reference" || key == "fast") {
+      if (value) throw UsageError("--" + key + " takes no value");
+      const bool reference = key == "reference";
+      if (r.reference && *r.reference != reference)
+        throw UsageError("--reference and --fast contradict each other: give one");
+      r.reference = reference;
     } else {
       // A field. A flag followed by another flag (or nothing) is a bare boolean: "true".
       if (!value && (i + 1 >= args.size() || is_flag(args[i + 1]))) value = "true";
@@ -131,11 +138,17 @@ Config resolve_config(const Experiment& e, const RunRequest& request) {
 std::string run_help(const Experiment& e, const Config& cfg) {
   std::string s = fmt::format(
       "attnlab run {} [--field value ...] [--out DIR] [--seed S] "
-      "[--threads N] [--quick]\n\n  {}\n  source: {}   typical time: {}\n\n",
+      "[--threads N] [--quick] [--reference | --fast] [--detect-anomaly]\n\n  {}\n  source: {}   "
+      "typical time: "
+      "{}\n\n",
       e.name, e.purpose, e.source, e.typical_time);
   s += "Fields (defaults are the document's settings; '-' and '_' are interchangeable):\n";
   s += cfg.help_text();
   s += "\nOptions:\n";
+  s += fmt::format(
+      "  --reference    every layer built from elementary ops (matmul, softmax, ...){}\n"
+      "  --fast         the fused kernels{}\n",
+      e.reference ? " (default here)" : "", e.reference ? "" : " (default in Release)");
   s += "  --out DIR      write the run folder here (default runs/" + e.name +
        "/<time>/); it must be new or empty: a folder holding an earlier run is refused\n";
   s += "  --threads N    threads for BLAS and our kernels, 0..64 (default: ATTN_THREADS or all "
@@ -148,6 +161,13 @@ std::string run_help(const Experiment& e, const Config& cfg) {
     for (const auto& [k, v] : e.quick) s += " --" + k + " " + v;
   }
   return s + "\n";
+}
+
+void apply_path(std::optional<bool> requested, bool experiment_default) {
+  if (requested)
+    set_reference_mode(*requested);
+  else if (experiment_default && !reference_mode_from_env())
+    set_reference_mode(true);
 }
 
 void apply_threads(std::optional<int> threads) {
@@ -165,6 +185,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
     return 0;
   }
   apply_threads(request.threads);
+  apply_path(request.reference, e.reference);
   set_detect_anomaly(request.detect_anomaly);
   RunOptions options;
   options.out = request.out;
@@ -194,11 +215,15 @@ int run_experiment(const RunRequest& request, const std::string& command) {
 int train_command(const std::vector<std::string>& args) {
   const RunRequest r = parse_run_args(args, false);
   if (r.help) {
-    fmt::print("attnlab train [<task>] [--key value ...] [--threads N] [--detect-anomaly]\n\n{}",
-               train::train_options_help());
+    fmt::print(
+        "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast] "
+        "[--detect-anomaly]\n\n{}",
+        train::train_options_help());
     fmt::print(
         "  --threads N          threads for BLAS and our kernels, 0..64 (0 or unset: "
         "ATTN_THREADS or all cores)\n"
+        "  --reference          every layer built from elementary ops (matmul, softmax, ...)\n"
+        "  --fast               the fused kernels (default in Release)\n"
         "  --detect-anomaly     check every op's output (forward and backward) for NaN/Inf and "
         "stop at the first op\n"
         "                       that produces one, naming it, its tape position and its inputs\n"
@@ -216,6 +241,7 @@ int train_command(const std::vector<std::string>& args) {
   for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
   train::validate_train_config(cfg);  // every mistake reported before threads or files change
   apply_threads(r.threads);
+  apply_path(r.reference);
   set_detect_anomaly(r.detect_anomaly);
   return train::run_train_command(cfg);
 }

@@ -3,7 +3,8 @@
 //
 //   attnlab list                                   -> list_experiments()
 //   attnlab run <name> [--field value ...] [--out DIR] [--seed S] [--threads N] [--quick]
-//                      [--detect-anomaly]          -> parse_run_args() + run_experiment()
+//                      [--reference | --fast] [--detect-anomaly]
+//                                                  -> parse_run_args() + run_experiment()
 //   attnlab run <name> --help                      -> the fields, their defaults and meaning
 //   attnlab demo [same options]                    -> run_experiment("demo", ...)
 //
@@ -26,6 +27,8 @@ struct RunRequest {
   std::optional<int> threads;
   bool quick = false;
   bool help = false;
+  // --reference / --fast: which path the layers take (autograd/mode.h); unset = the default.
+  std::optional<bool> reference;
   bool detect_anomaly = false;  // --detect-anomaly: attn::set_detect_anomaly(true) for the run
 };
 
@@ -39,6 +42,10 @@ Config resolve_config(const Experiment& experiment, const RunRequest& request);
 
 // What `attnlab run <name> --help` prints.
 std::string run_help(const Experiment& experiment, const Config& config);
+
+// Sets the layers' path: --reference or --fast when given; else ATTN_REFERENCE when set; else
+// the reference path when the experiment asks for it (Experiment::reference); else the build's.
+void apply_path(std::optional<bool> requested, bool experiment_default = false);
 
 // Runs one experiment end to end; returns the process exit code (0 ok, 1 failed). Throws
 // UsageError for bad input (before any work starts). `command` is recorded in the run folder.

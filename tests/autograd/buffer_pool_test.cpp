@@ -2,7 +2,10 @@
 // into tensors that promise zeros.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "autograd/kernels/buffer_pool.h"
 #include "autograd/tensor.h"
@@ -41,6 +44,29 @@ TEST_SUITE("autograd") {
     { Tensor::full({64}, 7.0f); }  // leaves a buffer of 7s in the cache
     Tensor z = Tensor::zeros({64});
     for (int64_t i = 0; i < z.numel(); ++i) CHECK(z[i] == 0);
+  }
+
+  // The soak test's finding (docs/reliability.md): with varying shapes the cache kept idle
+  // buffers of every size ever met. A miss now gives back idle bytes first, so live + cached
+  // stays below the largest working set plus one buffer, however many sizes pass through.
+  TEST_CASE("varying sizes do not pile up idle buffers: a miss gives back idle bytes first") {
+    if (!kernels::pool_enabled()) return;
+    kernels::pool_trim();
+    int64_t most = 0;  // the largest footprint of one "step"
+    for (int step = 0; step < 200; ++step) {
+      std::vector<std::pair<void*, int64_t>> live;
+      int64_t bytes = 0;
+      for (int i = 0; i < 4; ++i) {  // four buffers of 4 KB .. 400 KB, changing every step
+        const int64_t b = 4096 * (1 + (step * 7 + i * 13) % 97);
+        live.emplace_back(kernels::pool_allocate(b), b);
+        bytes += b;
+      }
+      most = std::max(most, bytes);
+      for (auto [p, b] : live) kernels::pool_release(p, b);
+      // size classes round up by at most 25%; plus one buffer of the largest class (448 KB)
+      CHECK(kernels::pool_stats().cached_bytes <= most * 5 / 4 + 448 * 1024);
+    }
+    kernels::pool_trim();
   }
 
   TEST_CASE("a tensor may be freed on another thread than the one that made it") {

@@ -10,6 +10,7 @@
 
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/mode.h"
 #include "autograd/safetensors.h"
 #include "autograd/tape.h"
 #include "data/mlm.h"
@@ -234,6 +235,7 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   summary.run_dir = cfg.out;
   nlohmann::json cj = config_json(cfg);
   cj["threads"] = num_threads();
+  cj["path"] = path_name();  // reference or fast (autograd/mode.h)
   cj["detect_anomaly"] = detect_anomaly();
   write_file_atomically((fs::path(cfg.out) / "config.json").string(), cj.dump(2) + "\n");
   fmt::print(out, "train {} with {}: {}\n  run folder {}, {} threads{}\n", cfg.task, cfg.model,

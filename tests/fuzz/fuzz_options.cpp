@@ -1,0 +1,93 @@
+// libFuzzer harness: the command-line parsing behind `attnlab run <experiment> --field value`
+// and `attnlab train [<task>] --key value` (parse_run_args, Config::set, set_train_option,
+// validate_train_config). Nothing is run: only the words are parsed and checked.
+//
+//   scripts/fuzz options 600
+//
+// The input is split at newlines into argument words. The contract checked: every word list
+// is accepted or rejected with attn::Error (UsageError for bad usage); an accepted value
+// prints back (format_value / get_train_option) to text that parses to the same value.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "autograd/error.h"
+#include "experiments/cli/commands.h"
+#include "experiments/config.h"
+#include "experiments/registry.h"
+#include "train/run/train_config.h"
+
+namespace {
+
+namespace ex = attn::experiments;
+namespace tr = attn::train;
+
+[[noreturn]] void bug(const std::string& what) {
+  std::fprintf(stderr, "fuzz_options: %s\n", what.c_str());
+  std::abort();
+}
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  while (words.size() < 24) {
+    const size_t nl = text.find('\n', start);
+    words.push_back(text.substr(start, nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return words;
+}
+
+// `attnlab run`: the experiment's config takes the overrides; each accepted field's printed
+// value must parse back to itself.
+void check_run(const ex::RunRequest& r) {
+  const ex::Config cfg = ex::resolve_config(ex::find_experiment(r.name), r);
+  for (const ex::Field& f : cfg.fields()) {
+    ex::Config again = cfg;
+    const std::string text = ex::format_value(f.value);
+    again.set(f.name, text);
+    if (ex::format_value(again.fields()[&f - cfg.fields().data()].value) != text)
+      bug("field " + f.name + " does not round-trip through '" + text + "'");
+  }
+}
+
+// `attnlab train`: the same for TrainConfig.
+void check_train(const ex::RunRequest& r) {
+  tr::TrainConfig cfg;
+  if (!r.name.empty()) tr::set_train_option(cfg, "task", r.name);
+  if (!r.out.empty()) tr::set_train_option(cfg, "out", r.out);
+  for (const auto& [k, v] : r.overrides) tr::set_train_option(cfg, k, v);
+  tr::validate_train_config(cfg);
+  for (const std::string& key : tr::train_option_names()) {
+    const std::string text = tr::get_train_option(cfg, key);
+    tr::TrainConfig again = cfg;
+    tr::set_train_option(again, key, text);
+    if (tr::get_train_option(again, key) != text)
+      bug("train option " + key + " does not round-trip through '" + text + "'");
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::vector<std::string> args =
+      split_words(std::string(reinterpret_cast<const char*>(data), size));
+  ex::RunRequest r;
+  try {
+    r = ex::parse_run_args(args, false);
+  } catch (const attn::Error&) {
+    return 0;
+  }
+  try {
+    check_train(r);
+  } catch (const attn::Error&) {
+  }
+  if (!r.name.empty()) try {
+      check_run(r);
+    } catch (const attn::Error&) {
+    }
+  return 0;
+}
