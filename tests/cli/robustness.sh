@@ -49,6 +49,11 @@ expect 2 "--schedule is warmup in the checkpoint but cosine now" train reversal 
   --steps 6 --schedule cosine --resume "$out/checkpoint.safetensors"
 expect 0 "resuming at step 4" train reversal "${tiny[@]}" --steps 6 --schedule warmup \
   --resume "$out/checkpoint.safetensors"
+expect 2 "--resume '$tmp/nowhere/checkpoint.safetensors': no such file" train reversal \
+  "${tiny[@]}" --resume "$tmp/nowhere/checkpoint.safetensors"
+[[ ! -e "$tmp/nowhere" ]] && pass "a missing --resume creates no folder" ||
+  fail "a missing --resume created $tmp/nowhere"
+expect 2 "--resume '$out': not a file" train reversal "${tiny[@]}" --resume "$out"
 
 # A second process on a folder in use: exit 1 naming the folder and the holder's pid.
 busy="$tmp/busy"
