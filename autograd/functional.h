@@ -8,14 +8,19 @@
 //
 // Each function is implemented in autograd/ops/<name>.cpp by a named struct (AddOp, MatmulOp,
 // SoftmaxOp, ...) whose forward() comment gives the formula and whose backward() comment gives
-// the derivative. Shapes: B batch, T time, C channels; "..." any leading axes. Every op has a
-// row in autograd/registry/ so the gradcheck sweep and the PyTorch parity suite cover it.
+// the derivative. The fused ops (marked FUSED below) live in autograd/ops/fused/<name>.cpp: each
+// does the work of several elementary ops in one, for speed, names the ops it replaces and what
+// it gains, and is used by the layers only on the fast path (autograd/mode.h); in reference mode
+// the layers spell the same computation out in elementary ops. Shapes: B batch, T time, C channels;
+// "..." any leading axes. Every op has a row in autograd/registry/ so the gradcheck sweep and the
+// PyTorch parity suite cover it.
 #pragma once
 
 #include <optional>
 #include <vector>
 
 #include "autograd/generator.h"
+#include "autograd/ops/recurrent_cells.h"
 #include "autograd/tape.h"
 #include "autograd/var.h"
 
@@ -61,11 +66,11 @@ Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = fals
 // x (..., in), weight (out, in), bias (out): y = x weight^T + bias (PyTorch's F.linear), the
 // bias added inside the GEMM.
 Var linear(const Var& x, const Var& weight, const std::optional<Var>& bias = std::nullopt);
-// relu(linear(x, weight, bias)) as one op (a feed-forward block's first layer): the ReLU is
-// applied in place on the GEMM's output, and its backward shares one pass with the bias sum.
+// FUSED relu(linear(x, weight, bias)) as one op (a feed-forward block's first layer): the ReLU
+// is applied in place on the GEMM's output, and its backward shares one pass with the bias sum.
 Var linear_relu(const Var& x, const Var& weight, const std::optional<Var>& bias = std::nullopt);
-// linear(gelu(x, approx), weight, bias) as one op (a feed-forward block's second layer): one pass
-// writes GELU(x) and its derivative, and the backward's input gradient is scaled by the
+// FUSED linear(gelu(x, approx), weight, bias) as one op (a feed-forward block's second layer): one
+// pass writes GELU(x) and its derivative, and the backward's input gradient is scaled by the
 // derivative in the GEMM's store instead of a GELU backward pass.
 Var gelu_linear(const Var& x,
                 const Var& weight,
@@ -92,8 +97,8 @@ Var masked_fill(const Var& x, const Tensor& mask, real value);
 // ---- normalisation and probabilities (fused for speed; tests show each equals its
 //      composition of primitives) --------------------------------------------------------------
 Var softmax(const Var& x);  // over the last axis, max-subtracted for stability
-// softmax(masked_fill(x, mask, lowest)) in one pass: mask (...,C) of 0/1, the same last axis as
-// x and broadcast over the others (attention's causal and padding masks).
+// FUSED softmax(masked_fill(x, mask, lowest)) in one pass: mask (...,C) of 0/1, the same last axis
+// as x and broadcast over the others (attention's causal and padding masks).
 Var masked_softmax(const Var& x, const Tensor& mask);
 Var log_softmax(const Var& x);  // over the last axis
 Var layer_norm(const Var& x,
@@ -116,8 +121,9 @@ Var cross_entropy(const Var& logits,
                   real label_smoothing = 0);
 Var mse_loss(const Var& a, const Var& b);  // mean((a-b)^2)
 
-// ---- positions and attention kernels (fused; each has registry rows and a test against its
-//      composition of primitives) ----------------------------------------------------------------
+// ---- positions and attention kernels (FUSED except rope; each has registry rows and a test
+//      against its composition of primitives)
+//      ----------------------------------------------------------------
 // Rotary position embedding. Pair i of a row (columns (i, i+D/2) for kRotateHalf as in GPT-NeoX
 // and HF llama, columns (2i, 2i+1) for kInterleaved as in RoFormer and Meta's llama) is rotated by
 // the angle p * base^(-2i/D), where p = start_pos + t is the row's position on the T axis.
@@ -171,6 +177,13 @@ FusedAttentionOutput fused_attention(const Var& q,
 // y_t = fq_t^T S_t / (fq_t . z_t + eps),  S_t = sum_{s<=t} fk_s v_s^T,  z_t = sum_{s<=t} fk_s.
 // fq (...,T,D), fk (...,T,D), v (...,T,M) -> y (...,T,M).
 Var causal_linear_attention(const Var& fq, const Var& fk, const Var& v, real eps = 1e-6);
+
+// ---- recurrent steps (autograd/ops/recurrent_cells.h, included above) -----------------------
+// One op per time step of an Elman RNN, a GRU or an LSTM, PyTorch's gate layouts:
+//   rnn_cell(gx, t, h, w_hh, b_ih, b_hh, nonlinearity, lengths)     -> h' (B,H)
+//   gru_cell(gx, t, h, w_hh, b_ih, b_hh, lengths)                   -> h' (B,H)
+//   lstm_cell(gx, t, state, w_hh, b_ih, b_hh, lengths)              -> state' (2,B,H) = [h'; c']
+// gx (T,B,G*H) holds every step's input projection; row t is read in place.
 
 // ---- operators ------------------------------------------------------------------------------
 inline Var operator+(const Var& a, const Var& b) {

@@ -187,6 +187,7 @@ Experiment anagrams() {
       .add_int("d_k", 8, "query/key/value width", {.min = 1})
       .add_real("atol", 1e-5, "tolerance of the allclose comparison", {.min = 0})
       .add_int("seed", 7, "random seed (the document seeds PyTorch with 7)", {.min = 0});
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

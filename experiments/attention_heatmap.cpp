@@ -107,6 +107,7 @@ Experiment attention_heatmap() {
   add_sentence_fields(e.config);
   e.config.add_int("trials", 50, "random draws for the uniformity statistics", {.min = 1});
   e.quick = {{"trials", "10"}};
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

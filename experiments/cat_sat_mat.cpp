@@ -6,13 +6,16 @@
 // by hand to 2 decimals: its scores are right, but its attention matrix is not the softmax of
 // those scores. We recompute each step, show what the hand-worked numbers would need, and find
 // which slip explains each row: rows 0 and 1 are the softmax of the *unscaled* scores (the
-// 1/sqrt(d_k) was dropped), row 2 matches neither version.
+// 1/sqrt(d_k) was dropped), row 2 matches neither version. Then a backward of L = sum(out o G)
+// for a fixed G, each gradient beside its closed form by hand (experiments/common/
+// hand_gradients.h).
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
+#include "experiments/common/hand_gradients.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
 #include "experiments/report/heatmap.h"
@@ -92,6 +95,15 @@ void run(const Config& cfg, RunContext& ctx) {
   h.precision = 3;
   h.cell = 80;
   ctx.figure("attention", heatmap_svg(h), "softmax(Q K^T / sqrt(2)) with Q = K = X");
+
+  ctx.section("Gradients by hand: L = sum(out o G)");
+  report_hand_gradients(ctx, {.x = x,
+                              .w_q = identity(2),
+                              .w_k = identity(2),
+                              .w_v = identity(2),
+                              .scale = scale,
+                              .g = matrix_from(3, 2, cfg.get_reals("g"), "--g"),
+                              .tokens = words});
 }
 
 }  // namespace
@@ -102,7 +114,10 @@ Experiment cat_sat_mat() {
   e.source = "000 §III";
   e.purpose = "The 'cat sat mat' hand computation, checked step by step";
   e.typical_time = "< 1 s";
-  e.config.add_reals("x", {1, 0, 0, 1, 1, 1}, "embeddings of cat, sat, mat (3 x 2, row-major)");
+  e.config.add_reals("x", {1, 0, 0, 1, 1, 1}, "embeddings of cat, sat, mat (3 x 2, row-major)")
+      .add_reals("g", {1, -1, 0.5, 2, -1.5, 0.5},
+                 "the fixed upstream gradient G = dL/dout of the loss L = sum(out o G) (3 x 2)");
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

@@ -168,6 +168,7 @@ Experiment causal_mask() {
   e.config.add_int("t", 8, "sequence length", {.min = 2})
       .add_int("d_model", 16, "input width", {.min = 1})
       .add_int("d_k", 16, "query/key/value width", {.min = 1});
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

@@ -37,6 +37,10 @@ struct Experiment {
   Config config;             // defaults = the document's settings (a "seed" field is always added)
   // Field overrides applied by --quick (before the user's own overrides), for fast tests.
   std::vector<std::pair<std::string, std::string>> quick;
+  // Runs on the reference path (autograd/mode.h: every layer built from elementary ops) unless
+  // the user asks for the fast one (--fast, ATTN_REFERENCE=0): the experiments whose point is
+  // the computation itself. Others run on the build's default path (fast in Release).
+  bool reference = false;
   // Does the work. Throw attn::Error to fail the run (exit code 1).
   std::function<void(const Config&, RunContext&)> run;
 };

@@ -150,6 +150,7 @@ Experiment identity_lookup() {
   e.config.add_ints("dims", {4, 8, 16, 32, 64, 128, 256, 512}, "dimensions to try", {.min = 1})
       .add_int("trials", 20, "random draws averaged per dimension", {.min = 1});
   e.quick = {{"dims", "4,16,64"}, {"trials", "5"}};
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

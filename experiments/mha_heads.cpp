@@ -120,6 +120,7 @@ Experiment mha_heads() {
       .add_int("embed_seed", 2, "seed of the character embeddings (attention-heatmap's)",
                {.min = 0})
       .add_int("seed", 3, "seed of the attention weights (the document uses 3)", {.min = 0});
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

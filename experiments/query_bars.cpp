@@ -110,6 +110,7 @@ Experiment query_bars() {
   e.typical_time = "< 1 s";
   add_sentence_fields(e.config);
   e.config.add_ints("positions", {0, 5, 10, 15, 21}, "query positions to show", {.min = 0});
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

@@ -6,7 +6,10 @@
 // X = [[1,0],[0,1],[1,1]], identity query/key projections (Q = K = X), W_V = [[1,0],[0,2]].
 // The document prints its matrices to 3 decimals; its prose quotes different softmax numbers
 // for rows 0 and 2. We print both next to ours and a double-precision hand check, so a reader
-// can see which is right. Step through: break SoftmaxOp::forward, then `p *y.data()@9`.
+// can see which is right. Then a backward of L = sum(out o G) for a fixed G: every gradient on
+// the tape (out, A, scores, Q, K, V, X) beside its closed form computed by hand in double
+// precision (experiments/common/hand_gradients.h).
+// Step through: break SoftmaxOp::forward, then `p *y.data()@9`; break SoftmaxOp::backward.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -14,6 +17,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
+#include "experiments/common/hand_gradients.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
 #include "experiments/report/heatmap.h"
@@ -132,6 +136,15 @@ void run(const Config& cfg, RunContext& ctx) {
   h.precision = 3;
   h.cell = 90;
   ctx.figure("attention", heatmap_svg(h), "A = softmax(Q K^T / sqrt(d_k)), rows sum to 1");
+
+  ctx.section("Gradients by hand: L = sum(out o G)");
+  report_hand_gradients(ctx, {.x = x,
+                              .w_q = identity(d),
+                              .w_k = identity(d),
+                              .w_v = wv,
+                              .scale = scale,
+                              .g = matrix_from(t, d, cfg.get_reals("g"), "--g"),
+                              .tokens = tok});
 }
 
 }  // namespace
@@ -145,7 +158,11 @@ Experiment worked_example() {
   e.config.add_reals("x", {1, 0, 0, 1, 1, 1}, "input rows X, row-major (T x d_model)")
       .add_int("d_model", 2, "width of each token vector (= d_k)", {.min = 1})
       .add_reals("w_v", {1, 0, 0, 2}, "value projection W_V, row-major (d_model x d_model)")
-      .add_bool("scaled", true, "divide the scores by sqrt(d_k)");
+      .add_bool("scaled", true, "divide the scores by sqrt(d_k)")
+      .add_reals("g", {1, -1, 0.5, 2, -1.5, 0.5},
+                 "the fixed upstream gradient G = dL/dout of the loss L = sum(out o G), row-major "
+                 "(T x d_model)");
+  e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;
 }

@@ -4,9 +4,31 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/mode.h"
 #include "nn/init.h"
 
 namespace attn::nn {
+
+namespace {
+
+// The reference path: y = matmul(x, W^T), then + b, two ops on the tape. matmul needs rows, so
+// a single vector x (in) is one row (1, in) for the product.
+Var matmul_add(const Var& x, const Var& weight, const std::optional<Var>& bias) {
+  const bool vector = x.rank() == 1;
+  Var y = matmul(vector ? reshape(x, {1, x.size(0)}) : x, weight, false, true);
+  if (vector) y = reshape(y, {weight.size(0)});
+  return bias ? add(y, *bias) : y;
+}
+
+std::optional<Var> bias_of(bool has_bias, const Var& bias) {
+  return has_bias ? std::optional<Var>(bias) : std::nullopt;
+}
+
+}  // namespace
+
+Var affine(const Var& x, const Var& weight, const std::optional<Var>& bias) {
+  return reference_mode() ? matmul_add(x, weight, bias) : linear(x, weight, bias);
+}
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& gen)
     : Module("Linear"), in_(in_features), out_(out_features), has_bias_(bias) {
@@ -21,17 +43,19 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias, Generator& 
 Var Linear::forward(const Var& x) const {
   check_input(x);
   // (..., in) (out, in)^T + (out) -> (..., out)
-  return has_bias_ ? linear(x, weight, bias) : linear(x, weight);
+  return affine(x, weight, bias_of(has_bias_, bias));
 }
 
 Var Linear::forward_relu(const Var& x) const {
   check_input(x);
-  return has_bias_ ? linear_relu(x, weight, bias) : linear_relu(x, weight);
+  if (reference_mode()) return relu(matmul_add(x, weight, bias_of(has_bias_, bias)));
+  return linear_relu(x, weight, bias_of(has_bias_, bias));
 }
 
 Var Linear::forward_after_gelu(const Var& x, GeluApprox approx) const {
   check_input(x);
-  return has_bias_ ? gelu_linear(x, weight, bias, approx) : gelu_linear(x, weight, {}, approx);
+  if (reference_mode()) return matmul_add(gelu(x, approx), weight, bias_of(has_bias_, bias));
+  return gelu_linear(x, weight, bias_of(has_bias_, bias), approx);
 }
 
 void Linear::check_input(const Var& x) const {

@@ -7,15 +7,24 @@
 //
 // The weight is stored (out, in) as in PyTorch, so the forward pass is matmul(x, W, false, true):
 // every leading axis of x is folded into the rows of one GEMM, whatever the rank of x.
+// Two paths (autograd/mode.h): in reference mode the tape shows matmul then add (and relu or
+// gelu as their own ops); in fast mode one op each: linear (the bias added inside the GEMM),
+// linear_relu, gelu_linear (autograd/ops/fused/).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "autograd/functional.h"
 #include "autograd/generator.h"
 #include "nn/module.h"
 
 namespace attn::nn {
+
+// x (..., in), weight (out, in), bias (out) -> x W^T + b (..., out) by the path reference_mode()
+// selects: matmul + add, or the linear op. For layers that hold their weights themselves
+// (MultiheadAttention's packed in_proj_weight).
+Var affine(const Var& x, const Var& weight, const std::optional<Var>& bias = std::nullopt);
 
 class Linear : public Module {
  public:
@@ -24,9 +33,9 @@ class Linear : public Module {
 
   // x (..., in) -> (..., out); a rank-1 x is one row.
   Var forward(const Var& x) const;
-  // relu(forward(x)) as one fused op (linear_relu): what a feed-forward block's first layer does.
+  // relu(forward(x)): what a feed-forward block's first layer does (fast: one op, linear_relu).
   Var forward_relu(const Var& x) const;
-  // forward(gelu(x, approx)) as one fused op (gelu_linear): a GELU block's second layer.
+  // forward(gelu(x, approx)): a GELU block's second layer (fast: one op, gelu_linear).
   Var forward_after_gelu(const Var& x, GeluApprox approx) const;
 
   int64_t in_features() const { return in_; }

@@ -3,6 +3,7 @@
 //
 //   attnlab list                                   -> list_experiments()
 //   attnlab run <name> [--field value ...] [--out DIR] [--seed S] [--threads N] [--quick]
+//                      [--reference | --fast] [--detect-anomaly]
 //                                                  -> parse_run_args() + run_experiment()
 //   attnlab run <name> --help                      -> the fields, their defaults and meaning
 //   attnlab demo [same options]                    -> run_experiment("demo", ...)
@@ -26,6 +27,9 @@ struct RunRequest {
   std::optional<int> threads;
   bool quick = false;
   bool help = false;
+  // --reference / --fast: which path the layers take (autograd/mode.h); unset = the default.
+  std::optional<bool> reference;
+  bool detect_anomaly = false;  // --detect-anomaly: attn::set_detect_anomaly(true) for the run
 };
 
 // Parses the words after `attnlab run` (the experiment name first). Bad syntax: UsageError.
@@ -38,6 +42,10 @@ Config resolve_config(const Experiment& experiment, const RunRequest& request);
 
 // What `attnlab run <name> --help` prints.
 std::string run_help(const Experiment& experiment, const Config& config);
+
+// Sets the layers' path: --reference or --fast when given; else ATTN_REFERENCE when set; else
+// the reference path when the experiment asks for it (Experiment::reference); else the build's.
+void apply_path(std::optional<bool> requested, bool experiment_default = false);
 
 // Runs one experiment end to end; returns the process exit code (0 ok, 1 failed). Throws
 // UsageError for bad input (before any work starts). `command` is recorded in the run folder.
@@ -60,5 +68,11 @@ std::string list_text();
 
 // Applies ATTN_THREADS, then --threads if given (the flag wins).
 void apply_threads(std::optional<int> threads);
+
+// The most threads --threads and ATTN_THREADS accept: OpenBLAS's limit (64 in Debian's build).
+inline constexpr int kMaxThreads = 64;
+// A thread count given as `source` ("--threads", "ATTN_THREADS"): a whole number in
+// [0, kMaxThreads] (0 = all cores), else attn::UsageError saying why.
+int parse_threads(const std::string& text, const std::string& source = "--threads");
 
 }  // namespace attn::experiments

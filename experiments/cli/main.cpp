@@ -76,6 +76,12 @@ int main(int argc, char** argv) {
   parity->add_option("--inputs", inputs, "x (and memory, masks ...) and gy as safetensors")
       ->required();
   parity->add_option("--out", out, "where to write y and every gradient")->required();
+  bool reference = false, fast = false;
+  auto path_flags = [&](CLI::App* sub) {
+    CLI::Option* r = sub->add_flag("--reference", reference, "every layer from elementary ops");
+    sub->add_flag("--fast", fast, "the fused kernels (the Release default)")->excludes(r);
+  };
+  path_flags(parity);
   parity->footer("Layers:\n" + attn::nn::parity_layers_help());
 
 #ifdef ATTN_HAVE_BENCH
@@ -87,6 +93,7 @@ int main(int argc, char** argv) {
   bench->add_option("--steps", bench_opt.steps, "timed steps per case");
   bench->add_option("--warmup", bench_opt.warmup, "untimed steps before timing");
   bench->add_flag("--json", bench_opt.json, "print JSON instead of a table");
+  path_flags(bench);
 #endif
   app.footer("attnlab run <experiment> --help lists the experiment's settings.");
 
@@ -119,6 +126,7 @@ int main(int argc, char** argv) {
     if (*demo)
       return ex::run_experiment(ex::parse_run_args(with_first("demo", demo->remaining())), command);
     if (*train) return ex::train_command(train->remaining());
+    if (reference || fast) ex::apply_path(reference);
     if (*parity) return ex::parity_command(layer, layer_config, weights, inputs, out);
 #ifdef ATTN_HAVE_BENCH
     if (*bench) return attn::bench::run_bench_command(bench_opt);

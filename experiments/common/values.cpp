@@ -33,4 +33,10 @@ std::vector<std::string> index_labels(int64_t n, const std::string& prefix) {
   return out;
 }
 
+Tensor identity(int64_t n) {
+  Tensor m({n, n});
+  for (int64_t i = 0; i < n; ++i) m[i * n + i] = 1;
+  return m;
+}
+
 }  // namespace attn::experiments

@@ -19,6 +19,8 @@ Tensor matrix_from(int64_t rows,
                    const std::vector<double>& values,
                    const std::string& what = "matrix");
 std::vector<double> values(const Tensor& t);
+// The (n, n) identity matrix.
+Tensor identity(int64_t n);
 std::vector<double> row_values(const Tensor& m, int64_t r);
 // Labels "0", "1", ... or prefix + index.
 std::vector<std::string> index_labels(int64_t n, const std::string& prefix = "");

@@ -5,7 +5,7 @@
 //   BlockwiseAttention layer(/*d_model=*/64, /*nhead=*/4, gen, /*causal=*/true, /*block=*/64);
 //   Var out = layer.forward(x);                      // x (B,T,64) -> (B,T,64)
 //
-// The op (autograd/ops/blockwise_attention.cpp, declared in autograd/functional.h) computes
+// The op (autograd/ops/fused/blockwise_attention.cpp, declared in autograd/functional.h) computes
 // softmax(q k^T / sqrt(D)) v tile by tile with an online softmax: the T x T score matrix is never
 // stored, forward or backward. It saves only the output and one log-sum-exp per query row, and
 // backward recomputes each tile's probabilities from them. So its memory beyond the inputs and

@@ -17,7 +17,7 @@
 //   parallel, non-causal: S = phi(K)^T V (D,M) and z = sum_s phi(k_s) once, then every query
 //     reads them (composed from matmul/sum/div, so the tape shows each step);
 //   parallel, causal: prefix sums S_t, z_t over s <= t — the fused op attn::causal_linear_attention
-//     (autograd/ops/causal_linear_attention.cpp), O(T D M) time and O(D M) extra memory;
+//     (autograd/ops/fused/causal_linear_attention.cpp), O(T D M) time and O(D M) extra memory;
 //   recurrent (fast weights): S_t = S_{t-1} + phi(k_t) v_t^T, z_t = z_{t-1} + phi(k_t),
 //     y_t = phi(q_t)^T S_t / phi(q_t)^T z_t — an RNN whose hidden state is the matrix S, built
 //     step by step from primitives (slice, matmul, add, div), so gradients flow through time.

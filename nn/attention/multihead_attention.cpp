@@ -6,6 +6,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/mode.h"
 #include "nn/init.h"
 
 namespace attn::nn {
@@ -89,20 +90,20 @@ void MultiheadAttention::project(const Var& query,
   const int64_t e = e_;
   if (need_kv && query.same_node(key) && key.same_node(value)) {
     // Self-attention: one GEMM for all three projections; the head split reads its columns.
-    Var qkv = linear(query, in_proj_weight,
+    Var qkv = affine(query, in_proj_weight,
                      opt_.bias ? std::optional<Var>(in_proj_bias) : std::nullopt);  // (B,T,3E)
     q = {qkv, 0}, k = {qkv, e}, v = {qkv, 2 * e};
     return;
   }
-  q = {linear(query, rows(in_proj_weight, 0, e), bias_rows(0, e))};
+  q = {affine(query, rows(in_proj_weight, 0, e), bias_rows(0, e))};
   if (!need_kv) return;
   if (key.same_node(value)) {  // cross-attention over one memory: keys and values in one GEMM
-    Var kv = linear(key, rows(in_proj_weight, e, 3 * e), bias_rows(e, 3 * e));  // (B,Tk,2E)
+    Var kv = affine(key, rows(in_proj_weight, e, 3 * e), bias_rows(e, 3 * e));  // (B,Tk,2E)
     k = {kv, 0}, v = {kv, e};
     return;
   }
-  k = {linear(key, rows(in_proj_weight, e, 2 * e), bias_rows(e, 2 * e))};
-  v = {linear(value, rows(in_proj_weight, 2 * e, 3 * e), bias_rows(2 * e, 3 * e))};
+  k = {affine(key, rows(in_proj_weight, e, 2 * e), bias_rows(e, 2 * e))};
+  v = {affine(value, rows(in_proj_weight, 2 * e, 3 * e), bias_rows(2 * e, 3 * e))};
 }
 
 AttentionOutput MultiheadAttention::forward(const Var& query,
@@ -147,8 +148,8 @@ AttentionOutput MultiheadAttention::forward(const Var& query,
 
 bool MultiheadAttention::fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const {
   const bool dropout = opt_.dropout > 0 && is_training();
-  return !opt_.rope && !dropout && !masks.key_padding_mask && !masks.attn_mask && !masks.bias &&
-         (!masks.causal || tq <= tk);
+  return !reference_mode() && !opt_.rope && !dropout && !masks.key_padding_mask &&
+         !masks.attn_mask && !masks.bias && (!masks.causal || tq <= tk);
 }
 
 AttentionOutput MultiheadAttention::fused_heads(const Projected& q,

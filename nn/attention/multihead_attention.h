@@ -114,9 +114,10 @@ class MultiheadAttention : public Module {
                Projected& q,
                Projected& k,
                Projected& v) const;
-  // The fused kernel (autograd's fused_attention: the heads read in place, no head split or
-  // merge) serves every call without a cache, rotary positions, active dropout or a mask other
-  // than causal; the rest take head_slice + scaled_dot_product_attention.
+  // In fast mode the fused kernel (autograd's fused_attention: the heads read in place, no head
+  // split or merge) serves every call without a cache, rotary positions, active dropout or a mask
+  // other than causal; the rest, and every call in reference mode (autograd/mode.h), take
+  // head_slice + scaled_dot_product_attention.
   bool fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const;
   AttentionOutput fused_heads(const Projected& q,
                               const Projected& k,

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/mode.h"
 
 namespace attn::nn {
 
@@ -71,6 +73,12 @@ std::optional<Tensor> combine_masks(
   return out;
 }
 
+Var masked_weights(const Var& scores, const Tensor& hidden) {
+  if (reference_mode())
+    return softmax(masked_fill(scores, hidden, std::numeric_limits<real>::lowest()));
+  return masked_softmax(scores, hidden);
+}
+
 Var split_heads(const Var& x, int64_t heads) {
   if (x.rank() != 3 || x.size(2) % heads != 0)
     throw Error(fmt::format("split_heads: expected x (B,T,H*D) with H={}, got {}", heads,
@@ -104,28 +112,33 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
   const int64_t g = h / hkv;  // query heads per key/value head
 
   // scores (B,H,Tq,Tk) = s q k^T with s = 1/sqrt(D) (or 1), grouped heads folded into the rows
-  // of one GEMM per key head. s is the GEMM's alpha, forward and backward: no scaling pass and
-  // no scaled copy of q is made.
+  // of one GEMM per key head.
   const real s = opt.scale ? static_cast<real>(1.0 / std::sqrt(double(d))) : real(1);
   const AttentionMasks& m = opt.masks;
-  // No mask, or a causal mask alone (self-attention, the decoder's causal self-attention): the
-  // weights come from one fused op (scores and softmax per block of rows) and the output from
-  // tril_matmul; causal, both skip the hidden triangle instead of computing it and masking it
-  // away (a diagonal at Tk: nothing hidden, plain GEMMs). Any other mask or a bias takes the
-  // general path below. Grouped heads need no reshape: both ops read key head h / g for query
-  // head h.
-  const bool fused = !m.key_padding_mask && !m.attn_mask && !m.bias && (!m.causal || tq <= tk);
+  const bool reference = reference_mode();
+  // Fast path, no mask or a causal mask alone (self-attention, the decoder's causal
+  // self-attention): the weights come from one fused op (scores and softmax per block of rows)
+  // and the output from tril_matmul; causal, both skip the hidden triangle instead of computing
+  // it and masking it away (a diagonal at Tk: nothing hidden, plain GEMMs). Grouped heads need no
+  // reshape: both ops read key head h / g for query head h.
+  const bool fused =
+      !reference && !m.key_padding_mask && !m.attn_mask && !m.bias && (!m.causal || tq <= tk);
   if (fused) {
     Var weights = attention_weights(q, k, s, m.causal);
     const int64_t diagonal = m.causal ? tk - tq : tk;
     return {tril_matmul(attention_dropout(weights, opt), v, diagonal), weights};
   }
-  Var scores =
-      g == 1 ? matmul(q, k, false, true, s)
-             : reshape(matmul(reshape(q, {b, hkv, g * tq, d}), k, false, true, s), {b, h, tq, tk});
+  // The reference path (and the fast path's general case) op by op:
+  //   scores = (q k^T) * s [+ bias], hidden scores filled, softmax, dropout, weights v.
+  // The fast path folds s into the GEMM (alpha) and the fill into masked_softmax.
+  const real alpha = reference ? real(1) : s;
+  Var scores = g == 1 ? matmul(q, k, false, true, alpha)
+                      : reshape(matmul(reshape(q, {b, hkv, g * tq, d}), k, false, true, alpha),
+                                {b, h, tq, tk});
+  if (reference && opt.scale) scores = mul_scalar(scores, s);
   if (opt.masks.bias) scores = add(scores, *opt.masks.bias);
   const std::optional<Tensor> hidden = combine_masks(opt.masks, b, h, tq, tk);
-  Var weights = hidden ? masked_softmax(scores, *hidden) : softmax(scores);  // (B,H,Tq,Tk)
+  Var weights = hidden ? masked_weights(scores, *hidden) : softmax(scores);  // (B,H,Tq,Tk)
 
   const Var mixed = attention_dropout(weights, opt);
   // out (B,H,Tq,Dv) = weights v, grouped the same way.

@@ -22,11 +22,13 @@
 // uniformly to every key (PyTorch returns NaN there); avoid that, e.g. never pad a whole row.
 // A float mask in PyTorch's sense (added to the scores) is `bias` here.
 //
-// COST: with no mask, or a causal mask alone (no bias; GQA included), the weights come from the
-// fused attention_weights op and the output from tril_matmul; a causal mask then never computes
-// the hidden half, about 0.55-0.65x the time of unmasked attention (docs/performance.md, W6).
-// Every other combination builds the full scores and one 0/1 mask (combine_masks) and runs
-// masked_softmax.
+// TWO PATHS (autograd/mode.h). Reference mode: matmul(q, k^T) -> mul_scalar(1/sqrt(D)) -> add
+// (bias) -> masked_fill (the lowest float, when anything is masked) -> softmax -> dropout ->
+// matmul, one elementary op per step. Fast mode: with no mask, or a causal mask alone (no bias;
+// GQA included), the weights come from the fused attention_weights op and the output from
+// tril_matmul; a causal mask then never computes the hidden half, about 0.55-0.65x the time of
+// unmasked attention (docs/performance.md, W6). Every other combination builds the full scores
+// (the scale inside the GEMM) and one 0/1 mask (combine_masks) and runs masked_softmax.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +76,10 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
 // nullopt when nothing is masked. Checks every mask's shape, naming it in the error.
 std::optional<Tensor> combine_masks(
     const AttentionMasks& masks, int64_t batch, int64_t heads, int64_t tq, int64_t tk);
+
+// softmax over the last axis with the `hidden` (1) positions at weight 0: masked_fill with the
+// lowest float then softmax (reference mode), or the fused masked_softmax (fast mode).
+Var masked_weights(const Var& scores, const Tensor& hidden);
 
 // (B,T,H*D) -> (B,H,T,D) and back: the head split of multi-head attention (one copy each).
 Var split_heads(const Var& x, int64_t heads);

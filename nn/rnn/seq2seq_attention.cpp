@@ -4,6 +4,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "nn/attention/sdpa.h"
 
 namespace attn::nn {
 
@@ -24,7 +25,7 @@ AttentionStep attend(const Var& scores, const Var& memory, const std::optional<T
     if (pad_mask->shape() != Shape{b, src})
       throw Error(fmt::format("attention: pad_mask must be (B,S) = ({}, {}), got {}", b, src,
                               shape_str(pad_mask->shape())));
-    out.weights = masked_softmax(scores, pad_mask->reshape({b, 1, src}));  // padding gets 0
+    out.weights = masked_weights(scores, pad_mask->reshape({b, 1, src}));  // padding gets 0
   } else {
     out.weights = softmax(scores);  // over source positions
   }

@@ -110,8 +110,13 @@ TEST_SUITE("nn") {
         tgt_in[r * s] = 1;
         for (int64_t t = 1; t < s; ++t) tgt_in[r * s + t] = src[r * s + t - 1];
       }
+      // Trained well past the point of learning: at 150 steps the weakest model (no attention)
+      // was still at a loss of 0.08-0.13 and its greedy decoding one token either side of
+      // perfect, depending on which BLAS kernels rounded the sums. At 300 steps every model
+      // under every OpenBLAS core type and seeds 1-5 and 23 measured a loss of 0.002-0.011 and
+      // decoded all 32 tokens, so the bounds below leave a margin of 4x or more.
       double first = 0, last = 0;
-      const int kSteps = 150;
+      const int kSteps = 300;
       const real kLr = 1;
       for (int step = 0; step < kSteps; ++step) {
         model.zero_grad();
@@ -126,12 +131,12 @@ TEST_SUITE("nn") {
         }
       }
       CHECK(first > 1.2);  // about log(7) at the start
-      CHECK(last < 0.15);
-      // Greedy decoding (its own predictions fed back) now reproduces the sources.
+      CHECK(last < 0.05);
+      // Greedy decoding (its own predictions fed back) now reproduces every source token.
       const Tensor out = model.greedy_decode(src, s).tokens;
       int correct = 0;
       for (int64_t i = 0; i < b * s; ++i) correct += out[i] == src[i];
-      CHECK(correct >= b * s - 1);
+      CHECK(correct == b * s);
     }
   }
 }

@@ -4,6 +4,10 @@
 // multiply-adds on those zeros, forward and backward. Here row i of a counts only up to column
 // i + diagonal (PyTorch's torch.tril(a, diagonal) @ b; what a holds above is never read and gets
 // gradient 0), and every product carries a Triangle (kernels/blas.h) that skips the rest.
+//
+// Replaces (reference path, autograd/mode.h): matmul(a, b) where a is attention's causal weights
+// (zero above the diagonal). Measured together with attention_weights (see there): W6's causal
+// attention at T = 128 0.67 of the time, W4's train step 0.94 (docs/performance.md).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -7,6 +7,13 @@
 // softmax runs over the keys it sees, and the rest of the row is written as 0.
 // Both: a block of rows is scored and normalised while it is in cache, forward and backward,
 // instead of a matmul writing the whole (B,H,Tq,Tk) scores and a softmax pass reading them back.
+//
+// Replaces (reference path, autograd/mode.h): matmul(q, k^T) -> mul_scalar(scale) ->
+// masked_fill (causal) -> softmax. Measured with tril_matmul, against the full scores, a 0/1 mask
+// and masked_softmax: W6's causal attention at T = 128 0.67 of the time, W1's train step 0.98,
+// W4's 0.94 (docs/performance.md, "causal attention skips its hidden half").
+// Proven equal to the reference ops by tests/nn/reference_mode_test.cpp (every sdpa and causal
+// row of the layer registry) and checked on its own by its op registry rows.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,5 +1,10 @@
 // CausalLinearAttentionOp: causal linear attention by prefix sums (the fast-weight recurrence),
 // O(T D M) time and O(D M) state instead of a T x T matrix.
+//
+// Replaces: the quadratic form y = (tril(fq fk^T) v) / (tril(fq fk^T) 1 + eps), a (T,T) matrix
+// per head; here prefix sums, O(T D M). Its gain is the complexity (docs/chapters/
+// linear-attention.md); not timed against the quadratic form. nn::LinearAttention keeps it in
+// reference mode too (the recurrence is what that layer shows).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -6,6 +6,12 @@
 // o and one number per row, the log-sum-exp L = m + log l, are saved. Backward recomputes each
 // tile's probabilities exactly as P = exp(s - L) and never needs the softmax normaliser again.
 // Extra memory: O(Tq) for L and the row dots D, plus O(block^2) scratch per thread.
+//
+// Replaces: matmul(q, k^T) -> mul_scalar -> masked_fill (causal) -> softmax -> matmul, computed
+// without the (Tq,Tk) matrices. Its gain is memory, not time: W5 in docs/performance.md (peak
+// memory growing like T instead of T^2). The layers built on it (nn::BlockwiseAttention, llama's
+// blockwise option) keep it in reference mode too, since the algorithm is what they show; its
+// test against the composition is tests/nn/attention_variants_test.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
