@@ -9,6 +9,7 @@
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
+#include "experiments/common/tape_figure.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
 #include "train/run/run_train.h"
@@ -66,6 +67,8 @@ RunRequest parse_run_args(const std::vector<std::string>& args, bool name_requir
       r.quick = value ? (*value != "false" && *value != "0") : true;
     } else if (key == "out") {
       r.out = take_value("--out", value);
+    } else if (key == "tape-dot" || key == "tape_dot") {
+      r.tape_dot = take_value("--tape-dot", value);
     } else if (key == "threads") {
       r.threads = parse_threads(take_value("--threads", value));
     } else if (key == "reference" || key == "fast") {
@@ -112,6 +115,7 @@ std::string run_help(const Experiment& e, const Config& cfg) {
       "  --reference    every layer built from elementary ops (matmul, softmax, ...){}\n"
       "  --fast         the fused kernels{}\n",
       e.reference ? " (default here)" : "", e.reference ? "" : " (default in Release)");
+  s += "  --tape-dot F   write the first recorded graph to F as Graphviz dot (and F.svg)\n";
   s += "  --quick        a fast, smaller run (for tests)";
   if (!e.quick.empty()) {
     s += ":";
@@ -146,6 +150,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   options.quick = request.quick;
   options.threads = num_threads();
   options.command = command;
+  TapeDotOutput tape_dot(request.tape_dot);
   RunContext ctx(e, cfg, options);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -153,6 +158,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   };
   try {
     e.run(ctx.config(), ctx);
+    tape_dot.finish(&ctx);
   } catch (const UsageError& err) {
     ctx.finish(elapsed(), err.what());
     throw;
@@ -172,6 +178,8 @@ int train_command(const std::vector<std::string>& args) {
     fmt::print(
         "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast]\n\n{}",
         train::train_options_help());
+    fmt::print("attnlab train [<task>] [--key value ...] [--threads N] [--tape-dot FILE]\n\n{}",
+               train::train_options_help());
     return 0;
   }
   if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
@@ -182,7 +190,10 @@ int train_command(const std::vector<std::string>& args) {
   train::validate_train_config(cfg);  // every mistake reported before threads or files change
   apply_threads(r.threads);
   apply_path(r.reference);
-  return train::run_train_command(cfg);
+  TapeDotOutput tape_dot(r.tape_dot);
+  const int code = train::run_train_command(cfg);
+  tape_dot.finish(nullptr);
+  return code;
 }
 
 int parity_command(const std::string& layer,
