@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 
@@ -23,6 +24,73 @@ void drop_spent_grad(const Var& out) {
   if (node->produced_by_op && node.use_count() == 1 + node->tape_uses) {
     node->grad = Tensor();
     node->has_grad = false;
+  }
+}
+
+#ifdef ATTN_CHECK_FINITE
+constexpr bool kAlwaysCheckFinite = true;  // Debug: every op, every time
+#else
+constexpr bool kAlwaysCheckFinite = false;  // Release: only with set_detect_anomaly(true)
+#endif
+std::atomic<bool> g_detect_anomaly{false};
+
+// "(2,3) finite" or "(2,3) already non-finite (nan at flat index 4)".
+std::string describe_input(const Tensor& t) {
+  const int64_t i = first_non_finite(t);
+  return shape_str(t.shape()) +
+         (i < 0 ? " finite" : fmt::format(" already non-finite ({} at flat index {})", t[i], i));
+}
+
+std::string describe_inputs(const std::vector<Var>& inputs) {
+  std::string s;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    s += fmt::format("\n  input {}: {}", k, describe_input(inputs[k].value()));
+    if (!inputs[k].name().empty()) s += " [" + inputs[k].name() + "]";
+  }
+  return s;
+}
+
+bool any_non_finite(const std::vector<Var>& inputs) {
+  for (const Var& v : inputs)
+    if (first_non_finite(v.value()) >= 0) return true;
+  return false;
+}
+
+std::string tape_position(int64_t position) {
+  return position < 0 ? "not recorded on the tape (no input needs a gradient)"
+                      : fmt::format("tape position #{}", position);
+}
+
+// Forward check: y is the output the op just computed from `inputs`.
+void check_forward(const Op& op, const std::vector<Var>& inputs, const Tensor& y, int64_t pos) {
+  const int64_t i = first_non_finite(y);
+  if (i < 0) return;
+  throw Error(fmt::format(
+      "{}: non-finite output {} at flat index {} of its output {} (anomaly detection: the "
+      "first op to produce NaN/Inf), {}{}\n  {}\n  `call attn::print_tape()` in gdb lists "
+      "the records before it",
+      op.name(), y[i], i, shape_str(y.shape()), tape_position(pos), describe_inputs(inputs),
+      any_non_finite(inputs)
+          ? "an input was already non-finite: with detection on since the start it came "
+            "from a leaf (a parameter or the data), as no earlier op produced it"
+          : "every input was finite: this op is where the NaN/Inf first appears"));
+}
+
+// Backward check: every input gradient the op's backward just wrote.
+void check_backward(const Op& op, int64_t pos) {
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    const Var& in = op.inputs[k];
+    if (!in.has_grad()) continue;
+    const Tensor& g = in.node().grad;
+    const int64_t i = first_non_finite(g);
+    if (i < 0) continue;
+    const Tensor& dy = op.output.node().grad;
+    throw Error(fmt::format(
+        "{}: non-finite gradient {} at flat index {} for input {} {} in the backward pass "
+        "(anomaly detection: the first backward to produce NaN/Inf), {}; the gradient it "
+        "received, dy {}, was {}{}",
+        op.name(), g[i], i, k, shape_str(in.shape()), tape_position(pos), shape_str(dy.shape()),
+        first_non_finite(dy) < 0 ? "finite" : "already non-finite", describe_inputs(op.inputs)));
   }
 }
 
@@ -52,22 +120,42 @@ NoGrad::~NoGrad() {
   g_grad_enabled = previous_;
 }
 
-void check_finite(const Tensor& t, const char* op, const char* what) {
+void set_detect_anomaly(bool on) {
+  g_detect_anomaly.store(on, std::memory_order_relaxed);
+}
+
+bool detect_anomaly() {
+  return g_detect_anomaly.load(std::memory_order_relaxed);
+}
+
+AnomalyMode::AnomalyMode(bool on) : previous_(detect_anomaly()) {
+  set_detect_anomaly(on);
+}
+AnomalyMode::~AnomalyMode() {
+  set_detect_anomaly(previous_);
+}
+
+int64_t first_non_finite(const Tensor& t) {
   const real* p = t.data();
   for (int64_t i = 0; i < t.numel(); ++i)
-    if (!std::isfinite(p[i]))
-      throw Error(
-          fmt::format("{}: non-finite {} at flat index {} (value {}) in a tensor of shape {}", op,
-                      what, i, p[i], shape_str(t.shape())));
+    if (!std::isfinite(p[i])) return i;
+  return -1;
+}
+
+void check_finite(const Tensor& t, const char* op, const char* what) {
+  const int64_t i = first_non_finite(t);
+  if (i >= 0)
+    throw Error(fmt::format("{}: non-finite {} at flat index {} (value {}) in a tensor of shape {}",
+                            op, what, i, t[i], shape_str(t.shape())));
 }
 
 Var record(std::unique_ptr<Op> op, std::vector<Var> inputs, Tensor y) {
-#ifdef ATTN_CHECK_FINITE
-  check_finite(y, op->name(), "output");
-#endif
   bool track = false;
   if (grad_enabled())
     for (const Var& v : inputs) track = track || v.requires_grad();
+  // Off: one load and a branch the CPU predicts, no per-element work.
+  if (kAlwaysCheckFinite || detect_anomaly()) [[unlikely]]
+    check_forward(*op, inputs, y, track ? static_cast<int64_t>(tape().size()) : -1);
   Var out(std::move(y), track);
   if (track) {
     op->inputs = std::move(inputs);
@@ -82,14 +170,13 @@ Var record(std::unique_ptr<Op> op, std::vector<Var> inputs, Tensor y) {
 void Tape::run_backward(bool drop_spent_grads) {
   // Reverse execution order is a valid topological order of a Wengert list: every record's
   // output was produced before any record that consumes it.
-  for (auto it = records_.rbegin(); it != records_.rend(); ++it) {
-    Op& op = **it;
+  const bool check = kAlwaysCheckFinite || detect_anomaly();
+  for (size_t k = records_.size(); k-- > 0;) {
+    Op& op = *records_[k];
     if (!op.output.has_grad()) continue;
     op.backward();
-#ifdef ATTN_CHECK_FINITE
-    for (const Var& in : op.inputs)
-      if (in.has_grad()) check_finite(in.node().grad, op.name(), "gradient");
-#endif
+    if (check) [[unlikely]]
+      check_backward(op, static_cast<int64_t>(k));
     if (drop_spent_grads) drop_spent_grad(op.output);
   }
 }

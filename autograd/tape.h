@@ -90,9 +90,35 @@ class NoGrad {
 
 // Finishes an op call: when recording and any input requires a gradient, wires the op's
 // inputs and output and appends it to the tape; otherwise discards the op (and what it
-// saved). Returns the output Var. Debug builds (ATTN_CHECK_FINITE) reject NaN/Inf outputs.
+// saved). Returns the output Var. With anomaly detection on (always in Debug builds, which
+// define ATTN_CHECK_FINITE), a NaN/Inf output throws (see set_detect_anomaly).
 Var record(std::unique_ptr<Op> op, std::vector<Var> inputs, Tensor y);
 
+// Anomaly detection, like PyTorch's torch.autograd.set_detect_anomaly: after every op's
+// forward (in record) and every op's backward (in run_backward) its outputs are checked for
+// NaN/Inf, and the first op that produces one throws an attn::Error naming the op, its tape
+// position, its inputs' shapes and whether the inputs were already non-finite:
+//
+//   attn::set_detect_anomaly(true);        // or `attnlab train ... --detect-anomaly`
+//   { attn::AnomalyMode on; loss = model.loss(batch); loss.backward(); }   // a scope
+//
+// Off by default in Release, where it costs one predictable branch per op (no per-element
+// work); on always in Debug. The flag is process-wide (every thread's tape).
+void set_detect_anomaly(bool on);
+bool detect_anomaly();
+class AnomalyMode {
+ public:
+  explicit AnomalyMode(bool on = true);
+  ~AnomalyMode();
+  AnomalyMode(const AnomalyMode&) = delete;
+  AnomalyMode& operator=(const AnomalyMode&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// The flat index of t's first NaN or Inf, or -1 when every value is finite.
+int64_t first_non_finite(const Tensor& t);
 // Throws attn::Error naming `op` and `what` if t holds a NaN or Inf.
 void check_finite(const Tensor& t, const char* op, const char* what);
 

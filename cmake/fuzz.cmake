@@ -1,4 +1,5 @@
 # tests/fuzz/: libFuzzer harnesses (configure with clang and -DATTN_FUZZ=ON; scripts/fuzz does it).
+# The tree doubles as the sanitizer build (scripts/sanitize adds the tests and attnlab to it).
 #   fuzz_safetensors  decode_safetensors on arbitrary bytes
 #   fuzz_checkpoint   load_checkpoint of arbitrary bytes into a small model + Adam + stream
 #   fuzz_options      `attnlab run X --field value` and `attnlab train --key value` parsing
@@ -14,12 +15,22 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
 endif()
 set(ATTN_FUZZ_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
                     -fno-omit-frame-pointer)
-foreach(lib attn_autograd attn_nn attn_data attn_train attn_experiments)
+foreach(lib attn_autograd attn_nn attn_data attn_train attn_experiments attn_autograd_f64
+            attn_nn_f64)
   if(TARGET ${lib})
     get_target_property(kind ${lib} TYPE)
     if(NOT kind STREQUAL "INTERFACE_LIBRARY")
       target_compile_options(${lib} PRIVATE ${ATTN_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
     endif()
+  endif()
+endforeach()
+# The same tree is scripts/sanitize's: the unit suite, gradcheck and the CLI run on these
+# sanitized libraries (configure with -DATTN_BUILD_TESTS=ON). The coverage hooks the fuzzer
+# needs are no-ops in a program without libFuzzer.
+foreach(exe attn_tests attn_gradcheck attnlab)
+  if(TARGET ${exe})
+    target_compile_options(${exe} PRIVATE ${ATTN_FUZZ_FLAGS})
+    target_link_options(${exe} PRIVATE -fsanitize=address,undefined)
   endif()
 endforeach()
 

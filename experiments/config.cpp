@@ -81,7 +81,30 @@ void check_range(const Field& f, double v, const std::string& text) {
   }
 }
 
-UsageError bad_value(const Field& f, const std::string& text, const std::string& expected) {
+// True when `s` is a well-formed number too large (or, for a real, too close to zero) for its
+// type: "1e309", "1e-400", "99999999999999999999".
+bool out_of_range(const std::string& s, bool real) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  if (real)
+    std::strtod(s.c_str(), &end);
+  else
+    std::strtoll(s.c_str(), &end, 10);
+  return *end == '\0' && errno == ERANGE;
+}
+
+// `part`: the list element that failed (the whole text for a single value).
+UsageError bad_value(const Field& f,
+                     const std::string& text,
+                     const std::string& expected,
+                     const std::string& part) {
+  const bool real = f.type == FieldType::kReal || f.type == FieldType::kRealList;
+  const bool numeric = f.type != FieldType::kBool && f.type != FieldType::kString;
+  if (numeric && out_of_range(part, real))
+    return UsageError(fmt::format(
+        "--{}: {} is out of range for a {} ({})", f.name, part, real ? "real" : "whole number",
+        real ? "magnitudes from about 2.2e-308 to 1.8e308" : "at most 9223372036854775807"));
   return UsageError(
       fmt::format("--{}: cannot read '{}' as {} ({})", f.name, text, type_name(f.type), expected));
 }
@@ -195,21 +218,21 @@ void Config::set(const std::string& name, const std::string& text) {
   switch (f->type) {
     case FieldType::kInt: {
       auto v = parse_int(text);
-      if (!v) throw bad_value(*f, text, "a whole number, e.g. 32");
+      if (!v) throw bad_value(*f, text, "a whole number, e.g. 32", text);
       check_range(*f, static_cast<double>(*v), text);
       f->value = *v;
       break;
     }
     case FieldType::kReal: {
       auto v = parse_real(text);
-      if (!v) throw bad_value(*f, text, "a finite number, e.g. 0.005 or 5e-3");
+      if (!v) throw bad_value(*f, text, "a finite number, e.g. 0.005 or 5e-3", text);
       check_range(*f, *v, text);
       f->value = *v;
       break;
     }
     case FieldType::kBool: {
       auto v = parse_bool(text);
-      if (!v) throw bad_value(*f, text, "true or false");
+      if (!v) throw bad_value(*f, text, "true or false", text);
       f->value = *v;
       break;
     }
@@ -225,7 +248,7 @@ void Config::set(const std::string& name, const std::string& text) {
       std::vector<int64_t> xs;
       for (const auto& part : split_commas(text)) {
         auto v = parse_int(part);
-        if (!v) throw bad_value(*f, text, "comma-separated whole numbers, e.g. 16,64,256");
+        if (!v) throw bad_value(*f, text, "comma-separated whole numbers, e.g. 16,64,256", part);
         check_range(*f, static_cast<double>(*v), part);
         xs.push_back(*v);
       }
@@ -236,7 +259,7 @@ void Config::set(const std::string& name, const std::string& text) {
       std::vector<double> xs;
       for (const auto& part : split_commas(text)) {
         auto v = parse_real(part);
-        if (!v) throw bad_value(*f, text, "comma-separated numbers, e.g. 0.1,0.5");
+        if (!v) throw bad_value(*f, text, "comma-separated numbers, e.g. 0.1,0.5", part);
         check_range(*f, *v, part);
         xs.push_back(*v);
       }

@@ -17,6 +17,8 @@
 // Step through: attn::experiments::record_attention, then HeadRoleScores::add.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -31,6 +33,7 @@
 #include "experiments/report/scale.h"
 #include "experiments/run_context.h"
 #include "nn/transformer/seq2seq.h"
+#include "train/run/run_folder.h"
 #include "train/run/run_train.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
@@ -58,9 +61,8 @@ train::TrainConfig train_config(const Config& cfg, const RunContext& ctx) {
   t.eval_every = cfg.get_int("eval_every");
   t.eval_size = cfg.get_int("eval_size");
   t.target = cfg.get_real("target");
-  t.checkpoint_every = 0;  // only the final checkpoint
-  t.out = ctx.dir().empty() ? (fs::temp_directory_path() / "attnlab-reversal-train").string()
-                            : (ctx.dir() / "train").string();
+  t.checkpoint_every = 0;                                           // only the final checkpoint
+  t.out = ctx.dir().empty() ? "" : (ctx.dir() / "train").string();  // "": see run()
   return t;
 }
 
@@ -242,8 +244,22 @@ std::vector<std::string> heads_with(const HeadRoleScores& s,
 
 void run(const Config& cfg, RunContext& ctx) {
   const double threshold = cfg.get_real("role_threshold");
-  const train::TrainConfig tc = train_config(cfg, ctx);
+  train::TrainConfig tc = train_config(cfg, ctx);
   train::validate_train_config(tc);  // bad sizes fail before any work (exit code 2)
+  // Without a run folder (unit tests) the training files go to a fresh temporary folder that
+  // is removed at the end (a fixed name would be refused the second time: it holds a run).
+  struct Scratch {
+    fs::path path;
+    ~Scratch() {
+      std::error_code ignored;
+      if (!path.empty()) fs::remove_all(path, ignored);
+    }
+  } scratch;
+  if (tc.out.empty()) {
+    scratch.path = train::create_unique_folder(fs::temp_directory_path() /
+                                               fmt::format("attnlab-reversal-{}", ::getpid()));
+    tc.out = scratch.path.string();
+  }
 
   // ---- 1. train ----
   ctx.section("Training (train/run: the reversal task, the encoder-decoder Transformer)");

@@ -39,13 +39,7 @@ nlohmann::ordered_json tensor_json(const Tensor& t) {
 }
 
 std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name) {
-  const std::filesystem::path base = root / "runs" / name;
-  std::filesystem::create_directories(base);
-  const std::string stamp = timestamp();
-  for (int k = 1;; ++k) {
-    const auto dir = base / (k == 1 ? stamp : fmt::format("{}-{}", stamp, k));
-    if (std::filesystem::create_directory(dir)) return dir;  // false: taken by another run
-  }
+  return train::create_unique_folder(root / "runs" / name / timestamp());
 }
 
 CsvWriter::CsvWriter(const std::filesystem::path& path, const std::vector<std::string>& header)
@@ -70,12 +64,11 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
       options_(std::move(options)),
       report_(experiment.name, experiment.source + " \u2014 " + experiment.purpose) {
   if (options_.write) {
-    if (options_.out.empty()) {
-      dir_ = new_run_dir(std::filesystem::current_path(), experiment.name);
-    } else {
-      dir_ = options_.out;
-      std::filesystem::create_directories(dir_);
-    }
+    // The folder is locked for the whole run; an --out folder holding an earlier run is
+    // refused (attn::UsageError) rather than overwritten.
+    dir_ = options_.out.empty() ? new_run_dir(std::filesystem::current_path(), experiment.name)
+                                : options_.out;
+    lock_ = train::claim_run_folder(dir_, "--out", /*continuing=*/false);
     std::filesystem::create_directories(dir_ / "figures");
     nlohmann::ordered_json cfg{{"experiment", experiment.name},
                                {"source", experiment.source},

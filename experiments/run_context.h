@@ -1,7 +1,8 @@
 // RunContext: what an experiment's run function reports through. Everything it is given goes
 // to the terminal as it happens and into the run folder at the end:
 //
-//   runs/<name>/<YYYYmmdd-HHMMSS>/   (or --out DIR)
+//   runs/<name>/<YYYYmmdd-HHMMSS>/   (or --out DIR: a new or empty folder; one that holds an
+//                                     earlier run is refused, see train/run/run_folder.h)
 //     config.json     every field's value (plus quick/threads/command)
 //     results.json    every number reported with result(), the comparisons, the figures
 //     *.csv           metrics written through csv()
@@ -31,6 +32,7 @@
 #include "experiments/report/compare.h"
 #include "experiments/report/html.h"
 #include "experiments/report/table.h"
+#include "train/run/run_folder.h"
 
 namespace attn::experiments {
 
@@ -100,6 +102,7 @@ class RunContext {
   Config config_;
   RunOptions options_;
   std::filesystem::path dir_;
+  train::RunFolderLock lock_;  // held while the run writes its folder
   HtmlReport report_;
   nlohmann::ordered_json results_ = nlohmann::ordered_json::object();
   std::vector<DocumentComparison> comparisons_;
@@ -108,7 +111,7 @@ class RunContext {
 
 // Nested JSON arrays of a tensor's values ((2,3) -> [[..],[..]]), a number for rank 0.
 nlohmann::ordered_json tensor_json(const Tensor& t);
-// A fresh folder runs/<name>/<YYYYmmdd-HHMMSS>[-k] under `root`.
+// A fresh folder runs/<name>/<YYYYmmdd-HHMMSS>[-k] under `root` (created, not locked).
 std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name);
 
 }  // namespace attn::experiments

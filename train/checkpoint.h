@@ -14,10 +14,10 @@
 // (Generator::state()), "data.position" (ExampleStream::position()), "extra.<key>" (yours),
 // and "checksum" (FNV-1a 64 over every name, shape, value and metadata entry).
 //
-// Writing goes to <path>.tmp, fsync, rename: a crash mid-write leaves the previous checkpoint
-// intact. Loading checks the file (format, checksum, truncation), then every model tensor name
-// and shape, the optimizer state, each generator state and the stream position, and only
-// when all of them are valid changes anything; otherwise it throws an attn::Error that names
+// Writing goes to <path>.tmp.<pid>.<n>, fsync, rename: a crash mid-write leaves the previous
+// checkpoint intact. Loading checks the file (format, checksum, truncation), then every model
+// tensor name and shape, the optimizer state, each generator state and the stream position, and
+// only when all of them are valid changes anything; otherwise it throws an attn::Error that names
 // the file and lists the problems.
 #pragma once
 

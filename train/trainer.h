@@ -19,8 +19,9 @@
 // terminal, periodic lines otherwise); every eval_every steps (and at the end) calls eval and
 // stops early once metrics[target_metric] >= target_value (or <= when lower is better);
 // records train loss (mean since the last log), tokens/s, learning rate and eval metrics to
-// CSV/JSONL; calls checkpoint every checkpoint_every steps and at the end. A NaN or infinite
-// loss stops the run with an attn::Error naming the step.
+// CSV/JSONL; calls checkpoint every checkpoint_every steps and at the end. A diverging run
+// stops with an attn::Error naming the step (before that step is checkpointed): a NaN or
+// infinite loss, or an exploding one (see divergence_factor).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,10 @@ struct TrainerConfig {
   int64_t checkpoint_every = 0;      // 0: checkpoint only at the end (when a function is given)
   std::string csv_path, jsonl_path;  // empty: not written
   ProgressMode progress = ProgressMode::kAuto;
+  // Exploding-loss check: the run stops when the loss's moving average (about 10 steps) rises
+  // above divergence_factor x max(the run's first loss, 1). 0 turns it off; a non-finite loss
+  // always stops the run. See DivergenceWatch in trainer.cpp for why 1000 is safe.
+  double divergence_factor = 1000;
 };
 
 struct TrainResult {

@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <bit>
+#if defined(__GLIBC__)
+#include <malloc.h>  // malloc_trim
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -13,6 +16,7 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 constexpr int kClasses = 4 * 64;
+constexpr int64_t kTrimAfter = int64_t{1} << 20;  // give_back bytes between two malloc_trim
 
 // Size classes: multiples of 64 up to 256 bytes, then four per power of two (5/4, 6/4, 7/4, 8/4
 // of the power below), so a rounded size is at most 25% larger than the request.
@@ -69,6 +73,7 @@ void* system_allocate(int64_t bytes) {
 struct ThreadCache {
   std::vector<void*> free_lists[kClasses];
   int64_t cached = 0, hits = 0, misses = 0;
+  int64_t given_back = 0;  // bytes freed by give_back since the last malloc_trim
 
   void trim() {
     for (auto& list : free_lists) {
@@ -87,7 +92,18 @@ struct ThreadCache {
         list.pop_back();
         cached -= class_bytes(i);
         bytes -= class_bytes(i);
+        given_back += class_bytes(i);
       }
+    }
+    // free() keeps the pages of a chunk in the middle of the heap: the process's RSS stays at
+    // the heap's high-water mark and creeps up as the layout shifts (the soak test measured
+    // +3% over 8,000 steps with the live heap flat). Once a working set has been given back
+    // (an evaluation's buffers, when training resumes), hand the free pages to the system.
+    if (given_back >= kTrimAfter) {
+      given_back = 0;
+#if defined(__GLIBC__)
+      malloc_trim(0);
+#endif
     }
   }
   ~ThreadCache();

@@ -1,7 +1,14 @@
 #include "experiments/cli/commands.h"
 
+#include <omp.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -9,6 +16,7 @@
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
+#include "autograd/tape.h"
 #include "experiments/common/tape_figure.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
@@ -23,16 +31,44 @@ bool is_flag(const std::string& s) {
   return s.size() > 2 && s.rfind("--", 0) == 0;
 }
 
-int parse_threads(const std::string& text) {
-  char* end = nullptr;
-  const long n = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || n < 0 || n > 1024)
-    throw UsageError("--threads: expected a whole number of threads (0 = all cores), got '" + text +
-                     "'");
-  return static_cast<int>(n);
+// Before any work: `path` can become a file. A folder there, or a missing parent folder, is a
+// usage mistake (exit 2); a parent folder we may not write into is a runtime failure (exit 1).
+void check_output_file(const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw UsageError(
+        fmt::format("{} '{}' is a folder; give the path of the file to write", flag, path));
+  const fs::path parent = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : ".";
+  if (!fs::is_directory(parent, ec))
+    throw UsageError(
+        fmt::format("{} '{}': the folder '{}' does not exist", flag, path, parent.string()));
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw Error(fmt::format("{} '{}': cannot write into the folder '{}': {}", flag, path,
+                            parent.string(), std::strerror(errno)));
 }
 
 }  // namespace
+
+// Above 64 threads OpenBLAS (built with MAX_CPU_NUMBER 64) silently runs 64 while our own
+// kernels run the number asked for, and the run would record a thread count BLAS never used;
+// a count of 1000 is a typo anyway. Up to 64 is accepted even on a smaller machine (the
+// threads then take turns on the cores): a checkpoint continues bit-identically only with
+// the thread count that wrote it, so a student must be able to ask for that count.
+int parse_threads(const std::string& text, const std::string& source) {
+  errno = 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || n < 0)
+    throw UsageError(fmt::format(
+        "{}: expected a whole number of threads >= 0 (0 = all cores), got '{}'", source, text));
+  if (n > kMaxThreads)
+    throw UsageError(fmt::format(
+        "{} {} is refused: at most {} threads (OpenBLAS runs at most {}, so more would make the "
+        "recorded thread count wrong); this machine has {} cores, use 0 for all of them",
+        source, text, kMaxThreads, kMaxThreads, omp_get_num_procs()));
+  return static_cast<int>(n);
+}
 
 RunRequest parse_run_args(const std::vector<std::string>& args, bool name_required) {
   RunRequest r;
@@ -65,6 +101,8 @@ RunRequest parse_run_args(const std::vector<std::string>& args, bool name_requir
     }
     if (key == "quick") {
       r.quick = value ? (*value != "false" && *value != "0") : true;
+    } else if (key == "detect-anomaly" || key == "detect_anomaly") {
+      r.detect_anomaly = value ? (*value != "false" && *value != "0") : true;
     } else if (key == "out") {
       r.out = take_value("--out", value);
     } else if (key == "tape-dot" || key == "tape_dot") {
@@ -103,18 +141,23 @@ Config resolve_config(const Experiment& e, const RunRequest& request) {
 std::string run_help(const Experiment& e, const Config& cfg) {
   std::string s = fmt::format(
       "attnlab run {} [--field value ...] [--out DIR] [--seed S] "
-      "[--threads N] [--quick] [--reference | --fast]\n\n  {}\n  source: {}   typical time: "
+      "[--threads N] [--quick] [--reference | --fast] [--detect-anomaly]\n\n  {}\n  source: {}   "
+      "typical time: "
       "{}\n\n",
       e.name, e.purpose, e.source, e.typical_time);
   s += "Fields (defaults are the document's settings; '-' and '_' are interchangeable):\n";
   s += cfg.help_text();
   s += "\nOptions:\n";
-  s += "  --out DIR      write the run folder here (default runs/" + e.name + "/<time>/)\n";
-  s += "  --threads N    threads for BLAS and our kernels (default: ATTN_THREADS or all cores)\n";
   s += fmt::format(
       "  --reference    every layer built from elementary ops (matmul, softmax, ...){}\n"
       "  --fast         the fused kernels{}\n",
       e.reference ? " (default here)" : "", e.reference ? "" : " (default in Release)");
+  s += "  --out DIR      write the run folder here (default runs/" + e.name +
+       "/<time>/); it must be new or empty: a folder holding an earlier run is refused\n";
+  s += "  --threads N    threads for BLAS and our kernels, 0..64 (default: ATTN_THREADS or all "
+       "cores)\n";
+  s += "  --detect-anomaly  check every op's output for NaN/Inf and stop at the first op that\n"
+       "                 produces one, naming it (slower; see the README)\n";
   s += "  --tape-dot F   write the first recorded graph to F as Graphviz dot (and F.svg)\n";
   s += "  --quick        a fast, smaller run (for tests)";
   if (!e.quick.empty()) {
@@ -132,6 +175,8 @@ void apply_path(std::optional<bool> requested, bool experiment_default) {
 }
 
 void apply_threads(std::optional<int> threads) {
+  if (const char* env = std::getenv("ATTN_THREADS"); env && *env)
+    parse_threads(env, "ATTN_THREADS");
   init_threads_from_env();
   if (threads) set_num_threads(*threads);
 }
@@ -145,6 +190,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   }
   apply_threads(request.threads);
   apply_path(request.reference, e.reference);
+  set_detect_anomaly(request.detect_anomaly);
   RunOptions options;
   options.out = request.out;
   options.quick = request.quick;
@@ -176,10 +222,24 @@ int train_command(const std::vector<std::string>& args) {
   const RunRequest r = parse_run_args(args, false);
   if (r.help) {
     fmt::print(
-        "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast]\n\n{}",
+        "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast] "
+        "[--detect-anomaly] [--tape-dot FILE]\n\n{}",
         train::train_options_help());
-    fmt::print("attnlab train [<task>] [--key value ...] [--threads N] [--tape-dot FILE]\n\n{}",
-               train::train_options_help());
+    fmt::print(
+        "  --threads N          threads for BLAS and our kernels, 0..64 (0 or unset: "
+        "ATTN_THREADS or all cores)\n"
+        "  --reference          every layer built from elementary ops (matmul, softmax, ...)\n"
+        "  --fast               the fused kernels (default in Release)\n"
+        "  --detect-anomaly     check every op's output (forward and backward) for NaN/Inf and "
+        "stop at the first op\n"
+        "                       that produces one, naming it, its tape position and its inputs\n"
+        "  --tape-dot FILE      write the first step's graph to FILE as Graphviz dot (and the "
+        ".svg)\n"
+        "\nRun folders: --out must be new or empty. A folder that already holds a run "
+        "(config.json, metrics,\ncheckpoint) is refused: continue it with --resume "
+        "<out>/checkpoint.safetensors, or choose another\n--out. A folder in use by another "
+        "attnlab process is refused too (its pid is named).\n"
+        "A diverging run (NaN/Inf loss, or a loss 1000x its first) stops with exit status 1.\n");
     return 0;
   }
   if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
@@ -190,6 +250,7 @@ int train_command(const std::vector<std::string>& args) {
   train::validate_train_config(cfg);  // every mistake reported before threads or files change
   apply_threads(r.threads);
   apply_path(r.reference);
+  set_detect_anomaly(r.detect_anomaly);
   TapeDotOutput tape_dot(r.tape_dot);
   const int code = train::run_train_command(cfg);
   tape_dot.finish(nullptr);
@@ -208,6 +269,7 @@ int parity_command(const std::string& layer,
       throw UsageError("parity --config: expected key=value, got '" + item + "'");
     kv[item.substr(0, eq)] = item.substr(eq + 1);
   }
+  check_output_file("parity --out", out);
   return nn::run_layer_parity(layer, kv, weights, inputs, out);
 }
 

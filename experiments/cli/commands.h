@@ -3,7 +3,7 @@
 //
 //   attnlab list                                   -> list_experiments()
 //   attnlab run <name> [--field value ...] [--out DIR] [--seed S] [--threads N] [--quick]
-//                      [--reference | --fast] [--tape-dot FILE]
+//                      [--reference | --fast] [--detect-anomaly] [--tape-dot FILE]
 //                                                  -> parse_run_args() + run_experiment()
 //   attnlab run <name> --help                      -> the fields, their defaults and meaning
 //   attnlab demo [same options]                    -> run_experiment("demo", ...)
@@ -30,6 +30,7 @@ struct RunRequest {
   bool help = false;
   // --reference / --fast: which path the layers take (autograd/mode.h); unset = the default.
   std::optional<bool> reference;
+  bool detect_anomaly = false;  // --detect-anomaly: attn::set_detect_anomaly(true) for the run
 };
 
 // Parses the words after `attnlab run` (the experiment name first). Bad syntax: UsageError.
@@ -68,5 +69,11 @@ std::string list_text();
 
 // Applies ATTN_THREADS, then --threads if given (the flag wins).
 void apply_threads(std::optional<int> threads);
+
+// The most threads --threads and ATTN_THREADS accept: OpenBLAS's limit (64 in Debian's build).
+inline constexpr int kMaxThreads = 64;
+// A thread count given as `source` ("--threads", "ATTN_THREADS"): a whole number in
+// [0, kMaxThreads] (0 = all cores), else attn::UsageError saying why.
+int parse_threads(const std::string& text, const std::string& source = "--threads");
 
 }  // namespace attn::experiments

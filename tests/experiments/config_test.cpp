@@ -67,6 +67,14 @@ TEST_SUITE("experiments") {
     CHECK(message("lengths", "8,,16").find("comma-separated") != std::string::npos);
     CHECK(message("lengths", "8,0").find("at least 1") != std::string::npos);
     CHECK(message("mask", "casual").find("Did you mean causal?") != std::string::npos);
+    // Well-formed numbers too large (or small) for their type say so, naming the element.
+    CHECK(message("lr", "1e309") ==
+          "--lr: 1e309 is out of range for a real (magnitudes from about 2.2e-308 to 1.8e308)");
+    CHECK(message("lr", "1e-400").find("1e-400 is out of range") != std::string::npos);
+    CHECK(message("d_model", "99999999999999999999").find("is out of range for a whole number") !=
+          std::string::npos);
+    CHECK(message("lengths", "8,1e3").find("cannot read") != std::string::npos);
+    CHECK(message("x", "1,1e999").find("1e999 is out of range") != std::string::npos);
     CHECK(c.get_int("d_model") == 32);              // nothing changed by the failed attempts
     CHECK_THROWS_AS(c.get_real("d_model"), Error);  // wrong type: a programming error
     CHECK_THROWS_AS(c.get_int("nope"), Error);

@@ -125,7 +125,7 @@ TEST_SUITE("nn") {
     // The reference path spells attention out: matmul, mul_scalar, masked_fill, softmax, matmul.
     for (const auto* ops : {&mha_ref, &block_ref}) {
       for (const char* op : {"matmul", "add", "mul_scalar", "masked_fill", "softmax"})
-        CHECK_MESSAGE(has(*ops, op), op);
+        CHECK_MESSAGE(has(*ops, op), std::string(op));
       for (const std::string& op : *ops) CHECK_MESSAGE(kFusedOps.count(op) == 0, op);
     }
     CHECK(has(block_ref, "gelu"));

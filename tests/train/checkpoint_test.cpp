@@ -112,17 +112,25 @@ TEST_SUITE("train") {
     ::waitpid(child, &status, 0);
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGXFSZ);
-    // The half-written temporary is there, is rejected, and the real file is untouched.
-    CHECK(std::filesystem::file_size(path + ".tmp") == 64 * 1024);
-    CHECK_THROWS_AS(read_checkpoint_file(path + ".tmp"), Error);
+    // The half-written temporary (named after the writer's pid) is there, is rejected, and
+    // the real file is untouched.
+    std::string tmp;
+    const std::string stem = fmt::format("{}{}{}.", path, kTempInfix, child);
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+      if (e.path().string().rfind(stem, 0) == 0) tmp = e.path().string();
+    REQUIRE(!tmp.empty());
+    CHECK(std::filesystem::file_size(tmp) == 64 * 1024);
+    CHECK_THROWS_AS(read_checkpoint_file(tmp), Error);
     CHECK(read_file(path) == good);
     TinyRun fresh(9);
     TrainingState st = fresh.state();
     CHECK(load_checkpoint(path, st).step == 1);
     CHECK(same_weights(fresh.model, run.model));
-    // The next save simply replaces the stale temporary.
+    // The next save removes the dead writer's temporary.
     save_checkpoint(path, run.state(), 2);
     CHECK(load_checkpoint(path, st).step == 2);
+    CHECK_FALSE(std::filesystem::exists(tmp));
   }
 
   TEST_CASE("truncated and corrupted checkpoints are rejected and change nothing") {

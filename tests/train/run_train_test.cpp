@@ -10,8 +10,14 @@
 
 #include "autograd/error.h"
 #include "autograd/safetensors.h"
+#include "data/stream.h"
+#include "tests/error_message.h"
 #include "tests/scratch_dir.h"
+#include "train/checkpoint.h"
+#include "train/optim/adam.h"
 #include "train/run/run_train.h"
+#include "train/run/task_model.h"
+#include "train/run/task_setup.h"
 
 namespace attn::train {
 
@@ -60,6 +66,26 @@ TrainSummary quiet(const TrainConfig& c) {
     std::fclose(devnull);
     throw;
   }
+}
+
+// Rewrites the run's checkpoint (same weights, optimizer, generators, data position) with
+// `extra` as its extra metadata instead of what train_task stored.
+void rewrite_checkpoint_extra(const TrainConfig& c,
+                              const std::string& path,
+                              const Metadata& extra) {
+  const TaskSetup setup = make_task_setup(c);
+  const SequenceLimits limits{std::max(setup.train->max_src_len(), setup.heldout->max_src_len()),
+                              std::max(setup.train->max_tgt_len(), setup.heldout->max_tgt_len())};
+  Generator init(init_seed(c));
+  const auto model = make_task_model(c, *setup.train, limits, init);
+  data::ExampleStream stream(setup.train, stream_seed(c));
+  AdamW opt(model->module().parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
+  TrainingState st{.model = &model->module(),
+                   .optimizer = &opt,
+                   .generators = model->generators(),
+                   .stream = &stream};
+  const CheckpointInfo info = load_checkpoint(path, st);
+  save_checkpoint(path, st, info.step, extra);
 }
 
 std::vector<double> train_losses(const std::string& jsonl) {
@@ -128,6 +154,51 @@ TEST_SUITE("train") {
       CAPTURE(name);
       CHECK(t.to_vector() == y.at(name).to_vector());
     }
+  }
+
+  TEST_CASE("re-running into a finished run's folder is refused and changes nothing") {
+    const std::string dir = run_dir("again");
+    const TrainConfig a = tiny("reversal", "lstm", dir);
+    quiet(a);
+    const std::string ckpt = read_file(dir + "/checkpoint.safetensors");
+    const std::string metrics = read_file(dir + "/metrics.jsonl");
+    CHECK_THROWS_WITH_AS(quiet(a), doctest::Contains("already holds a run"), UsageError);
+    CHECK(read_file(dir + "/checkpoint.safetensors") == ckpt);
+    CHECK(read_file(dir + "/metrics.jsonl") == metrics);
+  }
+
+  TEST_CASE("resume: a bad or missing stored configuration is refused naming file and field") {
+    const std::string dir = run_dir("stored-config");
+    const std::string ckpt = dir + "/checkpoint.safetensors";
+    TrainConfig a = tiny("reversal", "lstm", dir);
+    a.schedule = "warmup";
+    quiet(a);
+    const std::string stored = load_safetensors(ckpt).metadata.at("extra.config");
+    TrainConfig b = a;
+    b.resume = ckpt;
+    b.steps = 6;
+
+    rewrite_checkpoint_extra(a, ckpt, {{"config", "{\"lr\": "}});
+    std::string msg = testing::error_of([&] { quiet(b); });
+    INFO(msg);
+    CHECK(msg.find("'" + ckpt + "'") != std::string::npos);
+    CHECK(msg.find("stored configuration (metadata 'extra.config') is not valid JSON") !=
+          std::string::npos);
+
+    nlohmann::json wrong_type = nlohmann::json::parse(stored);
+    wrong_type["lr"] = 0.003;  // a number where attnlab stores text
+    rewrite_checkpoint_extra(a, ckpt, {{"config", wrong_type.dump()}});
+    msg = testing::error_of([&] { quiet(b); });
+    CHECK(msg.find("'" + ckpt + "'") != std::string::npos);
+    CHECK(msg.find("the value 0.003 for the field 'lr'") != std::string::npos);
+
+    rewrite_checkpoint_extra(a, ckpt, {});  // no stored configuration at all
+    msg = testing::error_of([&] { quiet(b); });
+    CHECK(msg.find("'" + ckpt + "'") != std::string::npos);
+    CHECK(msg.find("stores no training configuration") != std::string::npos);
+
+    rewrite_checkpoint_extra(a, ckpt, {{"config", stored}});  // the original: resumes
+    CHECK(quiet(b).start_step == 4);
   }
 
   TEST_CASE("resuming with a different configuration is refused before training") {

@@ -27,7 +27,15 @@ TEST_SUITE("train") {
                          "train: unknown option '--d_modle' (did you mean --d_model?)", UsageError);
     CHECK_THROWS_WITH_AS(with({{"steps", "12x"}}),
                          "train: --steps expects a whole number, got '12x'", UsageError);
-    CHECK_THROWS_WITH_AS(with({{"seed", "-1"}}), doctest::Contains("--seed expects a whole number"),
+    CHECK_THROWS_WITH_AS(with({{"seed", "-1"}}),
+                         "train: --seed must be >= 0 (seeds are unsigned), got '-1'", UsageError);
+    CHECK_THROWS_WITH_AS(with({{"lr", "1e309"}}), doctest::Contains("--lr is out of range"),
+                         UsageError);
+    CHECK_THROWS_WITH_AS(with({{"lr", "1e-400"}}), doctest::Contains("too close to zero"),
+                         UsageError);
+    CHECK_THROWS_WITH_AS(with({{"steps", "99999999999999999999"}}),
+                         doctest::Contains("--steps is out of range"), UsageError);
+    CHECK_THROWS_WITH_AS(with({{"lr", "abc"}}), doctest::Contains("--lr expects a number"),
                          UsageError);
     CHECK_THROWS_WITH_AS(with({{"norm_first", "maybe"}}),
                          doctest::Contains("expects true or false"), UsageError);

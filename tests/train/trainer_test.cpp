@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "autograd/error.h"
@@ -87,6 +88,47 @@ TEST_SUITE("train") {
       return StepStats{s == 4 ? NAN : 1.0, 1, 0};
     });
     CHECK_THROWS_WITH_AS(t.run(), doctest::Contains("loss is nan at step 4"), Error);
+  }
+
+  TEST_CASE("an exploding but finite loss stops the run, naming the step and the way to the op") {
+    // What `--lr 1e6 --clip 0` does: the loss leaves ln(V) and grows by orders of magnitude.
+    std::vector<int64_t> saved;
+    Trainer t(
+        {.max_steps = 50, .checkpoint_every = 1, .progress = ProgressMode::kOff},
+        [](int64_t s) {
+          return StepStats{s < 6 ? 3.3 : 3.3 * std::pow(10.0, double(s - 5)), 1, 0};
+        },
+        {}, [&](int64_t s) { saved.push_back(s); });
+    std::string msg;
+    try {
+      t.run();
+    } catch (const Error& e) {
+      msg = e.what();
+    }
+    INFO(msg);
+    // The moving average m <- 0.9 m + 0.1 loss is 3.3, 6.3, 38.6, 365 at steps 5-8 and 3628
+    // at step 9 (loss 3.3e4): over 1000 x 3.3.
+    CHECK(msg.find("training diverged at step 9:") != std::string::npos);
+    CHECK(msg.find("first loss 3.3") != std::string::npos);
+    CHECK(msg.find("--detect-anomaly") != std::string::npos);
+    CHECK(saved.back() == 8);  // the diverged step is not checkpointed
+  }
+
+  TEST_CASE("healthy noisy runs and resumed near-perfect runs are not called divergent") {
+    auto run = [](std::function<double(int64_t)> loss, double factor = 1000) {
+      Trainer t({.max_steps = 400, .progress = ProgressMode::kOff, .divergence_factor = factor},
+                [&](int64_t s) {
+                  return StepStats{loss(s), 1, 0};
+                });
+      return t.run().last_step;
+    };
+    // Early spikes 30x above the first loss, then a falling loss.
+    CHECK(run([](int64_t s) { return s % 7 == 3 ? 100.0 : 3.3 / std::sqrt(double(s)); }) == 400);
+    // A resumed run at loss 0.001 with batches costing several nats now and then: the 1-nat
+    // floor of the reference keeps it going.
+    CHECK(run([](int64_t s) { return s % 50 == 0 ? 8.0 : 0.001; }) == 400);
+    // factor 0: off; only a non-finite loss stops the run.
+    CHECK(run([](int64_t s) { return 1e30 * double(s); }, 0) == 400);
   }
 
   TEST_CASE("trainer config errors") {

@@ -19,6 +19,7 @@
 #include "train/metrics.h"
 #include "train/optim/adam.h"
 #include "train/optim/clip.h"
+#include "train/run/run_folder.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
 #include "train/schedule.h"
@@ -30,9 +31,13 @@ namespace {
 namespace fs = std::filesystem;
 constexpr int64_t kEvalBatch = 250;
 
+// A new folder runs/train-<task>-<model>-<date>-<time>[-k]: two runs started in the same
+// second get different folders.
 std::string default_run_dir(const TrainConfig& cfg) {
   const std::time_t now = std::time(nullptr);
-  return fmt::format("runs/train-{}-{}-{:%Y%m%d-%H%M%S}", cfg.task, cfg.model, fmt::localtime(now));
+  return create_unique_folder(fmt::format("runs/train-{}-{}-{:%Y%m%d-%H%M%S}", cfg.task, cfg.model,
+                                          fmt::localtime(now)))
+      .string();
 }
 
 nlohmann::json config_json(const TrainConfig& cfg) {
@@ -51,18 +56,47 @@ bool affects_computation(const std::string& name, const TrainConfig& cfg) {
   return std::find(free.begin(), free.end(), name) == free.end();
 }
 
+// The options a resumed run must share with the checkpoint's run. attnlab train stores them
+// all (as text) in the checkpoint's metadata "extra.config"; a file without them cannot be
+// checked, so it is refused rather than continued on trust.
 void check_resume_config(const TrainConfig& cfg,
                          const CheckpointInfo& info,
                          const std::string& path) {
   auto it = info.extra.find("config");
-  if (it == info.extra.end()) return;
-  const nlohmann::json saved = nlohmann::json::parse(it->second);
+  if (it == info.extra.end())
+    throw Error(fmt::format(
+        "train: cannot resume from '{}': the checkpoint stores no training configuration "
+        "(metadata 'extra.config'), so this run's options cannot be checked against it; only "
+        "checkpoints written by `attnlab train` can be resumed",
+        path));
+  nlohmann::json saved;
+  try {
+    saved = nlohmann::json::parse(it->second);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format(
+        "train: cannot resume from '{}': its stored configuration (metadata 'extra.config') is "
+        "not valid JSON: {}",
+        path, e.what()));
+  }
+  if (!saved.is_object())
+    throw Error(fmt::format(
+        "train: cannot resume from '{}': its stored configuration (metadata 'extra.config') is "
+        "not a JSON object",
+        path));
   std::vector<std::string> diffs;
-  for (const auto& name : train_option_names())
-    if (affects_computation(name, cfg) && saved.contains(name) &&
-        saved[name] != get_train_option(cfg, name))
-      diffs.push_back(fmt::format("--{} is {} in the checkpoint but {} now", name,
-                                  saved[name].get<std::string>(), get_train_option(cfg, name)));
+  for (const auto& name : train_option_names()) {
+    if (!affects_computation(name, cfg)) continue;
+    if (!saved.contains(name) || !saved[name].is_string())
+      throw Error(fmt::format(
+          "train: cannot resume from '{}': its stored configuration has {} for the field '{}' "
+          "(expected its value as text, e.g. \"{}\")",
+          path, saved.contains(name) ? "the value " + saved[name].dump() : "no value", name,
+          get_train_option(cfg, name)));
+    const std::string was = saved[name].get<std::string>();
+    if (was != get_train_option(cfg, name))
+      diffs.push_back(fmt::format("--{} is {} in the checkpoint but {} now", name, was,
+                                  get_train_option(cfg, name)));
+  }
   if (!diffs.empty())
     throw UsageError(
         fmt::format("train: cannot resume from '{}':\n  {}", path, fmt::join(diffs, "\n  ")));
@@ -158,6 +192,9 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
         cfg.resume.empty() ? default_run_dir(cfg) : fs::path(cfg.resume).parent_path().string();
   if (cfg.out.empty()) cfg.out = ".";
   if (cfg.save.empty()) cfg.save = (fs::path(cfg.out) / "checkpoint.safetensors").string();
+  // Before any work: the folder is ours alone until the run ends, and a fresh run never
+  // replaces an earlier run's files.
+  const RunFolderLock folder_lock = claim_run_folder(cfg.out, "--out", !cfg.resume.empty());
 
   TaskSetup setup = make_task_setup(cfg);
   Generator init(init_seed(cfg));
@@ -190,11 +227,11 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
       throw UsageError(fmt::format(
           "train: the checkpoint is at step {}; raise --steps above it to continue", info.step));
   }
-  fs::create_directories(cfg.out);
   summary.run_dir = cfg.out;
   nlohmann::json cj = config_json(cfg);
   cj["threads"] = num_threads();
   cj["path"] = path_name();  // reference or fast (autograd/mode.h)
+  cj["detect_anomaly"] = detect_anomaly();
   write_file_atomically((fs::path(cfg.out) / "config.json").string(), cj.dump(2) + "\n");
   fmt::print(out, "train {} with {}: {}\n  run folder {}, {} threads{}\n", cfg.task, cfg.model,
              summary.model_description, cfg.out, num_threads(),

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <variant>
@@ -111,23 +113,36 @@ const Option& find_option(const std::string& raw) {
                                near.empty() ? "" : fmt::format(" (did you mean --{}?)", near)));
 }
 
+// Whole-text number parsing with messages that say what is wrong: "12x" and "" do not parse,
+// "1e309" and "99999999999999999999" are out of range, a seed cannot be negative.
 template <class T>
 T parse_number(const std::string& key, const std::string& text) {
-  size_t used = 0;
-  try {
-    T v;
-    if constexpr (std::is_same_v<T, double>)
-      v = std::stod(text, &used);
-    else if constexpr (std::is_same_v<T, uint64_t>)
-      v = text.find('-') == std::string::npos ? std::stoull(text, &used)
-                                              : throw std::invalid_argument("");
-    else
-      v = std::stoll(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
+  auto bad = [&](const std::string& why) {
+    return UsageError(fmt::format("train: --{} {}, got '{}'", key, why, text));
+  };
+  errno = 0;
+  char* end = nullptr;
+  if constexpr (std::is_same_v<T, double>) {
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') throw bad("expects a number (e.g. 0.003 or 3e-3)");
+    if (errno == ERANGE)
+      throw bad(std::isinf(v) || std::fabs(v) > 1
+                    ? "is out of range: a double's magnitude is at most about 1.8e308"
+                    : "is out of range: too close to zero for a double (below about 2.2e-308)");
+    if (!std::isfinite(v)) throw bad("expects a finite number");
+    return v;
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    if (text.find('-') != std::string::npos) throw bad("must be >= 0 (seeds are unsigned)");
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0') throw bad("expects a whole number >= 0");
+    if (errno == ERANGE) throw bad("is out of range: at most 18446744073709551615");
+    return v;
+  } else {
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0') throw bad("expects a whole number");
+    if (errno == ERANGE) throw bad("is out of range: at most 9223372036854775807 in magnitude");
+    return v;
   }
-  throw UsageError(fmt::format("train: --{} expects {}, got '{}'", key,
-                               std::is_same_v<T, double> ? "a number" : "a whole number", text));
 }
 
 void require(bool ok, const std::string& message) {

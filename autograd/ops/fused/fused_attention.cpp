@@ -396,6 +396,7 @@ struct AttentionProbsOp final : Op {
     const AttentionHeads& s = *heads;
     const bool use[3] = {true, true, false};
     HeadGrads g(s, use, [&](int i) { return needs_grad(i); });
+    if (!g.view(0) && !g.view(1)) return;  // only v needs a gradient, and P does not depend on v
     const int64_t tq_ = s.tq(), tk_ = s.tk(), per_head = tq_ * tk_;
     Tensor ds = Tensor::empty({s.b * s.h, tq_, tk_});
     const GradView* dq = g.view(0);
