@@ -4,6 +4,7 @@
 
 #include "autograd/error.h"
 #include "autograd/tape.h"
+#include "autograd/tape_dot.h"
 
 namespace attn {
 
@@ -91,6 +92,7 @@ void Var::backward(const Tensor& dy, BackwardOptions options) const {
   // Over a retained tape, the outputs' gradients from the last pass would be propagated again
   // (and this pass's added to them): each pass starts its intermediates from nothing.
   tape().forget_intermediate_grads();
+  offer_graph(tape());  // for --tape-dot (tape_dot.h): the graph before it is replayed
   node_->accumulate_grad(dy.clone());
   // Without retain_graph the tape is cleared right after, so gradients only the tape can reach
   // are dropped as the walk passes them (Tape::run_backward); with it, they stay to be inspected.

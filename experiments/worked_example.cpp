@@ -18,6 +18,7 @@
 #include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/hand_gradients.h"
+#include "experiments/common/tape_figure.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
 #include "experiments/report/heatmap.h"
@@ -74,7 +75,7 @@ void run(const Config& cfg, RunContext& ctx) {
     for (int64_t c = 0; c < t; ++c) sums[r] += s.weights.value()[r * t + c];
   ctx.matrix("row_sums", sums.reshape({1, t}), {"sum"}, tok);
   ctx.note("The tape of this computation (one record per op, replayed in reverse by backward):");
-  ctx.preformatted(tape().to_string());
+  show_tape(ctx, tape());
   tape().clear();
 
   // A check that uses no library code: softmax of row 0 and row 2 in double precision.

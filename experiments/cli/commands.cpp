@@ -17,6 +17,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
 #include "autograd/tape.h"
+#include "experiments/common/tape_figure.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
 #include "train/run/run_train.h"
@@ -104,6 +105,8 @@ RunRequest parse_run_args(const std::vector<std::string>& args, bool name_requir
       r.detect_anomaly = value ? (*value != "false" && *value != "0") : true;
     } else if (key == "out") {
       r.out = take_value("--out", value);
+    } else if (key == "tape-dot" || key == "tape_dot") {
+      r.tape_dot = take_value("--tape-dot", value);
     } else if (key == "threads") {
       r.threads = parse_threads(take_value("--threads", value));
     } else if (key == "reference" || key == "fast") {
@@ -155,6 +158,7 @@ std::string run_help(const Experiment& e, const Config& cfg) {
        "cores)\n";
   s += "  --detect-anomaly  check every op's output for NaN/Inf and stop at the first op that\n"
        "                 produces one, naming it (slower; see the README)\n";
+  s += "  --tape-dot F   write the first recorded graph to F as Graphviz dot (and F.svg)\n";
   s += "  --quick        a fast, smaller run (for tests)";
   if (!e.quick.empty()) {
     s += ":";
@@ -192,6 +196,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   options.quick = request.quick;
   options.threads = num_threads();
   options.command = command;
+  TapeDotOutput tape_dot(request.tape_dot);
   RunContext ctx(e, cfg, options);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -199,6 +204,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   };
   try {
     e.run(ctx.config(), ctx);
+    tape_dot.finish(&ctx);
   } catch (const UsageError& err) {
     ctx.finish(elapsed(), err.what());
     throw;
@@ -217,7 +223,7 @@ int train_command(const std::vector<std::string>& args) {
   if (r.help) {
     fmt::print(
         "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast] "
-        "[--detect-anomaly]\n\n{}",
+        "[--detect-anomaly] [--tape-dot FILE]\n\n{}",
         train::train_options_help());
     fmt::print(
         "  --threads N          threads for BLAS and our kernels, 0..64 (0 or unset: "
@@ -227,6 +233,8 @@ int train_command(const std::vector<std::string>& args) {
         "  --detect-anomaly     check every op's output (forward and backward) for NaN/Inf and "
         "stop at the first op\n"
         "                       that produces one, naming it, its tape position and its inputs\n"
+        "  --tape-dot FILE      write the first step's graph to FILE as Graphviz dot (and the "
+        ".svg)\n"
         "\nRun folders: --out must be new or empty. A folder that already holds a run "
         "(config.json, metrics,\ncheckpoint) is refused: continue it with --resume "
         "<out>/checkpoint.safetensors, or choose another\n--out. A folder in use by another "
@@ -243,7 +251,10 @@ int train_command(const std::vector<std::string>& args) {
   apply_threads(r.threads);
   apply_path(r.reference);
   set_detect_anomaly(r.detect_anomaly);
-  return train::run_train_command(cfg);
+  TapeDotOutput tape_dot(r.tape_dot);
+  const int code = train::run_train_command(cfg);
+  tape_dot.finish(nullptr);
+  return code;
 }
 
 int parity_command(const std::string& layer,

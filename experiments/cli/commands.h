@@ -3,7 +3,7 @@
 //
 //   attnlab list                                   -> list_experiments()
 //   attnlab run <name> [--field value ...] [--out DIR] [--seed S] [--threads N] [--quick]
-//                      [--reference | --fast] [--detect-anomaly]
+//                      [--reference | --fast] [--detect-anomaly] [--tape-dot FILE]
 //                                                  -> parse_run_args() + run_experiment()
 //   attnlab run <name> --help                      -> the fields, their defaults and meaning
 //   attnlab demo [same options]                    -> run_experiment("demo", ...)
@@ -24,6 +24,7 @@ struct RunRequest {
   std::string name;
   std::vector<std::pair<std::string, std::string>> overrides;  // field -> text, in order
   std::string out;
+  std::string tape_dot;  // --tape-dot FILE: the first recorded graph as Graphviz dot
   std::optional<int> threads;
   bool quick = false;
   bool help = false;
