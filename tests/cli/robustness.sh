@@ -6,6 +6,10 @@
 #   tests/cli/robustness.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
+# Work inside the temporary folder: a run that should have been refused but was not (on an
+# older binary: --threads 1000 trained a default model) writes its runs/ folder there.
+bin="$(cd "$(dirname "$bin")" && pwd)/attnlab"
+cd "$tmp" || exit 1
 
 # A tiny, fast training configuration.
 tiny=(--d_model 16 --nhead 2 --num_layers 1 --dim_ff 32 --batch_size 8 --eval_size 12
