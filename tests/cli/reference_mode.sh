@@ -61,9 +61,7 @@ path_is "$dir" fast
 
 # Hand gradients beside the tape's.
 for name in worked-example cat-sat-mat; do
-  # worked-example's default run above is reused: a run folder that holds a run is refused.
-  dir="$tmp/$name"
-  [[ -d "$dir" ]] || dir=$(run_path "$name")
+  dir=$(run_path "$name")
   "$py" - "$dir" <<'PYEOF' && pass "$name: every gradient by hand agrees with the tape" || fail "$name: hand gradients"
 import json, sys
 res = json.load(open(sys.argv[1] + "/results.json"))["results"]
