@@ -72,6 +72,9 @@ int run_bench_command(const BenchOptions& options) {
   if (options.steps < 1 || options.warmup < 0)
     throw UsageError(fmt::format("bench: --steps must be >= 1 and --warmup >= 0 (got {} and {})",
                                  options.steps, options.warmup));
+  if (options.threads < 0)
+    throw UsageError(
+        fmt::format("bench: --threads must be >= 0 (0 = all cores), got {}", options.threads));
   if (options.threads > 0)
     set_num_threads(options.threads);
   else
@@ -89,6 +92,9 @@ int run_bench_command(const BenchOptions& options) {
     for (BenchCase& c : workload_cases(id))
       if (options.filter.empty() || c.name.find(options.filter) != std::string::npos)
         cases.push_back(std::move(c));
+  if (cases.empty())
+    throw UsageError(fmt::format("bench: --filter '{}' matches no case of --workload {}",
+                                 options.filter, options.workload));
 
   if (!options.json) {
     fmt::print("attnlab bench: {} threads, {} warm-up + {} timed steps per case\n", num_threads(),

@@ -45,7 +45,9 @@ struct RunOptions {
   std::string command;  // the command line, recorded in config.json and the report
 };
 
-// A CSV file in the run folder, flushed after every row (a crashed run keeps its metrics).
+// A CSV file in the run folder, flushed after every row (a crashed run keeps its metrics). It
+// is appended to as the run goes, so it is the one kind of file not replaced through
+// write_file_atomically: the run folder is new (or empty) and locked, so nothing is overwritten.
 class CsvWriter {
  public:
   CsvWriter() = default;

@@ -33,6 +33,19 @@ TEST_SUITE("autograd") {
 #endif
   }
 
+  TEST_CASE("first_non_finite finds the first NaN/Inf in any block, or returns -1") {
+    Tensor t = Tensor::zeros({3, 5000});  // four 4096-element blocks
+    CHECK(first_non_finite(t) == -1);
+    t.data()[14999] = std::numeric_limits<real>::quiet_NaN();
+    CHECK(first_non_finite(t) == 14999);
+    t.data()[4096] = -std::numeric_limits<real>::infinity();
+    CHECK(first_non_finite(t) == 4096);
+    t.data()[7] = std::numeric_limits<real>::max();  // finite, however large
+    CHECK(first_non_finite(t) == 4096);
+    t.data()[4095] = std::numeric_limits<real>::infinity();
+    CHECK(first_non_finite(t) == 4095);
+  }
+
   TEST_CASE("anomaly mode names the first op whose forward produces NaN/Inf") {
     AnomalyMode on;
     Var x = Var::parameter(Tensor::from_vector({2, 3}, {1, 2, 3, 4, 5, 6}));

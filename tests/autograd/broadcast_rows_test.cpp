@@ -43,7 +43,8 @@ TEST_SUITE("autograd") {
         // one, over more rows than one thread takes.
         {{3, 70, 130}, {130}}};
     Generator gen(3);
-    for (const auto& [sa, sb] : cases) {
+    for (const auto& pair : cases) {
+      const Shape &sa = pair.first, &sb = pair.second;  // not a binding: CAPTURE is a lambda
       CAPTURE(shape_str(sa));
       CAPTURE(shape_str(sb));
       const Tensor a = Tensor::randn(sa, gen), b = Tensor::randn(sb, gen);

@@ -10,10 +10,12 @@ unset ATTN_REFERENCE  # the experiments' own defaults, whatever the caller's env
 
 fused='fused_attention|attention_probs|attention_weights|tril_matmul|masked_softmax|linear_relu|gelu_linear|linear '
 
-# run_path NAME FLAG...: runs `attnlab run NAME --quick FLAG...` into $tmp/NAME-<flags>, prints the folder.
+# run_path NAME FLAG...: runs `attnlab run NAME --quick FLAG...` into a new folder
+# $tmp/NAME<flags>.XXXX (attnlab refuses to run into a folder that holds an earlier run), prints it.
 run_path() {
   local name=$1; shift
-  local dir="$tmp/$name$(printf '%s' "$@" | tr -d ' -')"
+  local dir
+  dir=$(mktemp -d "$tmp/$name$(printf '%s' "$@" | tr -d ' -').XXXX")  # new and empty: accepted
   if ! "$bin" run "$name" --quick --threads 2 --out "$dir" "$@" >"$dir.log" 2>&1; then
     fail "attnlab run $name $* exited non-zero:"; tail -20 "$dir.log"
   fi

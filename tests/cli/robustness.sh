@@ -6,6 +6,10 @@
 #   tests/cli/robustness.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
+# Work inside the temporary folder: a run that should have been refused but was not (on an
+# older binary: --threads 1000 trained a default model) writes its runs/ folder there.
+bin="$(cd "$(dirname "$bin")" && pwd)/attnlab"
+cd "$tmp" || exit 1
 
 # A tiny, fast training configuration.
 tiny=(--d_model 16 --nhead 2 --num_layers 1 --dim_ff 32 --batch_size 8 --eval_size 12
@@ -49,6 +53,11 @@ expect 2 "--schedule is warmup in the checkpoint but cosine now" train reversal 
   --steps 6 --schedule cosine --resume "$out/checkpoint.safetensors"
 expect 0 "resuming at step 4" train reversal "${tiny[@]}" --steps 6 --schedule warmup \
   --resume "$out/checkpoint.safetensors"
+expect 2 "--resume '$tmp/nowhere/checkpoint.safetensors': no such file" train reversal \
+  "${tiny[@]}" --resume "$tmp/nowhere/checkpoint.safetensors"
+[[ ! -e "$tmp/nowhere" ]] && pass "a missing --resume creates no folder" ||
+  fail "a missing --resume created $tmp/nowhere"
+expect 2 "--resume '$out': not a file" train reversal "${tiny[@]}" --resume "$out"
 
 # A second process on a folder in use: exit 1 naming the folder and the holder's pid.
 busy="$tmp/busy"

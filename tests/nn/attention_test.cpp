@@ -75,14 +75,18 @@ TEST_SUITE("nn") {
     // attn_mask (all zeros when there is no mask) takes the general path (full scores, masked
     // softmax, matmul). Outputs, weights and every gradient must agree, with and without dropout,
     // at lengths crossing row blocks, with grouped heads (4 query heads on hkv key heads).
-    for (auto [tq, tk, p, hkv, causal] : {std::tuple{5, 5, 0.0, 4, true},
-                                          {40, 40, 0.0, 4, true},
-                                          {3, 37, 0.0, 4, true},
-                                          {33, 33, 0.3, 4, true},
-                                          {40, 40, 0.0, 2, true},
-                                          {3, 20, 0.0, 1, true},
-                                          {33, 32, 0.0, 4, false},
-                                          {7, 40, 0.3, 2, false}}) {
+    for (auto row : {std::tuple{5, 5, 0.0, 4, true},
+                     {40, 40, 0.0, 4, true},
+                     {3, 37, 0.0, 4, true},
+                     {33, 33, 0.3, 4, true},
+                     {40, 40, 0.0, 2, true},
+                     {3, 20, 0.0, 1, true},
+                     {33, 32, 0.0, 4, false},
+                     {7, 40, 0.3, 2, false}}) {
+      // Plain locals, not a structured binding: clang 14 cannot capture bindings in lambdas.
+      const int tq = std::get<0>(row), tk = std::get<1>(row), hkv = std::get<3>(row);
+      const double p = std::get<2>(row);
+      const bool causal = std::get<4>(row);
       CAPTURE(tq);
       CAPTURE(tk);
       CAPTURE(hkv);

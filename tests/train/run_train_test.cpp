@@ -105,8 +105,10 @@ TEST_SUITE("train") {
         {"reversal", {"transformer", "gpt", "lstm"}},
         {"anagram", {"bert", "transformer", "gru"}},
         {"charlm", {"gpt", "bert", "rnn"}}};
-    for (const auto& [task, models] : runs)
-      for (const auto& model : models) {
+    for (const auto& task_models : runs)
+      for (const auto& model : task_models.second) {
+        const std::string& task =
+            task_models.first;  // not a binding: CAPTURE is a lambda (clang 14)
         CAPTURE(task);
         CAPTURE(model);
         const std::string dir = run_dir(task + "-" + model);
@@ -150,9 +152,10 @@ TEST_SUITE("train") {
     const TensorMap x = load_safetensors(straight + "/checkpoint.safetensors").tensors;
     const TensorMap y = load_safetensors(split + "/checkpoint.safetensors").tensors;
     REQUIRE(x.size() == y.size());
-    for (const auto& [name, t] : x) {
+    for (const auto& entry : x) {
+      const std::string& name = entry.first;  // not a binding: CAPTURE is a lambda (clang 14)
       CAPTURE(name);
-      CHECK(t.to_vector() == y.at(name).to_vector());
+      CHECK(entry.second.to_vector() == y.at(name).to_vector());
     }
   }
 

@@ -187,6 +187,11 @@ std::string samples_text(const TaskSetup& setup, const Evaluation& ev) {
 TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   TrainConfig cfg = cfg_in;
   validate_train_config(cfg);
+  if (std::error_code ec; !cfg.resume.empty() && !fs::is_regular_file(cfg.resume, ec))
+    throw UsageError(
+        fmt::format("train: --resume '{}': {}; give the checkpoint file of the run "
+                    "to continue (<run folder>/checkpoint.safetensors)",
+                    cfg.resume, fs::exists(cfg.resume, ec) ? "not a file" : "no such file"));
   if (cfg.out.empty())
     cfg.out =
         cfg.resume.empty() ? default_run_dir(cfg) : fs::path(cfg.resume).parent_path().string();
