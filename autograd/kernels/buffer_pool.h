@@ -8,12 +8,13 @@
 // (the same ops on the same shapes), so after the first step every request is served from a
 // free list: no malloc, no page faults on fresh memory, no heap fragmentation from aligned
 // allocations. Sizes are rounded up to a class (four classes per power of two, at most 25%
-// slack). A request the cache cannot serve first frees as many idle cached bytes (largest
-// first), so with shapes that vary from step to step (random sequence lengths) the pool holds
-// at most its largest working set plus one buffer instead of a buffer of every size it ever
-// met. Buffers above kPoolMaxBuffer bytes and anything beyond kPoolMaxCached cached bytes per
-// thread go straight back to the system. ATTN_NO_POOL=1 turns the cache off (plain aligned
-// malloc/free), and so do AddressSanitizer builds, where reuse would hide use-after-free bugs.
+// slack). A request the cache cannot serve first frees the buffers of every size class that
+// has not been asked for in kPoolIdleRequests requests, so with shapes that vary from step to
+// step (random sequence lengths) the pool keeps what the recent steps use instead of a buffer
+// of every size it ever met, while a steady loop's own buffers are never evicted. Buffers above
+// kPoolMaxBuffer bytes and anything beyond kPoolMaxCached cached bytes per thread go straight back
+// to the system. ATTN_NO_POOL=1 turns the cache off (plain aligned malloc/free), and so do
+// AddressSanitizer builds, where reuse would hide use-after-free bugs.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +24,10 @@ namespace attn::kernels {
 
 inline constexpr int64_t kPoolMaxBuffer = int64_t{256} << 20;  // larger buffers are not cached
 inline constexpr int64_t kPoolMaxCached = int64_t{1} << 30;    // per-thread cache limit
+// A size class not requested in this many of a thread's requests is idle: its cached buffers
+// are freed at the thread's next miss. A training step makes hundreds to a few thousand
+// requests, so this is several steps of a real model and far more than one.
+inline constexpr int64_t kPoolIdleRequests = int64_t{1} << 14;
 
 void* pool_allocate(int64_t bytes);
 void pool_release(void* p, int64_t bytes);
