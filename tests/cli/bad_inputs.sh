@@ -130,7 +130,7 @@ while read -r key def rest; do
   k=${key#--}
   re=$(key_re "$k")
   case "$k" in
-    out | save | resume | text_file | task | model) continue ;;  # files and names: below
+    out | save | resume | text_file | task | model | tape-dot) continue ;;  # files, names: below
     reference | fast | detect-anomaly) continue ;;                # switches without a value
   esac
   if [[ "$reals" == *" $k "* ]]; then
@@ -148,6 +148,7 @@ while read -r key def rest; do
   fi
 done < <("$bin" train --help | grep -E '^  --')
 bad 2 "task|did you mean" "${tr[@]}" --task bogus
+bad 2 "tape-dot.*does not exist" "${tr[@]}" --tape-dot files/missing-dir/graph.dot
 bad 2 "model|did you mean" "${tr[@]}" --model bogus
 bad 2 "nhead.*d_model|d_model.*nhead|divide" "${tr[@]}" --d-model 10 --nhead 3
 bad 2 "eval_max_len|eval_min_len" "${tr[@]}" --eval-min-len 9 --eval-max-len 4
