@@ -30,7 +30,8 @@ namespace attn::experiments {
   X(rnn_vs_attention)            \
   X(linear_attention)            \
   X(reversal)                    \
-  X(parameter_share)
+  X(parameter_share)             \
+  X(qkv_identity)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

@@ -2,12 +2,14 @@
 # The counting and statistics experiments of issue 21 end to end, in quick mode:
 #   parameter-share   counts by component equal PyTorch's formulas (recomputed here), QKV is a
 #                     quarter of a standard block, the "over half" claim is flagged DIFFERS
+#   qkv-identity      X X^T symmetric within rounding, the weights not; the diagonal's mass grows
+#                     with d and with the input scale; 004's "an" row sums to 1.1 (DIFFERS)
 # and bad settings exit 2 before any work.
 #   tests/cli/experiments_stats.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 
-for name in parameter-share; do
+for name in parameter-share qkv-identity; do
   "$bin" list | grep -q "^  $name " || fail "attnlab list does not show $name"
 done
 
@@ -29,6 +31,28 @@ for key in ("encoder_layer", "decoder_layer", "llama_block_mha", "llama_block_gq
     assert res[key]["constructed"] and res[key]["matches_formula"], key
 st = {e["name"].split(": ")[1]: e["status"] for e in cmp[0]["entries"] if "over half" in e["name"]}
 assert st and all(s == "DIFFERS" for s in st.values()), st
+'
+
+# ---- qkv-identity ----
+expect 2 "at least 2" run qkv-identity --tokens 1 --out "$tmp/qi-bad"
+check qkv-identity '
+assert res["dims"] == [2, 16, 256] and res["input_scales"] == [0.1, 0.3, 1.0], res["dims"]
+assert res["score_asymmetry_max"] <= res["score_asymmetry_bound"], res
+assert res["example_weight_asymmetry"] > 0  # each row has its own softmax denominator
+d = res["diag_vs_d_scaled"]
+assert d == sorted(d) and d[-1] > 0.99, d        # self-score |x|^2/sqrt(d) ~ sqrt(d)
+own = res["own_score_max_fraction"]
+assert own[0] < 0.8 and own[-1] == 1.0, own      # d = 2: a longer neighbour often wins
+s = res["diag_vs_scale"]
+assert s == sorted(s) and s[0] < 0.2 and s[-1] > 0.95, s   # uniform would be 1/8
+assert abs(res["doc_an_weights_sum"] - 1.1) < 1e-12
+assert [round(x, 3) for x in res["an_weights_normalised"]] == [0.182, 0.091, 0.455, 0.273]
+st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+assert st["X X^T is symmetric"] == "ok", st
+assert st["attention from i to j equals attention from j to i"] == "DIFFERS", st
+w = {e["name"]: e["status"] for e in cmp[1]["entries"]}
+assert w["\x27an\x27 row (I ate an apple): sum of the weights"] == "DIFFERS", w
+assert sum(v == "ok" for v in w.values()) == len(w) - 1, w
 '
 
 finish
