@@ -31,7 +31,8 @@ namespace attn::experiments {
   X(linear_attention)            \
   X(reversal)                    \
   X(parameter_share)             \
-  X(qkv_identity)
+  X(qkv_identity)                \
+  X(scaling_variance)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

@@ -4,12 +4,15 @@
 #                     quarter of a standard block, the "over half" claim is flagged DIFFERS
 #   qkv-identity      X X^T symmetric within rounding, the weights not; the diagonal's mass grows
 #                     with d and with the input scale; 004's "an" row sums to 1.1 (DIFFERS)
+#   scaling-variance  the log-log slopes of Var(q . k) are 1 and 0 within 5 standard errors of
+#                     the sampling (recomputed here from --pairs and --dims), the unscaled
+#                     softmax saturates, and the scaled model trains faster from the same start
 # and bad settings exit 2 before any work.
 #   tests/cli/experiments_stats.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 
-for name in parameter-share qkv-identity; do
+for name in parameter-share qkv-identity scaling-variance; do
   "$bin" list | grep -q "^  $name " || fail "attnlab list does not show $name"
 done
 
@@ -53,6 +56,36 @@ assert st["attention from i to j equals attention from j to i"] == "DIFFERS", st
 w = {e["name"]: e["status"] for e in cmp[1]["entries"]}
 assert w["\x27an\x27 row (I ate an apple): sum of the weights"] == "DIFFERS", w
 assert sum(v == "ok" for v in w.values()) == len(w) - 1, w
+'
+
+# ---- scaling-variance ----
+expect 2 "at least 2" run scaling-variance --train_dk 1 --out "$tmp/sv-bad"
+check scaling-variance '
+import math
+dims, n = res["dims"], 4000                       # --quick: 4,16,64,256,1024 and 4000 pairs
+assert dims == [4, 16, 64, 256, 1024], dims
+# s = q . k: E[s^2] = d, E[s^4] = 3 d^2 + 6 d, so mean(s^2) / d has std. error sqrt((2 + 6/d) / n)
+rel = [math.sqrt((2 + 6 / d) / n) for d in dims]
+for d, v, r in zip(dims, res["var_scaled"], rel):
+    assert abs(v - 1) < 5 * r, (d, v, r)
+x = [math.log(d) for d in dims]
+mx = sum(x) / len(x)
+sxx = sum((xi - mx) ** 2 for xi in x)
+se = math.sqrt(sum(((xi - mx) / sxx) ** 2 * r * r for xi, r in zip(x, rel)))
+assert abs(se - res["slope_stderr"]) < 1e-9 * se, (se, res["slope_stderr"])
+assert abs(res["slope_unscaled"] - 1) < 5 * se, (res["slope_unscaled"], se)
+assert abs(res["slope_scaled"]) < 5 * se, (res["slope_scaled"], se)
+assert abs(res["slope_unscaled"] - res["slope_scaled"] - 1) < 1e-9  # same samples / sqrt(d)
+eu, es = res["entropy_unscaled"], res["entropy_scaled"]
+assert eu == sorted(eu, reverse=True) and min(es) > eu[1], (eu, es)
+assert res["max_weight_unscaled"][-1] > 0.9 and max(res["max_weight_scaled"]) < 0.5
+assert res["grad_scores_unscaled"][-1] < res["grad_scores_scaled"][-1]
+assert res["train_entropy_step0_unscaled"] < res["train_entropy_step0_scaled"]
+assert res["train_tail_loss_scaled"] < res["train_tail_loss_unscaled"]
+assert res["train_accuracy_scaled"][-1] >= res["train_accuracy_unscaled"][-1]
+st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+assert st["slope of log Var(q . k) on log d_k (Var = d_k)"] == "ok", st
+assert st["slope after dividing by sqrt(d_k) (Var = 1)"] == "ok", st
 '
 
 finish
