@@ -31,10 +31,15 @@ namespace attn::experiments {
 
 namespace {
 
+// Published sizes of two large models (GPT-3 paper, Table 2.1; Meta's Llama 3 8B params.json).
+constexpr StandardBlockSize kGpt3{12288, 4 * 12288, true};
+constexpr LlamaBlockSize kLlama3_8b{4096, 32, 8, 14336};
+
 // One row of the census: a model, its counts as constructed and as the formula gives them.
 struct Row {
   std::string key;    // results.json name
-  std::string label;  // table and figure
+  std::string label;  // the table
+  std::string tag;    // the figure's bar
   ComponentCounts counts;
   ComponentCounts formula;
   bool constructed = true;  // false: too large to build here, the closed form only
@@ -50,16 +55,20 @@ struct Row {
   }
 };
 
-Row built(std::string key, std::string label, const nn::Module& m, ComponentCounts formula) {
-  Row r{std::move(key), std::move(label), count_by_component(m), formula};
+Row built(std::string key,
+          std::string label,
+          std::string tag,
+          const nn::Module& m,
+          ComponentCounts formula) {
+  Row r{std::move(key), std::move(label), std::move(tag), count_by_component(m), formula};
   if (r.counts.total() != m.num_parameters())
     throw Error(fmt::format("parameter-share: the census of {} sums to {}, parameters() to {}",
                             r.label, r.counts.total(), m.num_parameters()));
   return r;
 }
 
-Row closed_form_only(std::string key, std::string label, ComponentCounts formula) {
-  return {std::move(key), std::move(label), formula, formula, false};
+Row closed_form_only(std::string key, std::string label, std::string tag, ComponentCounts formula) {
+  return {std::move(key), std::move(label), std::move(tag), formula, formula, false};
 }
 
 nn::TransformerLayerOptions standard_options(const Config& cfg) {
@@ -92,7 +101,7 @@ Row reversal_row(Generator& gen) {
   return built("reversal_model",
                fmt::format("reversal toy model (d {}, ff {}, {}+{} layers, vocab {})", t.d_model,
                            t.dim_ff, t.num_layers, t.num_layers, vocab),
-               model->module(), seq2seq_formula(s));
+               "reversal toy", model->module(), seq2seq_formula(s));
 }
 
 std::vector<Row> census(const Config& cfg, Generator& gen) {
@@ -103,11 +112,11 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
     nn::TransformerEncoderLayer enc(o, gen);
     rows.push_back(built("encoder_layer",
                          fmt::format("encoder layer (d {}, ff {})", o.d_model, o.dim_feedforward),
-                         enc, encoder_layer_formula(size)));
+                         "encoder layer", enc, encoder_layer_formula(size)));
     nn::TransformerDecoderLayer dec(o, gen);
     rows.push_back(built("decoder_layer",
                          fmt::format("decoder layer (d {}, ff {})", o.d_model, o.dim_feedforward),
-                         dec, decoder_layer_formula(size)));
+                         "decoder layer", dec, decoder_layer_formula(size)));
   }
   for (const int64_t kv : {o.nhead, cfg.get_int("kv_heads")}) {
     nn::LlamaConfig lc;
@@ -119,7 +128,8 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
     rows.push_back(built(kv == o.nhead ? "llama_block_mha" : "llama_block_gqa",
                          fmt::format("llama-style block (d {}, SwiGLU {}, {} kv heads of {})",
                                      o.d_model, hidden, kv, o.nhead),
-                         block, llama_block_formula({o.d_model, o.nhead, kv, hidden})));
+                         fmt::format("llama {}/{} kv", kv, o.nhead), block,
+                         llama_block_formula({o.d_model, o.nhead, kv, hidden})));
   }
   {
     nn::Seq2SeqOptions so;
@@ -134,16 +144,20 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
     rows.push_back(built("base_model",
                          fmt::format("whole encoder-decoder ({}+{} layers, vocab {}, tied output)",
                                      s.encoder_layers, s.decoder_layers, so.src_vocab),
-                         whole, seq2seq_formula(s)));
+                         "whole model", whole, seq2seq_formula(s)));
   }
   rows.push_back(reversal_row(gen));
   // Large models' blocks, from their published sizes: the closed form (checked above on the
   // same code paths at small sizes) without allocating gigabytes.
-  rows.push_back(closed_form_only("gpt3_block", "GPT-3 175B block (d 12288, ff 49152), formula",
-                                  encoder_layer_formula({12288, 49152, true})));
-  rows.push_back(closed_form_only("llama3_8b_block",
-                                  "Llama 3 8B block (d 4096, SwiGLU 14336, 8 kv of 32), formula",
-                                  llama_block_formula({4096, 32, 8, 14336})));
+  rows.push_back(closed_form_only(
+      "gpt3_block",
+      fmt::format("GPT-3 175B block (d {}, ff {}), formula", kGpt3.d_model, kGpt3.d_ff),
+      "GPT-3 block*", encoder_layer_formula(kGpt3)));
+  rows.push_back(closed_form_only(
+      "llama3_8b_block",
+      fmt::format("Llama 3 8B block (d {}, SwiGLU {}, {} kv of {}), formula", kLlama3_8b.dim,
+                  kLlama3_8b.hidden, kLlama3_8b.n_kv_heads, kLlama3_8b.n_heads),
+      "Llama 3 8B*", llama_block_formula(kLlama3_8b)));
   return rows;
 }
 
@@ -238,7 +252,7 @@ void run(const Config& cfg, RunContext& ctx) {
   b.stacked = true;
   b.y_max = 1;
   b.width = 820;
-  for (const Row& r : rows) b.labels.push_back(r.label);
+  for (const Row& r : rows) b.labels.push_back(r.tag);
   for (size_t c = 0; c < kNumComponents; ++c) {
     BarSeries s{component_name(Component(c)), {}, ""};
     bool any = false;
@@ -249,7 +263,8 @@ void run(const Config& cfg, RunContext& ctx) {
     if (any) b.series.push_back(s);
   }
   ctx.figure("parameter_share", bar_chart_svg(b),
-             "Where the weights are: Q, K, V (bottom three) against the FFN and the embeddings");
+             "Where the weights are: Q, K, V (bottom three) against the FFN and the embeddings "
+             "(* closed form only)");
 }
 
 }  // namespace

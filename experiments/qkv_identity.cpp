@@ -244,7 +244,7 @@ void run(const Config& cfg, RunContext& ctx) {
   p.log_x = true;
   p.title = fmt::format("Self-attention without projections, T = {}", t);
   p.x_label = "width d";
-  p.y_label = "mean diagonal weight";
+  p.y_label = "mean diagonal weight (share of rows)";
   ctx.figure("diagonal_vs_d", line_plot_svg(p), "Wider random inputs attend to themselves more");
 
   LinePlot q;

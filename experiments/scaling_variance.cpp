@@ -317,7 +317,7 @@ void training_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) 
   const double tail_s = tail_mean(with.losses, 0.1), tail_u = tail_mean(without.losses, 0.1);
   const double reach_s = first_step_at(with, target), reach_u = first_step_at(without, target);
   Table t("Same initial weights and batches", {"", "scaled 1/sqrt(d_k)", "unscaled"});
-  t.add_row({"loss, mean of the last 10% of steps", fixed(tail_s, 4), fixed(tail_u, 4)});
+  t.add_row({"loss, mean of the last 10% of steps", sig(tail_s, 3), sig(tail_u, 3)});
   t.add_row({"held-out accuracy at the end", fixed(with.eval_accuracy.back(), 3),
              fixed(without.eval_accuracy.back(), 3)});
   t.add_row({fmt::format("first step with accuracy >= {:.2f}", target), step_text(reach_s),
@@ -342,7 +342,7 @@ void training_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) 
   ctx.note(fmt::format(
       "Both runs start from the same weights; only the factor differs. At step 0 the unscaled "
       "scores put the attention at entropy {:.3f} nats against {:.3f} scaled (uniform over {} "
-      "slots: {:.3f}). After {} steps the loss is {:.4f} scaled and {:.4f} unscaled (mean of "
+      "slots: {:.3f}). After {} steps the loss is {:.3g} scaled and {:.3g} unscaled (mean of "
       "the last 10%), and held-out accuracy {:.3f} against {:.3f}.",
       without.eval_entropy.front(), with.eval_entropy.front(), pc.pairs,
       std::log(static_cast<double>(pc.pairs)), pc.steps, tail_s, tail_u, with.eval_accuracy.back(),
@@ -351,7 +351,7 @@ void training_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) 
   cmp.add_exact(
       fmt::format("training at d_k = {}: the scaled model learns faster", pc.d), "yes",
       faster ? "yes" : "no",
-      fmt::format("tail loss {:.4f} scaled vs {:.4f} unscaled; accuracy {:.3f} vs "
+      fmt::format("tail loss {:.3g} scaled vs {:.3g} unscaled; accuracy {:.3f} vs "
                   "{:.3f}",
                   tail_s, tail_u, with.eval_accuracy.back(), without.eval_accuracy.back()));
   const double g1_s = with.score_grad_norm.front(), g1_u = without.score_grad_norm.front();
