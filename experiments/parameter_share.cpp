@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "autograd/error.h"
+#include "experiments/common/pair_memory_model.h"
 #include "experiments/common/parameter_census.h"
 #include "experiments/experiment.h"
 #include "experiments/registry.h"
@@ -104,6 +105,23 @@ Row reversal_row(Generator& gen) {
                "reversal toy", model->module(), seq2seq_formula(s));
 }
 
+// The model scaling-variance trains (experiments/common/pair_memory_model.h) at that
+// experiment's defaults: two embedding tables, one attention, a linear head.
+Row recall_row(Generator& gen) {
+  const Config& sc = find_experiment("scaling-variance").config;
+  const int64_t d = sc.get_int("train_dk");
+  const data::RecallTask task({.num_pairs = sc.get_int("recall_pairs")});
+  const int64_t vocab = task.tokenizer().vocab_size();
+  PairMemoryModel model(vocab, d, true, gen);
+  ComponentCounts f;
+  f[Component::kQ] = f[Component::kK] = f[Component::kV] = f[Component::kO] = d * d + d;
+  f[Component::kEmbeddings] = 2 * vocab * d;
+  f[Component::kHead] = d * vocab + vocab;
+  return built("recall_model",
+               fmt::format("recall toy model (d_k {}, one head, vocab {})", d, vocab), "recall toy",
+               model, f);
+}
+
 std::vector<Row> census(const Config& cfg, Generator& gen) {
   const nn::TransformerLayerOptions o = standard_options(cfg);
   const StandardBlockSize size{o.d_model, o.dim_feedforward, true};
@@ -147,6 +165,7 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
                          "whole model", whole, seq2seq_formula(s)));
   }
   rows.push_back(reversal_row(gen));
+  rows.push_back(recall_row(gen));
   // Large models' blocks, from their published sizes: the closed form (checked above on the
   // same code paths at small sizes) without allocating gigabytes.
   rows.push_back(closed_form_only(
@@ -225,7 +244,7 @@ void run(const Config& cfg, RunContext& ctx) {
   // ---- the documents' claims ----
   DocumentComparison cmp("004 §1.3 and 001 vs the counts");
   for (const Row& r : rows) {
-    if (r.key == "reversal_model") continue;  // a toy: its embeddings are tiny, not a claim
+    if (r.key == "reversal_model" || r.key == "recall_model") continue;  // toys, not LLMs
     const bool over_half = r.qkv_share() > 0.5;
     cmp.add_exact(
         "QKV holds over half the weights: " + r.label, "yes", over_half ? "yes" : "no",
@@ -235,7 +254,7 @@ void run(const Config& cfg, RunContext& ctx) {
                           100 * r.qkv_share(), r.counts.total(), 100 * r.share(Component::kFFN)));
   }
   for (const Row& r : rows) {
-    if (r.key == "base_model" || r.key == "reversal_model") continue;
+    if (r.key == "base_model" || r.key == "reversal_model" || r.key == "recall_model") continue;
     const bool more = r.counts[Component::kFFN] > r.counts.attention();
     cmp.add_exact(
         "FFN holds more than attention (Q,K,V,O): " + r.label, "yes", more ? "yes" : "no",

@@ -66,7 +66,7 @@ PairMemoryModel::PairMemoryModel(int64_t vocab, int64_t d, bool scaled, Generato
   nn::MultiheadAttentionOptions o;
   o.scale = scaled;
   attn = register_module("attn", std::make_shared<nn::MultiheadAttention>(d, 1, gen, o));
-  out = register_module("out", std::make_shared<nn::Linear>(d, vocab, true, gen));
+  head = register_module("head", std::make_shared<nn::Linear>(d, vocab, true, gen));
 }
 
 Var PairMemoryModel::forward(const std::vector<data::Example>& batch) {
@@ -74,7 +74,7 @@ Var PairMemoryModel::forward(const std::vector<data::Example>& batch) {
   const Var memory = add(key_emb->forward(p.keys), val_emb->forward(p.values));  // (B,n,d)
   const Var q = key_emb->forward(p.query);                                       // (B,1,d)
   const Var read = attn->forward(q, memory, memory).out;                         // (B,1,d)
-  return reshape(out->forward(read), {p.query.size(0), -1});                     // (B,vocab)
+  return reshape(head->forward(read), {p.query.size(0), -1});                    // (B,vocab)
 }
 
 Var PairMemoryModel::loss(const std::vector<data::Example>& batch) {

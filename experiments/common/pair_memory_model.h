@@ -11,7 +11,7 @@
 // Each stored pair (key, value) becomes one memory slot m = E_key[key] + E_val[value]; the
 // queried key becomes the query q = E_key[key]. One single-head attention (d_k = d) reads the
 // slots and a linear layer maps the result to the vocabulary:
-//   logits = W_out attention(q, m, m)          attention = softmax(q W_q (m W_k)^T * s) m W_v
+//   logits = head(attention(q, m, m))          attention = softmax(q W_q (m W_k)^T * s) m W_v
 // with s = 1/sqrt(d) (scaled) or 1. The answer is in the slot whose key matches, so the model
 // must learn W_q, W_k that make exactly that score the largest: one content lookup.
 #pragma once
@@ -41,7 +41,7 @@ class PairMemoryModel : public nn::Module {
 
   std::shared_ptr<nn::Embedding> key_emb, val_emb;
   std::shared_ptr<nn::MultiheadAttention> attn;
-  std::shared_ptr<nn::Linear> out;
+  std::shared_ptr<nn::Linear> head;
 };
 
 struct PairMemoryConfig {

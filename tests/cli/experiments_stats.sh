@@ -30,7 +30,7 @@ gqa = res["llama_block_gqa"]  # 2 of 8 kv heads: K and V are a quarter of Q
 assert gqa["K"] == gqa["V"] == gqa["Q"] // 4 and gqa["qkv_share"] < enc["qkv_share"], gqa
 assert res["all_match_formula"] is True
 for key in ("encoder_layer", "decoder_layer", "llama_block_mha", "llama_block_gqa", "base_model",
-            "reversal_model"):
+            "reversal_model", "recall_model"):
     assert res[key]["constructed"] and res[key]["matches_formula"], key
 st = {e["name"].split(": ")[1]: e["status"] for e in cmp[0]["entries"] if "over half" in e["name"]}
 assert st and all(s == "DIFFERS" for s in st.values()), st
