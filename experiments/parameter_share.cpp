@@ -136,7 +136,9 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
                          fmt::format("decoder layer (d {}, ff {})", o.d_model, o.dim_feedforward),
                          "decoder layer", dec, decoder_layer_formula(size)));
   }
-  for (const int64_t kv : {o.nhead, cfg.get_int("kv_heads")}) {
+  std::vector<int64_t> kv_choices{o.nhead};  // full multi-head, then grouped-query if asked
+  if (cfg.get_int("kv_heads") != o.nhead) kv_choices.push_back(cfg.get_int("kv_heads"));
+  for (const int64_t kv : kv_choices) {
     nn::LlamaConfig lc;
     lc.dim = o.d_model;
     lc.n_heads = o.nhead;
@@ -180,15 +182,21 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
   return rows;
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  const int64_t d = cfg.get_int("d_model"), h = cfg.get_int("nhead"), kv = cfg.get_int("kv_heads");
-  if (d % h != 0 || (d / h) % 2 != 0)
+// Before the run folder exists: the heads split d_model, the kv heads split the heads, and a
+// head has an even width (RoPE in the llama-style block rotates pairs).
+void check(const Config& cfg) {
+  require_divides(cfg, "nhead", "d_model");
+  require_divides(cfg, "kv_heads", "nhead");
+  if ((cfg.get_int("d_model") / cfg.get_int("nhead")) % 2 != 0)
     throw UsageError(fmt::format(
-        "parameter-share: --nhead {} must divide --d_model {} into heads of even width (RoPE "
-        "rotates pairs)",
-        h, d));
-  if (h % kv != 0)
-    throw UsageError(fmt::format("parameter-share: --kv_heads {} must divide --nhead {}", kv, h));
+        "parameter-share: heads of --d_model {} / --nhead {} = {} dimensions; the llama-style "
+        "block needs an even width (RoPE rotates pairs)",
+        cfg.get_int("d_model"), cfg.get_int("nhead"),
+        cfg.get_int("d_model") / cfg.get_int("nhead")));
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const int64_t d = cfg.get_int("d_model");
   Generator gen(ctx.seed());
   const std::vector<Row> rows = census(cfg, gen);
 
@@ -303,6 +311,7 @@ Experiment parameter_share() {
       .add_int("layers", 6, "encoder and decoder layers of the whole model", {.min = 1})
       .add_int("vocab", 37000, "shared vocabulary of the whole model", {.min = 1});
   e.quick = {{"vocab", "1000"}, {"layers", "2"}};
+  e.check = check;
   e.run = run;
   return e;
 }
