@@ -17,9 +17,12 @@
 // error follows from it (slope_stderr below) and is what the checks compare against.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "autograd/error.h"
 #include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/loglog.h"
@@ -383,6 +386,16 @@ void training_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) 
   ctx.figure("training_accuracy", line_plot_svg(a), "Held-out recall accuracy during training");
 }
 
+// Before the run folder exists: a slope needs two different d_k.
+void check(const Config& cfg) {
+  const auto& dims = cfg.get_ints("dims");
+  if (std::adjacent_find(dims.begin(), dims.end(), std::not_equal_to<>()) == dims.end())
+    throw UsageError(
+        fmt::format("scaling-variance: --dims needs at least two different values "
+                    "to fit a slope, got {}",
+                    fmt::join(dims, ",")));
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   Generator gen(ctx.seed());
   DocumentComparison cmp("000 §II, 001, 003, 004 §2.5: why divide by sqrt(d_k)");
@@ -416,6 +429,7 @@ Experiment scaling_variance() {
       .add_real("target", 0.9, "held-out accuracy whose first step the table reports", {.min = 0});
   e.quick = {{"dims", "4,16,64,256,1024"}, {"pairs", "4000"},   {"trials", "64"}, {"steps", "60"},
              {"eval_every", "20"},         {"eval_size", "128"}};
+  e.check = check;
   e.run = run;
   return e;
 }

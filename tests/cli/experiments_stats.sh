@@ -64,6 +64,9 @@ assert sum(v == "ok" for v in w.values()) == len(w) - 1, w
 
 # ---- scaling-variance ----
 expect 2 "at least 2" run scaling-variance --train_dk 1 --out "$tmp/sv-bad"
+expect 2 "--dims needs at least two different values" run scaling-variance --dims 64,64 \
+  --out "$tmp/sv-bad2"
+[[ ! -e "$tmp/sv-bad2" ]] || fail "scaling-variance: --dims 64,64 still created its run folder"
 check scaling-variance '
 import math
 dims, n = res["dims"], 4000                       # --quick: 4,16,64,256,1024 and 4000 pairs
