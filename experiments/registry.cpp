@@ -29,7 +29,8 @@ namespace attn::experiments {
   X(vanishing_gradient)          \
   X(rnn_vs_attention)            \
   X(linear_attention)            \
-  X(reversal)
+  X(reversal)                    \
+  X(softmax_dispersion)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
