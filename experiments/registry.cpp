@@ -30,7 +30,8 @@ namespace attn::experiments {
   X(rnn_vs_attention)            \
   X(linear_attention)            \
   X(reversal)                    \
-  X(softmax_dispersion)
+  X(softmax_dispersion)          \
+  X(linear_vs_softmax_recall)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

@@ -3,9 +3,20 @@
 # softmax-dispersion: every weight from the softmax op matches the closed form (recomputed here
 # from the float32 logits) within the a priori float32 bound, the max weight falls and the
 # entropy rises with N, and the log-N temperature holds the max weight near gap log m only.
+# linear-vs-softmax-recall: softmax recalls every pair, elu + 1 is near uniform and fails early,
+# the power map sits between and its recall cliff moves with d_k (the state width).
 #   tests/cli/experiments_softmax_recall.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
+
+# bad settings: exit 2, naming the flag
+expect 2 "--train_length 48 must be a power of two" run softmax-dispersion --train_length 48 \
+  --out "$tmp/bad1"
+expect 2 "above the largest N" run softmax-dispersion --train_length 128 --max_log2_n 6 \
+  --out "$tmp/bad2"
+expect 2 "--gaps: 50 is out of range" run softmax-dispersion --gaps 1,50
+expect 2 "need at least two increasing values" run linear-vs-softmax-recall --n 8,4 --out "$tmp/bad3"
+expect 2 "--power: 0.5 is out of range" run linear-vs-softmax-recall --power 0.5
 
 check softmax-dispersion '
 import math
@@ -54,6 +65,38 @@ inv = cmp[0]["entries"][4]
 assert abs(inv["ours"] - res["entropy_change_m_to_top_scaled"]) < 1e-12, inv
 top = res["max_weight_scaled"][-1]
 assert f"ends at {top:.3f}" in inv["reason"], inv["reason"]
+'
+
+# linear-vs-softmax-recall: seeds are fixed, so the draws are too; the checks keep wide margins
+# (recall moves by steps of 1 / (n x seeds) if a libm rounds a random number differently).
+check linear-vs-softmax-recall '
+import math
+n, d = res["n"], res["d_k"]
+assert n == [4, 8, 16, 32, 64, 128] and d == 16, (n, d)
+assert res["methods"] == ["softmax", "elu + 1", "polar^3"], res["methods"]
+for m in ("softmax", "elu", "polar"):
+    for key in ("recall", "weight_argmax", "entropy_ratio", "max_weight"):
+        xs = res[f"{key}_{m}"]
+        assert len(xs) == len(n) and all(0 <= x <= 1 + 1e-9 for x in xs), (key, m, xs)
+# the composed readout is nn::linear_attention for phi = elu + 1; one-hot values give the weights
+assert res["composed_vs_linear_attention_max_diff"] <= 1e-5 * res["composed_vs_linear_attention_scale"], res
+assert res["softmax_output_onehot_vs_weights_max_diff"] <= 1e-6, res
+soft, elu, pol = res["recall_softmax"], res["recall_elu"], res["recall_polar"]
+assert min(soft) >= 0.95, soft                      # sharp: every pair recalled up to n = 128
+assert all(e < p < s + 1e-9 for e, p, s in zip(elu, pol, soft)), (elu, pol, soft)
+assert elu[0] < 0.8 and elu[-1] < 0.1, elu         # smooth: fails already at small n
+assert pol[0] > 0.9 and pol[-1] < 0.4, pol         # sharper, then the state fills up
+he, hp, hs = res["entropy_ratio_elu"], res["entropy_ratio_polar"], res["entropy_ratio_softmax"]
+assert min(he) > 0.95 and all(a > b for a, b in zip(he, hp)) and all(a > b for a, b in zip(he, hs)), (he, hp, hs)
+# capacity: the power map crosses recall 1/2 later as d_k grows, near the state width F = 2 d_k
+dks, n50 = res["capacity_d_k"], res["half_recall_n_polar"]
+assert dks == [8, 16, 32] and all(x is not None for x in n50), n50
+assert n50[0] < n50[1] < n50[2], n50
+for dk, x, ratio in zip(dks, n50, res["half_recall_n_polar_over_features"]):
+    assert abs(ratio - x / (2 * dk)) < 1e-12 and 0.5 <= ratio <= 2, (dk, x, ratio)
+st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+assert all(v == "ok" for v in st.values()), st
+assert len(r["figures"]) == 3, r["figures"]
 '
 
 finish
