@@ -274,6 +274,7 @@ void run(const Config& cfg, RunContext& ctx) {
   pc.x_label = "stored pairs n";
   pc.y_label = "recall";
   pc.log_x = true;
+  pc.refs = {{RefLine::kHorizontal, 0.5, "recall 1/2"}};
   std::vector<double> n50_polar, n50_softmax, n50_elu, n50_over_f, soft_first_recall;
   const std::vector<double> cap_xs(cap_ns.begin(), cap_ns.end());
   for (int64_t dk : cap_dks) {

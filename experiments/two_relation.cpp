@@ -255,8 +255,12 @@ void run(const Config& cfg, RunContext& ctx) {
                            fmt::format("{:.4f}", c2.tail_content())});
       if (s == 0) st.first_two_heads = c2;
     }
-    lp.series.push_back({"2 heads, " + code + " code", steps_axis(st.first_two_heads.total.size()),
-                         st.first_two_heads.total, "", false, false});
+    const std::string colour = code == "document" ? "#3b82f6" : "#f59e0b";
+    const auto xs = steps_axis(st.first_two_heads.total.size());
+    lp.series.push_back(
+        {"2 heads, " + code + " code", xs, st.first_two_heads.total, colour, false, false});
+    lp.series.push_back(
+        {"its position term", xs, st.first_two_heads.position, colour, true, false});
   }
   const Study &doc = studies["document"], &bin = studies["binary"];
   const auto doc_task = make_task("document");
@@ -267,7 +271,8 @@ void run(const Config& cfg, RunContext& ctx) {
                           fmt::join(shared, ", "))}};
   ctx.table(study_table);
   ctx.figure("loss_long_training", line_plot_svg(lp),
-             "Two heads trained longer: the document's code stalls above its floor");
+             "Two heads trained longer (solid: total loss, dashed: its position term): with the "
+             "document's code the position term stalls above its floor");
 
   const double best_two_doc = *std::min_element(doc.two_total.begin(), doc.two_total.end());
   const double worst_two_doc = *std::max_element(doc.two_total.begin(), doc.two_total.end());
