@@ -184,8 +184,10 @@ void run(const Config& cfg, RunContext& ctx) {
   const size_t long_tail = tail_length(static_cast<size_t>(long_iters));
 
   // ---- 1. the document's setting ----
-  ctx.section("The document's setting: T=4, d=4, Adam 5e-3, batch 32");
   const auto task = make_task(cfg.get_string("position_code"));
+  ctx.section(fmt::format("The document's setting: T={}, d={}, Adam {}, batch {}, {} position code",
+                          task.config().seq_len, task.feature_dims(), lr, batch,
+                          cfg.get_string("position_code")));
   const Curve one = train(1, task, iters, batch, lr, seed);
   const Curve two = train(2, task, iters, batch, lr, seed);
   Table t(fmt::format("Loss after {} iterations (tail = the last {} iterations)", iters, tail),

@@ -56,6 +56,8 @@ for pair in ("recurrent_vs_parallel", "quadratic_vs_parallel", "noncausal_quadra
         assert 0 <= x < 1e-4, (pair, g, x)
 assert res["relative_diff_fast_weight_state_vs_KtV"] < 1e-5, res
 assert len(r["figures"]) == 2, r["figures"]
+# causal softmax over the full one at the largest T, from the two medians (the value: the machine)
+assert abs(res["softmax_causal_over_full_at_largest_T"] - res["softmax_causal_ms"][-1] / res["softmax_ms"][-1]) < 1e-12
 e = {x["name"]: x for x in cmp[0]["entries"]}
 # the crossover row compares the counted T* with the crossing of the measured times: recomputed
 # here from softmax_ms / linear_ms (first T where the ratio reaches 1, interpolated in log-log),
