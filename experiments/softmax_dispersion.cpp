@@ -304,10 +304,17 @@ void run(const Config& cfg, RunContext& ctx) {
   // ---- the document beside ours ----
   const bool held = ps_top / ps_m <= kRoughly && ps_m / ps_top <= kRoughly;
   DocumentComparison cmp("004 §2.4 (dispersion) and §2.5 (the log-N scale), checked");
-  cmp.add_exact("at a fixed gap the max weight falls as N grows", "yes",
-                monotone(raw.max_weight, false) ? "yes" : "no");
-  cmp.add_exact("at a fixed gap the entropy rises as N grows", "yes",
-                monotone(raw.entropy, true) ? "yes" : "no");
+  // Strictly, from one N to the next; at a very large gap the float32 weights stop resolving the
+  // change, which the reason then shows.
+  auto ends = [&](const std::vector<double>& ys) {
+    return fmt::format("measured: {:.9g} at N = {:.0f}, {:.9g} at N = {:.0f} (float32 weights)",
+                       ys.front(), ns.front(), ys.back(), n_max);
+  };
+  const bool falls = monotone(raw.max_weight, false), rises = monotone(raw.entropy, true);
+  cmp.add_exact("at a fixed gap the max weight falls as N grows", "yes", falls ? "yes" : "no",
+                falls ? "" : ends(raw.max_weight));
+  cmp.add_exact("at a fixed gap the entropy rises as N grows", "yes", rises ? "yes" : "no",
+                rises ? "" : ends(raw.entropy));
   cmp.add_exact(
       fmt::format("log-N scale holds the max weight (within x{} from N = {:.0f} to {:.0f})",
                   kRoughly, m, n_max),
