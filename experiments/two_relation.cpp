@@ -336,7 +336,7 @@ Experiment two_relation() {
   e.name = "two-relation";
   e.source = "002 §39.7.1";
   e.purpose = "One head vs two heads on two contradictory attention targets; tests the claim";
-  e.typical_time = "~15 s";
+  e.typical_time = "~2 s";
   e.config.add_int("iters", 400, "Adam steps in the document's setting", {.min = 1})
       .add_int("batch", 32, "sequences per step", {.min = 1})
       .add_real("lr", 5e-3, "Adam learning rate", {.min = 0})
