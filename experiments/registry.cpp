@@ -32,7 +32,9 @@ namespace attn::experiments {
   X(reversal)                    \
   X(parameter_share)             \
   X(qkv_identity)                \
-  X(scaling_variance)
+  X(scaling_variance)            \
+  X(softmax_dispersion)          \
+  X(linear_vs_softmax_recall)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
