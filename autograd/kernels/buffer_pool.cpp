@@ -66,8 +66,37 @@ const bool g_enabled = compute_enabled();
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
 
-void* system_allocate(int64_t bytes) {
-  return std::aligned_alloc(kAlign, static_cast<size_t>(bytes));
+// Buffers of kLendFrom bytes or more may be lent to a request of a smaller class (at most
+// kLendClasses classes smaller, so at most 2x the request's size). The caller releases a buffer
+// with its request's size, so such a buffer carries its real class in a 64-byte header in front
+// of the data (under 2% of the smallest such buffer). Whether a buffer has the header depends
+// on its request's size alone, so every thread frees it the same way.
+constexpr int64_t kLendFrom = 4096;
+constexpr int kLendClasses = 4;
+
+bool lendable(int64_t class_bytes) {
+  return g_enabled && class_bytes >= kLendFrom && class_bytes <= kPoolMaxBuffer;
+}
+
+void* new_buffer(int index) {
+  const int64_t bytes = class_bytes(index);
+  if (!lendable(bytes)) return std::aligned_alloc(kAlign, static_cast<size_t>(bytes));
+  auto* base = static_cast<char*>(std::aligned_alloc(kAlign, static_cast<size_t>(bytes + kAlign)));
+  if (!base) return nullptr;
+  std::memcpy(base, &index, sizeof index);
+  return base + kAlign;
+}
+
+// The class of a buffer handed out for a request of class c: c's, or the lender's.
+int buffer_class(void* p, SizeClass c) {
+  if (!lendable(c.bytes)) return c.index;
+  int index = 0;
+  std::memcpy(&index, static_cast<char*>(p) - kAlign, sizeof index);
+  return index;
+}
+
+void delete_buffer(void* p, int index) {
+  std::free(lendable(class_bytes(index)) ? static_cast<char*>(p) - kAlign : p);
 }
 
 struct ThreadCache {
@@ -83,16 +112,19 @@ struct ThreadCache {
   int64_t requests = 0;  // in the current epoch
 
   void trim() {
-    for (auto& list : free_lists) {
-      for (void* p : list) std::free(p);
-      list.clear();
+    for (int i = 0; i < kClasses; ++i) {
+      for (void* p : free_lists[i]) delete_buffer(p, i);
+      free_lists[i].clear();
     }
     cached = 0;
   }
-  // Counts a request for class i (before it is served, so an epoch's end sees the demand as
-  // it was and cannot free the buffer this request is about to reuse).
-  void take(int i) {
+  // Counts a request (before it is served, so an epoch's end sees the demand as it was and
+  // cannot free the buffer this request is about to reuse).
+  void tick() {
     if (++requests >= kPoolEpochRequests) shrink();
+  }
+  // A buffer of class i goes out (the demand is counted by the buffer's class, lent or not).
+  void hand_out(int i) {
     ++out[i];
     peak[epoch][i] = std::max(peak[epoch][i], out[i]);
   }
@@ -116,7 +148,7 @@ struct ThreadCache {
       auto& list = free_lists[i];
       if (static_cast<int64_t>(list.size()) > keep) {
         const int64_t surplus = static_cast<int64_t>(list.size()) - keep;
-        for (int64_t k = 0; k < surplus; ++k) std::free(list[list.size() - 1 - k]);
+        for (int64_t k = 0; k < surplus; ++k) delete_buffer(list[list.size() - 1 - k], i);
         list.resize(list.size() - surplus);
         cached -= surplus * class_bytes(i);
         given_back += surplus * class_bytes(i);
@@ -177,19 +209,28 @@ void* allocate(int64_t bytes, bool counted) {
   if (counted) count_live(c.bytes);
   ThreadCache* tc = g_enabled && c.bytes <= kPoolMaxBuffer ? cache() : nullptr;
   if (tc) {
-    tc->take(c.index);
-    auto& list = tc->free_lists[c.index];
-    if (!list.empty()) {
+    tc->tick();
+    // The request's own class first, then (for lendable sizes) up to kLendClasses larger ones.
+    // Lending is what keeps varying shapes from caching a set of buffers per shape: with random
+    // sequence lengths, a step whose longest sequence is rare (14 instead of the usual 16)
+    // borrows the usual length's free buffers instead of allocating a tape of its own, which
+    // the cache then held for the whole demand window (docs/reliability.md, section 4).
+    const int last = lendable(c.bytes) ? std::min(kClasses - 1, c.index + kLendClasses) : c.index;
+    for (int j = c.index; j <= last; ++j) {
+      auto& list = tc->free_lists[j];
+      if (list.empty()) continue;
       void* p = list.back();
       list.pop_back();
-      tc->cached -= c.bytes;
+      tc->cached -= class_bytes(j);
+      tc->hand_out(j);
       ++tc->hits;
       return p;
     }
     ++tc->misses;
   }
-  void* p = system_allocate(c.bytes);
+  void* p = new_buffer(c.index);
   if (!p && counted) count_live(-c.bytes);  // the caller reports the failure
+  if (p && tc) tc->hand_out(c.index);
   return p;
 }
 
@@ -197,14 +238,16 @@ void release(void* p, int64_t bytes, bool counted) {
   if (!p) return;
   const SizeClass c = size_class(bytes);
   if (counted) count_live(-c.bytes);
+  const int index = buffer_class(p, c);
+  const int64_t real = class_bytes(index);
   ThreadCache* tc = g_enabled && c.bytes <= kPoolMaxBuffer ? cache() : nullptr;
-  if (tc) --tc->out[c.index];
-  if (tc && tc->cached + c.bytes <= kPoolMaxCached) {
-    tc->free_lists[c.index].push_back(p);
-    tc->cached += c.bytes;
+  if (tc) --tc->out[index];
+  if (tc && tc->cached + real <= kPoolMaxCached) {
+    tc->free_lists[index].push_back(p);
+    tc->cached += real;
     return;
   }
-  std::free(p);
+  delete_buffer(p, index);
 }
 
 }  // namespace
