@@ -129,9 +129,9 @@ struct ThreadCache {
     peak[epoch][i] = std::max(peak[epoch][i], out[i]);
   }
   // The end of an epoch: every class keeps at most as many free buffers as its recent demand can
-  // use, i.e. max(peak of this epoch, peak of the last) minus what is out now; the rest is freed.
-  // So the cache follows what the last one or two epochs needed. Two rules came before this
-  // one. (1) Free the largest buffers on any miss: it evicted the step's own buffers, which
+  // use, i.e. the largest peak in the ring (the last kPoolEpochs epochs) minus what is out now;
+  // the rest is freed. So the cache follows what the recent steps needed. Two rules came before
+  // this one. (1) Free the largest buffers on any miss: it evicted the step's own buffers, which
   // then missed in turn (W1 35% slower). (2) On a miss, free only the classes nobody asked for
   // in an epoch: a class that stays in use kept every buffer it ever held, so with random
   // sequence lengths each class's cache ratcheted up to the largest demand the run had ever
@@ -159,9 +159,9 @@ struct ThreadCache {
     // free() keeps the pages of a chunk in the middle of the heap: the process's RSS stays at
     // the heap's high-water mark and creeps up as the layout shifts (the soak test measured
     // +3% over 8,000 steps with the live heap flat). So whenever an epoch gave buffers back,
-    // hand the free pages to the system (once per epoch: a few times per thousand steps' worth
-    // of requests, microseconds each). Waiting for a megabyte left the last few hundred
-    // kilobytes resident and the RSS 0.5 MB higher late in a run.
+    // hand the free pages to the system (at most once per epoch of kPoolEpochRequests
+    // requests, a few training steps of a small model). Waiting for a megabyte left the last few
+    // hundred kilobytes resident and the RSS 0.5 MB higher late in a run.
     if (given_back > 0) {
       given_back = 0;
 #if defined(__GLIBC__)
