@@ -29,7 +29,9 @@ namespace attn::experiments {
   X(vanishing_gradient)          \
   X(rnn_vs_attention)            \
   X(linear_attention)            \
-  X(reversal)
+  X(reversal)                    \
+  X(sinusoid_shift)              \
+  X(rope_relative)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

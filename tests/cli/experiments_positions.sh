@@ -5,7 +5,11 @@
 #    configuration name the scheme that ran (auto resolves to the model's own: sinusoidal for the
 #    encoder-decoder, learned for gpt and bert);
 #  - --resume with auto continues with the checkpoint's scheme, a different one is refused (2);
-#  - a bad name lists the choices (2); a recurrent model refuses a positional scheme (2).
+#  - a bad name lists the choices (2); a recurrent model refuses a positional scheme (2);
+#  - sinusoid-shift: the fitted shift map leaves a residual near float32 rounding, equals the
+#    analytic rotation, and a random table cannot be fitted; the dot product of two encodings
+#    depends on the distance alone;
+#  - rope-relative: RoPE scores depend on i - j alone (both pairings), added positions do not.
 #   tests/cli/experiments_positions.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
@@ -68,5 +72,34 @@ expect 2 "unknown positional 'rotary' (choose from: auto, none, learned, sinusoi
 expect 2 "--positional rope is for the transformer models" train reversal --model lstm --positional rope
 expect 2 "d_model/nhead (12/4) must be even" train reversal --positional rope --d_model 12 --nhead 4
 expect 2 "'rotary' is not a choice. Valid names: none, learned, sinusoidal" run reversal --positional rotary
+
+# ---- the two experiments ----
+check sinusoid-shift '
+import math
+eps = 1.1920929e-07  # float32: the table is stored in it
+assert res["table_vs_formula_max"] < 10 * eps, res["table_vs_formula_max"]
+assert res["fit_residual_max"] < 100 * eps, res["fit_residual_max"]
+assert res["analytic_residual_max"] < 100 * eps, res
+assert res["fit_vs_analytic_max"] < 1e-4 and res["halves_max_diff"] < 1e-4, res
+assert res["control_residual_min"] > 0.5, res  # a random table has no such map
+assert len(res["fit_residual"]) == len(res["shifts"]) == 2, res
+assert res["dot_relative_deviation"] < 100 * eps, res
+assert res["dot_vs_analytic_max"] < 1e-4 * cfg["config"]["d_model"], res
+assert res["min_distinct_distance"] > 0.1, res
+assert cmp[0]["differ"] == 0, cmp
+'
+check rope-relative '
+eps = 1.1920929e-07
+for k in ("rope_rotate_half", "rope_interleaved"):
+    assert res["diagonal_spread_" + k] < 100 * eps, (k, res)
+    assert res["shift_change_" + k] < 100 * eps, (k, res)
+for k in ("sinusoidal_added", "learned_added"):
+    assert res["diagonal_spread_" + k] > 0.05, (k, res)
+    assert res["shift_change_" + k] > 0.05, (k, res)
+assert res["rope_relative_only"] is True
+assert cmp[0]["differ"] == 0, cmp
+'
+expect 2 "--d_model must be even" run sinusoid-shift --d_model 7 --out "$tmp/odd"
+expect 2 "--head_dim must be even" run rope-relative --head_dim 7 --out "$tmp/odd2"
 
 finish
