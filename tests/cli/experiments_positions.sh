@@ -73,6 +73,23 @@ expect 2 "--positional rope is for the transformer models" train reversal --mode
 expect 2 "d_model/nhead (12/4) must be even" train reversal --positional rope --d_model 12 --nhead 4
 expect 2 "'rotary' is not a choice. Valid names: none, learned, sinusoidal" run reversal --positional rotary
 
+# recurrent-baselines takes the transformer's scheme as transformer:POSITIONAL.
+expect 2 "transformer:POSITIONAL with POSITIONAL one of none, learned" run recurrent-baselines \
+  --models transformer:rotary --out "$tmp/rb-bad"
+rb="$tmp/rb"
+if "$bin" run recurrent-baselines --quick --threads 2 --models transformer,transformer:t5_bias \
+    --out "$rb" >"$rb.log" 2>&1 && "$py" - "$rb" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1] + "/results.json"))["results"]
+assert r["models"] == ["transformer", "transformer_t5_bias"], r["models"]
+assert r["per_model"]["transformer"]["positional"] == "sinusoidal", r["per_model"]["transformer"]
+assert r["per_model"]["transformer_t5_bias"]["positional"] == "t5_bias"
+cfg = json.load(open(sys.argv[1] + "/models/transformer_t5_bias/config.json"))
+assert cfg["positional"] == "t5_bias", cfg["positional"]
+PYEOF
+then pass "recurrent-baselines --models transformer,transformer:t5_bias"
+else fail "recurrent-baselines with transformer:t5_bias"; tail -5 "$rb.log"; fi
+
 # ---- the two experiments ----
 check sinusoid-shift '
 import math
