@@ -3,6 +3,8 @@
 // defaults add none), and cached decoding equal to recomputation with every scheme.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "autograd/error.h"
@@ -140,6 +142,36 @@ TEST_SUITE("nn") {
       for (int64_t c = 0; c < 8; ++c)
         diff = std::max(diff, std::abs(double(a.at({0, 0, c})) - double(b.at({0, 1, c}))));
       if (k == PositionKind::kNone)
+        CHECK(diff < 1e-5);
+      else
+        CHECK(diff > 1e-3);
+    }
+  }
+
+  TEST_CASE(
+      "alibi's bias is symmetric: a bidirectional encoder cannot tell a sequence from its "
+      "mirror image") {
+    // -slope |i - j| is unchanged when both positions are mirrored (i -> T-1-i), so the encoder
+    // of the reversed input is the reversed encoder output. An encoder-decoder whose
+    // cross-attention has no positions then sees the same memory for x and reversed x, and
+    // cannot learn reversal. rope and t5_bias (direction-aware buckets) break the mirror.
+    const Tensor ids = Tensor::from_vector({1, 5}, {3, 4, 5, 6, 7});
+    const Tensor mirrored = Tensor::from_vector({1, 5}, {7, 6, 5, 4, 3});
+    for (PositionKind k : {PositionKind::kAlibi, PositionKind::kRope, PositionKind::kT5Bias}) {
+      CAPTURE(position_kind_name(k));
+      Generator gen(8);
+      EncoderOnlyOptions o;
+      o.vocab_size = 9, o.max_len = 8, o.d_model = 8, o.nhead = 2, o.num_layers = 2;
+      o.dim_feedforward = 16, o.dropout = 0, o.positions = k;
+      EncoderOnlyTransformer enc(o, gen);
+      enc.eval();
+      NoGrad off;
+      const Tensor a = enc.encode(ids).value(), b = enc.encode(mirrored).value();
+      double diff = 0;
+      for (int64_t t = 0; t < 5; ++t)
+        for (int64_t c = 0; c < 8; ++c)
+          diff = std::max(diff, std::abs(double(a.at({0, t, c})) - double(b.at({0, 4 - t, c}))));
+      if (k == PositionKind::kAlibi)
         CHECK(diff < 1e-5);
       else
         CHECK(diff > 1e-3);
