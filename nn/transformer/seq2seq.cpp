@@ -94,10 +94,12 @@ Var Seq2SeqTransformer::decode(const Tensor& tgt_ids,
   self_masks.causal = true;
   memory_masks.key_padding_mask = padding_of(src_ids);
   const Var x = embed(*tgt_embedding, tgt_pos.get(), tgt_ids, start_pos);
-  // The T new target positions attend over all start_pos + T (the earlier ones cached).
+  // The T new target positions attend over the cached keys too (a relative bias depends only
+  // on the differences, so without caches the T positions alone decide it).
   const int64_t t = tgt_ids.size(1);
+  const int64_t cached = caches && !caches->empty() ? (*caches)[0].self_attn.length() : 0;
   self_masks.bias =
-      position_score_bias(opt_.positions, dec_rel_bias.get(), opt_.nhead, t, start_pos + t);
+      position_score_bias(opt_.positions, dec_rel_bias.get(), opt_.nhead, t, cached + t);
   const Var h = transformer->decoder->forward(x, memory, self_masks, memory_masks, caches);
   return lm_head ? lm_head->forward(h) : matmul(h, tgt_embedding->weight, false, true);
 }

@@ -120,6 +120,11 @@ TEST_SUITE("nn") {
       const Tensor a = m.greedy_decode(src, 1, 2, 8, /*use_cache=*/true);
       const Tensor b = m.greedy_decode(src, 1, 2, 8, /*use_cache=*/false);
       CHECK(max_abs_diff(a, b) == 0);
+      // decode() without caches at a later start position: the bias covers just these rows.
+      NoGrad off;
+      const Var memory = m.encode(src);
+      const Tensor tgt = Tensor::from_vector({2, 2}, {1, 4, 1, 5});
+      CHECK(m.decode(tgt, memory, src, nullptr, 3).shape() == Shape{2, 2, 9});
     }
   }
 
