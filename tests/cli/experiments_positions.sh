@@ -99,6 +99,10 @@ assert res["fit_residual_max"] < 100 * eps, res["fit_residual_max"]
 assert res["analytic_residual_max"] < 100 * eps, res
 assert res["fit_vs_analytic_max"] < 1e-4 and res["halves_max_diff"] < 1e-4, res
 assert res["control_residual_min"] > 0.5, res  # a random table has no such map
+# no form assumed: any d x d map fits as well, and the fast columns come out block-diagonal
+assert res["full_fit_residual_max"] < 100 * eps, res
+assert res["full_fit_fast_offblock_max"] < 1e-4, res
+assert res["full_fit_fast_vs_analytic_max"] < 1e-4, res
 assert len(res["fit_residual"]) == len(res["shifts"]) == 2, res
 assert res["dot_relative_deviation"] < 100 * eps, res
 assert res["dot_vs_analytic_max"] < 1e-4 * cfg["config"]["d_model"], res
@@ -117,6 +121,8 @@ assert res["rope_relative_only"] is True
 assert cmp[0]["differ"] == 0, cmp
 '
 expect 2 "--d_model must be even" run sinusoid-shift --d_model 7 --out "$tmp/odd"
+expect 2 "--positions (8) must be at least --d_model (16)" run sinusoid-shift --d_model 16 \
+  --positions 8 --out "$tmp/few"
 expect 2 "--head_dim must be even" run rope-relative --head_dim 7 --out "$tmp/odd2"
 
 finish
