@@ -5,7 +5,12 @@
 //   // kernels: x86-64-v3 (AVX2+FMA), BLAS: Haswell   or   kernels: generic (portable), ...
 #pragma once
 
+#include <string>
+
 namespace attn {
+
+// The project's version (CMake's project(VERSION)), e.g. "0.1.0".
+const char* version();
 
 // The CPU target CMake's ATTN_ARCH resolved to: "x86-64-v3", "native" or "generic".
 const char* build_arch();
@@ -17,5 +22,9 @@ const char* simd_kernels();
 // The kernel family OpenBLAS picked at run time for this CPU ("Haswell", "SkylakeX", ...), or
 // the one forced with the OPENBLAS_CORETYPE environment variable.
 const char* blas_core();
+
+// All of the above on one line, for `attnlab --version` and every run's config.json:
+// "attnlab 0.1.0; kernels x86-64-v3 (AVX2+FMA); OpenBLAS Zen".
+std::string build_summary();
 
 }  // namespace attn

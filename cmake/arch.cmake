@@ -50,6 +50,7 @@ endif()
 set(ATTN_ARCH_RESOLVED ${ATTN_ARCH_RESOLVED} CACHE INTERNAL "the CPU target ATTN_ARCH chose")
 # Only build_info.cpp sees the name, so changing it recompiles one file, not the project.
 set_property(SOURCE ${CMAKE_SOURCE_DIR}/autograd/build_info.cpp APPEND
-             PROPERTY COMPILE_DEFINITIONS ATTN_ARCH_NAME="${ATTN_ARCH_RESOLVED}")
+             PROPERTY COMPILE_DEFINITIONS ATTN_ARCH_NAME="${ATTN_ARCH_RESOLVED}"
+                                  ATTN_VERSION="${PROJECT_VERSION}")
 message(STATUS "attnlab: ATTN_ARCH=${ATTN_ARCH} -> ${ATTN_ARCH_RESOLVED} "
                "(target ${CMAKE_SYSTEM_PROCESSOR}, host AVX2+FMA ${attn_host_has_avx2_fma})")

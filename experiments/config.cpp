@@ -321,4 +321,11 @@ std::string Config::help_text() const {
   return out;
 }
 
+void require_divides(const Config& cfg, const std::string& divisor, const std::string& dividend) {
+  const int64_t d = cfg.get_int(divisor), n = cfg.get_int(dividend);
+  if (d <= 0 || n % d != 0)
+    throw UsageError(fmt::format("--{} {} must divide --{} {}: each head gets {}/{} dimensions",
+                                 divisor, d, dividend, n, dividend, divisor));
+}
+
 }  // namespace attn::experiments

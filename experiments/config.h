@@ -101,4 +101,8 @@ class Config {
 // "d-model" -> "d_model".
 std::string canonical_field_name(const std::string& name);
 
+// A check across two fields: `divisor` must divide `dividend` (heads must divide the width, so
+// each head gets a whole number of dimensions). Throws attn::UsageError naming both flags.
+void require_divides(const Config& cfg, const std::string& divisor, const std::string& dividend);
+
 }  // namespace attn::experiments

@@ -41,6 +41,10 @@ struct Experiment {
   // the user asks for the fast one (--fast, ATTN_REFERENCE=0): the experiments whose point is
   // the computation itself. Others run on the build's default path (fast in Release).
   bool reference = false;
+  // Checks settings that involve more than one field (each field's own bounds are checked by
+  // Config), before the run folder is created: a bad combination writes nothing. Throw
+  // attn::UsageError. Optional.
+  std::function<void(const Config&)> check;
   // Does the work. Throw attn::Error to fail the run (exit code 1).
   std::function<void(const Config&, RunContext&)> run;
 };

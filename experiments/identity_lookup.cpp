@@ -17,6 +17,7 @@
 
 #include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
+#include "experiments/common/self_attention_stats.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
@@ -38,28 +39,15 @@ const std::vector<std::vector<double>> kDocOut{{5.163, 6.163, 7.163, 8.163},
                                                {6.837, 7.837, 8.837, 9.837}};
 constexpr double kTol3 = 5e-4 + 1e-5;
 
-Tensor eye_rows(int64_t rows, int64_t d) {
-  Tensor m({rows, d});
-  for (int64_t i = 0; i < rows; ++i) m[i * d + i] = 1;
-  return m;
-}
-
 // Mean weight on the diagonal of softmax(Q Q^T / sqrt(d)).
 double mean_diagonal(const Tensor& q) {
-  NoGrad off;
-  const int64_t t = q.size(0), d = q.size(1);
-  Var qv = Var::constant(q);
-  const Tensor a =
-      attention_steps(qv, qv, qv, 1 / std::sqrt(static_cast<double>(d))).weights.value();
-  double s = 0;
-  for (int64_t i = 0; i < t; ++i) s += a[i * t + i];
-  return s / static_cast<double>(t);
+  return self_attention_stats(q, 1 / std::sqrt(static_cast<double>(q.size(1)))).mean_diagonal;
 }
 
 void run(const Config& cfg, RunContext& ctx) {
   // ---- the document's example ----
   const int64_t n = 4;
-  Var I = Var::constant(eye_rows(n, n));
+  Var I = Var::constant(one_hot_rows(n, n));
   Tensor v = Tensor::arange(n * n).reshape({n, n});
   AttentionSteps s = attention_steps(I, I, Var::constant(v), 1 / std::sqrt(double(n)));
   const auto keys = index_labels(n, "k"), queries = index_labels(n, "q");
@@ -91,8 +79,8 @@ void run(const Config& cfg, RunContext& ctx) {
           {"d", "one-hot, T = d", "one-hot, T = 4", "random N(0,1), T = 4", "uniform 1/T (T = 4)"});
   std::vector<double> xs, onehot_td, onehot_t4, random_t4;
   for (int64_t d : dims) {
-    const double a = mean_diagonal(eye_rows(d, d));
-    const double b = d >= 4 ? mean_diagonal(eye_rows(4, d)) : NAN;
+    const double a = mean_diagonal(one_hot_rows(d, d));
+    const double b = d >= 4 ? mean_diagonal(one_hot_rows(4, d)) : NAN;
     double c = 0;
     for (int64_t k = 0; k < trials; ++k) c += mean_diagonal(Tensor::randn({4, d}, gen));
     c /= static_cast<double>(trials);

@@ -28,8 +28,6 @@ namespace {
 
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t d_model = cfg.get_int("d_model"), heads = cfg.get_int("heads");
-  if (d_model % heads != 0)
-    throw UsageError(fmt::format("--heads {} must divide --d_model {}", heads, d_model));
   Generator embed_gen(static_cast<uint64_t>(cfg.get_int("embed_seed")));
   EmbeddedSentence s = embed_characters(cfg.get_string("sentence"), d_model, embed_gen);
   Generator gen(ctx.seed());
@@ -121,6 +119,7 @@ Experiment mha_heads() {
                {.min = 0})
       .add_int("seed", 3, "seed of the attention weights (the document uses 3)", {.min = 0});
   e.reference = true;  // its point is the computation: the elementary ops on the tape
+  e.check = [](const Config& c) { require_divides(c, "heads", "d_model"); };
   e.run = run;
   return e;
 }

@@ -30,6 +30,9 @@ namespace attn::experiments {
   X(rnn_vs_attention)            \
   X(linear_attention)            \
   X(reversal)                    \
+  X(parameter_share)             \
+  X(qkv_identity)                \
+  X(scaling_variance)            \
   X(sinusoid_shift)              \
   X(rope_relative)
 // ---------------------------------------------------------------------------------------------

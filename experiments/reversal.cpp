@@ -435,6 +435,7 @@ Experiment reversal() {
   // The same model; a shorter cosine schedule (it decays sooner, which is what lets it reach the
   // target in fewer steps) and smaller held-out sets.
   e.quick = {{"steps", "600"}, {"eval_size", "200"}, {"role_examples", "200"}};
+  e.check = [](const Config& c) { require_divides(c, "nhead", "d_model"); };
   e.run = run;
   return e;
 }

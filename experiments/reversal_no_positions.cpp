@@ -317,8 +317,6 @@ void run(const Config& cfg, RunContext& ctx) {
   s.batch = cfg.get_int("batch");
   s.lr = cfg.get_real("lr");
   s.eval_every = std::max<int64_t>(1, s.steps / 120);
-  if (s.d_model % s.heads != 0)
-    throw UsageError(fmt::format("--heads {} must divide --d_model {}", s.heads, s.d_model));
   const std::string letters = "abcdefghijklmnopqrstuvwxyz";
   const data::SequenceTask task({.op = data::SequenceOp::kReverse,
                                  .min_len = s.seq_len,
@@ -488,6 +486,7 @@ Experiment reversal_no_positions() {
       .add_bool("sinusoidal", true, "also train with fixed sinusoidal positions")
       .add_int("seed", 0, "random seed (weights, data)", {.min = 0});
   e.quick = {{"steps", "150"}, {"eval_size", "500"}, {"sinusoidal", "false"}};
+  e.check = [](const Config& c) { require_divides(c, "heads", "d_model"); };
   e.run = run;
   return e;
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "autograd/build_info.h"
 #include "autograd/error.h"
 #include "autograd/mode.h"
 #include "autograd/safetensors.h"
@@ -70,13 +71,10 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
                                 : options_.out;
     lock_ = train::claim_run_folder(dir_, "--out", /*continuing=*/false);
     std::filesystem::create_directories(dir_ / "figures");
-    nlohmann::ordered_json cfg{{"experiment", experiment.name},
-                               {"source", experiment.source},
-                               {"config", config_.to_json()},
-                               {"quick", options_.quick},
-                               {"threads", options_.threads},
-                               {"command", options_.command},
-                               {"path", path_name()}};
+    nlohmann::ordered_json cfg{{"experiment", experiment.name}, {"source", experiment.source},
+                               {"config", config_.to_json()},   {"quick", options_.quick},
+                               {"threads", options_.threads},   {"command", options_.command},
+                               {"path", path_name()},           {"build", build_summary()}};
     write_text("config.json", cfg.dump(2) + "\n");
   }
   if (options_.echo)

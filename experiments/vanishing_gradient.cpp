@@ -135,8 +135,6 @@ std::string sig_or_zero(double v) {
 void run(const Config& cfg, RunContext& ctx) {
   Probe p{cfg.get_int("batch"), cfg.get_int("seq_len"), cfg.get_int("hidden"), cfg.get_int("heads"),
           cfg.get_real("radius")};
-  if (p.hidden % p.heads != 0)
-    throw UsageError(fmt::format("--heads {} must divide --hidden {}", p.heads, p.hidden));
   const int64_t seeds = cfg.get_int("seeds");
   const double forget_bias = cfg.get_real("forget_bias");
   const int64_t fit_max = std::min<int64_t>(100, p.seq_len - 1);
@@ -362,6 +360,7 @@ Experiment vanishing_gradient() {
       .add_real("forget_bias", 5.0, "added to the forget-gate bias of the second LSTM")
       .add_int("seed", 0, "random seed (inputs, weights)", {.min = 0});
   e.quick = {{"seeds", "2"}, {"batch", "4"}};
+  e.check = [](const Config& c) { require_divides(c, "heads", "hidden"); };
   e.run = run;
   return e;
 }

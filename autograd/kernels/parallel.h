@@ -12,13 +12,20 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace attn {
 
 // Sets OpenMP's and OpenBLAS's thread counts together. n <= 0 means "all cores".
 void set_num_threads(int n);
 int num_threads();
-// Reads ATTN_THREADS (if set) and applies it; called once by the CLI and the tests.
+// The most threads --threads and ATTN_THREADS accept: OpenBLAS's limit (64 in Debian's build).
+inline constexpr int kMaxThreads = 64;
+// A thread count given as `source` ("--threads", "ATTN_THREADS"): a whole number in
+// [0, kMaxThreads] (0 = all cores), else attn::UsageError saying why. The one rule for both.
+int parse_threads(const std::string& text, const std::string& source = "--threads");
+// Reads ATTN_THREADS (if set) with parse_threads and applies it; called once by the CLI and the
+// tests.
 void init_threads_from_env();
 
 }  // namespace attn

@@ -55,21 +55,6 @@ void check_output_file(const std::string& flag, const std::string& path) {
 // a count of 1000 is a typo anyway. Up to 64 is accepted even on a smaller machine (the
 // threads then take turns on the cores): a checkpoint continues bit-identically only with
 // the thread count that wrote it, so a student must be able to ask for that count.
-int parse_threads(const std::string& text, const std::string& source) {
-  errno = 0;
-  char* end = nullptr;
-  const long long n = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || n < 0)
-    throw UsageError(fmt::format(
-        "{}: expected a whole number of threads >= 0 (0 = all cores), got '{}'", source, text));
-  if (n > kMaxThreads)
-    throw UsageError(fmt::format(
-        "{} {} is refused: at most {} threads (OpenBLAS runs at most {}, so more would make the "
-        "recorded thread count wrong); this machine has {} cores, use 0 for all of them",
-        source, text, kMaxThreads, kMaxThreads, omp_get_num_procs()));
-  return static_cast<int>(n);
-}
-
 RunRequest parse_run_args(const std::vector<std::string>& args, bool name_required) {
   RunRequest r;
   size_t i = 0;
@@ -175,8 +160,6 @@ void apply_path(std::optional<bool> requested, bool experiment_default) {
 }
 
 void apply_threads(std::optional<int> threads) {
-  if (const char* env = std::getenv("ATTN_THREADS"); env && *env)
-    parse_threads(env, "ATTN_THREADS");
   init_threads_from_env();
   if (threads) set_num_threads(*threads);
 }
@@ -187,6 +170,13 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   if (request.help) {
     fmt::print("{}", run_help(e, cfg));
     return 0;
+  }
+  if (e.check) {
+    try {
+      e.check(cfg);
+    } catch (const UsageError& err) {
+      throw UsageError("run " + e.name + ": " + err.what());
+    }
   }
   apply_threads(request.threads);
   apply_path(request.reference, e.reference);

@@ -70,10 +70,4 @@ std::string list_text();
 // Applies ATTN_THREADS, then --threads if given (the flag wins).
 void apply_threads(std::optional<int> threads);
 
-// The most threads --threads and ATTN_THREADS accept: OpenBLAS's limit (64 in Debian's build).
-inline constexpr int kMaxThreads = 64;
-// A thread count given as `source` ("--threads", "ATTN_THREADS"): a whole number in
-// [0, kMaxThreads] (0 = all cores), else attn::UsageError saying why.
-int parse_threads(const std::string& text, const std::string& source = "--threads");
-
 }  // namespace attn::experiments

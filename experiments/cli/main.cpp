@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/build_info.h"
 #include "autograd/error.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/openmp_spin.h"
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
   attn::experiments::bound_openmp_spin(argv);
   CLI::App app{"attnlab: run the course's attention experiments and write their reports"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", [] { return attn::build_summary(); });
   CLI::App* list = app.add_subcommand("list", "every experiment: name, source, run time, purpose");
   CLI::App* run = pass_through(app, "run",
                                "attnlab run <experiment> [--field value ...] [--out DIR] "

@@ -61,6 +61,13 @@ BarGeometry bar_geometry(const BarChart& c) {
   for (const auto& l : c.labels) longest = std::max(longest, chars(l));
   const double n = static_cast<double>(c.labels.size());
   const double group = std::max(14.0, 10.0 * static_cast<double>(c.series.size()) + 6);
+  if (c.stacked && c.series.size() > 1) {  // the legend goes right of the plot, not over it
+    std::vector<std::string> names;
+    for (const auto& s : c.series) names.push_back(s.name);
+    const auto [lw, lh] = legend_size(names);
+    g.right = lw + 16;
+    g.plot_h = std::max(g.plot_h, lh + 4);
+  }
   g.plot_w = c.width > 0 ? c.width - g.left - g.right : std::max(600.0, n * group);
   g.rotate = static_cast<double>(longest) * 6.5 > g.plot_w / std::max(1.0, n);
   g.bottom =
@@ -72,9 +79,15 @@ double data_max(const std::vector<BarChart>& cs) {
   double m = 0;
   for (const auto& c : cs) {
     if (c.y_max) return *c.y_max;
-    for (const auto& s : c.series)
-      for (double v : s.values)
-        if (std::isfinite(v)) m = std::max(m, v);
+    for (size_t i = 0; i < c.labels.size(); ++i) {
+      double stack = 0;  // the height of bar i when stacked
+      for (const auto& s : c.series) {
+        const double v = i < s.values.size() ? s.values[i] : 0;
+        if (!std::isfinite(v)) continue;
+        stack += std::max(v, 0.0);
+        m = std::max(m, c.stacked ? stack : v);
+      }
+    }
   }
   return m > 0 ? m * 1.05 : 1;
 }
@@ -95,15 +108,19 @@ void draw_bars(Svg& svg, double y0, const BarChart& c, const BarGeometry& g, dou
   }
   const double n = static_cast<double>(c.labels.size());
   const double group = g.plot_w / std::max(1.0, n);
-  const double bar = group * 0.8 / static_cast<double>(std::max<size_t>(1, c.series.size()));
+  const size_t slots = c.stacked ? 1 : std::max<size_t>(1, c.series.size());
+  const double bar = group * 0.8 / static_cast<double>(slots);
   for (size_t i = 0; i < c.labels.size(); ++i) {
     const double gx = x0 + group * static_cast<double>(i) + group * 0.1;
+    double base = 0;  // stacked: where the next segment starts
     for (size_t s = 0; s < c.series.size(); ++s) {
       const double v = c.series[s].values[i];
       const bool red = s == 0 && static_cast<int>(i) == c.highlight;
-      svg.rect(gx + bar * static_cast<double>(s), Y(v), bar * 0.92, py + g.plot_h - Y(v),
-               red ? kRed : colour_of(c.series[s].colour, s), "none",
-               c.labels[i] + ": " + sig(v, 4));
+      const double lo = c.stacked ? base : 0, hi = lo + (c.stacked ? std::max(v, 0.0) : v);
+      const double x = gx + (c.stacked ? 0 : bar * static_cast<double>(s));
+      svg.rect(x, Y(hi), bar * 0.92, Y(lo) - Y(hi), red ? kRed : colour_of(c.series[s].colour, s),
+               "none", c.labels[i] + (c.stacked ? " " + c.series[s].name : "") + ": " + sig(v, 4));
+      base = hi;
     }
     const double lx = x0 + group * (static_cast<double>(i) + 0.5), ly = py + g.plot_h + 5;
     if (g.rotate)
@@ -125,8 +142,8 @@ void draw_bars(Svg& svg, double y0, const BarChart& c, const BarGeometry& g, dou
       names.push_back(c.series[s].name);
       colours.push_back(colour_of(c.series[s].colour, s));
     }
-    legend(svg, x0 + g.plot_w - legend_size(names).first - 6, py + 2, names, colours,
-           std::vector<bool>(names.size(), false));
+    const double lx = c.stacked ? x0 + g.plot_w + 10 : x0 + g.plot_w - legend_size(names).first - 6;
+    legend(svg, lx, py + 2, names, colours, std::vector<bool>(names.size(), false));
   }
 }
 

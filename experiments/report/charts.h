@@ -7,6 +7,7 @@
 //   b.title = "Query 5 ('a')";
 //   std::string svg = attn::experiments::bar_chart_svg(b);
 //   std::string panels = attn::experiments::bar_panels_svg({b0, b1, b2}, "Per-query attention");
+//   b.stacked = true;                                  // parts of a whole: one bar per label
 //
 //   attn::experiments::LinePlot p;
 //   p.series = {{"RNN", ts, rnn_ms}, {"attention", ts, attn_ms}};
@@ -33,7 +34,8 @@ struct BarChart {
   std::string title, x_label, y_label;
   int highlight = -1;  // index of a bar of the first series to draw in red
   std::optional<double> y_max;
-  double width = 0;  // pixels; 0 = from the number of bars
+  double width = 0;      // pixels; 0 = from the number of bars
+  bool stacked = false;  // one bar per label, the series stacked on top of each other
 };
 
 struct Series {

@@ -19,6 +19,16 @@ TEST_SUITE("autograd") {
     if (arch == "generic") CHECK(kernels == "portable");  // plain x86-64 has SSE2 only
 #endif
   }
+
+  TEST_CASE("build_summary names the version, the kernel target and the BLAS core") {
+    const std::string s = build_summary();
+    CAPTURE(s);
+    CHECK(s.find(std::string("attnlab ") + version()) == 0);
+    CHECK(s.find(build_arch()) != std::string::npos);
+    CHECK(s.find(simd_kernels()) != std::string::npos);
+    CHECK(s.find(blas_core()) != std::string::npos);
+    CHECK(std::string(version()) != "unknown");  // CMake passed project(VERSION) in
+  }
 }
 
 }  // namespace attn

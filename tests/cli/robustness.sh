@@ -127,6 +127,11 @@ expect 2 "--seed: -1 is out of range" run worked-example --seed -1
 expect 2 "--threads 1000 is refused: at most 64 threads" train reversal --threads 1000
 expect 2 "--threads 1000 is refused" run worked-example --threads 1000
 ATTN_THREADS=1000 expect 2 "ATTN_THREADS 1000 is refused" run worked-example --out "$tmp/envthreads"
+# One rule for the variable everywhere: train reads it too (it once accepted up to 1024 there).
+ATTN_THREADS=65 expect 2 "ATTN_THREADS 65 is refused: at most 64" train reversal --out "$tmp/envthreads2"
+ATTN_THREADS=x expect 2 "ATTN_THREADS: expected a whole number" train reversal --out "$tmp/envthreads3"
+# --version names the build: version, kernel target and BLAS core (timings depend on them).
+expect 0 "; kernels " --version
 expect 2 "--threads: expected a whole number of threads" run worked-example --threads -2
 
 finish

@@ -125,6 +125,16 @@ TEST_SUITE("experiments") {
     b.series[0].values.pop_back();
     CHECK_THROWS_AS(bar_chart_svg(b), Error);
 
+    // Stacked: one bar per label, the axis reaches the sum of the parts, not the largest part.
+    BarChart st;
+    st.labels = {"x"};
+    st.series = {{"a", {0.25}}, {"b", {0.75}}};
+    CHECK(bar_chart_svg(st).find(">1</text>") == std::string::npos);
+    st.stacked = true;
+    const std::string stacked = bar_chart_svg(st);
+    CHECK(stacked.find(">1</text>") != std::string::npos);
+    CHECK(stacked.find("x b: 0.75") != std::string::npos);
+
     LinePlot p;
     p.series = {{"s", {1, 10, 100}, {0.0, 2, 30}}};  // y = 0 cannot be drawn on a log axis
     p.refs = {{RefLine::kHorizontal, 0.37, "0.99^100"}};

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "autograd/build_info.h"
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
@@ -215,6 +216,27 @@ std::string samples_text(const TaskSetup& setup, const Evaluation& ev) {
   return out;
 }
 
+// --save must be writable where it points before the run claims its folder: a checkpoint that
+// cannot be written is found now, not after the first interval of training (and an impossible
+// path leaves no run folder behind). Its folder is the run folder (created by the claim) or one
+// that already exists.
+void check_save_path(const TrainConfig& cfg) {
+  std::error_code ec;
+  const fs::path save(cfg.save);
+  if (fs::is_directory(save, ec))
+    throw UsageError(
+        fmt::format("train: --save '{}' is a folder; give a file name such as "
+                    "'{}'",
+                    cfg.save, (save / "checkpoint.safetensors").string()));
+  const fs::path parent = save.has_parent_path() ? save.parent_path() : fs::path(".");
+  if (fs::weakly_canonical(parent, ec) == fs::weakly_canonical(fs::path(cfg.out), ec)) return;
+  if (!fs::is_directory(parent, ec))
+    throw UsageError(fmt::format(
+        "train: --save '{}': the folder '{}' {}; create it first or "
+        "choose another path",
+        cfg.save, parent.string(), fs::exists(parent, ec) ? "is not a folder" : "does not exist"));
+}
+
 }  // namespace
 
 TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
@@ -237,6 +259,7 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   cfg.positional = run_positional(cfg, saved);  // stored resolved: config.json says what ran
   validate_train_config(cfg);                   // a stored scheme must fit this run's sizes too
   if (saved) check_resume_config(cfg, *saved, cfg.resume);
+  check_save_path(cfg);
   // Before any work: the folder is ours alone until the run ends, and a fresh run never
   // replaces an earlier run's files.
   const RunFolderLock folder_lock = claim_run_folder(cfg.out, "--out", !cfg.resume.empty());
@@ -277,6 +300,7 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
   cj["threads"] = num_threads();
   cj["path"] = path_name();  // reference or fast (autograd/mode.h)
   cj["detect_anomaly"] = detect_anomaly();
+  cj["build"] = build_summary();  // version, kernel target and BLAS core: timings depend on them
   write_file_atomically((fs::path(cfg.out) / "config.json").string(), cj.dump(2) + "\n");
   fmt::print(out, "train {} with {}: {}\n  run folder {}, {} threads{}\n", cfg.task, cfg.model,
              summary.model_description, cfg.out, num_threads(),

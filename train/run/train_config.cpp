@@ -13,6 +13,7 @@
 
 #include "autograd/error.h"
 #include "data/corpus.h"
+#include "data/utf8.h"
 #include "nn/positional/position_kind.h"
 
 namespace attn::train {
@@ -339,6 +340,11 @@ void validate_train_config(const TrainConfig& c) {
           fmt::format("--eval_max_len ({}) must be >= --eval_min_len ({})", c.eval_max_len,
                       c.eval_min_len));
   require(!c.alphabet.empty(), "--alphabet must not be empty");
+  try {  // checked here, before the run folder is claimed, so a bad value writes nothing
+    data::utf8_chars(c.alphabet, "--alphabet");
+  } catch (const Error& e) {
+    throw UsageError(std::string("train: ") + e.what());
+  }
   require(c.num_pairs > 0, fmt::format("--num_pairs must be > 0, got {}", c.num_pairs));
   require(c.hops > 0, fmt::format("--hops must be > 0, got {}", c.hops));
   require(c.seq_len > 0, fmt::format("--seq_len must be > 0, got {}", c.seq_len));
