@@ -243,11 +243,13 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("control_residual_min", best_control);
 
   // ---- 2b. no form assumed: any d x d matrix ----
-  // The "fast" column pairs: those whose sine runs through at least 4 whole periods over the
-  // positions (w_i n >= 8 pi), so that no mix of the other columns imitates it.
+  // The "fast" column pairs: those whose sine runs through at least kFastPeriods whole periods
+  // over the positions (w_i n >= 2 pi kFastPeriods), so that no mix of the other columns
+  // imitates it.
+  constexpr int64_t kFastPeriods = 4;
   int64_t fast = 2;
   for (int64_t i = 1; i < d / 2; ++i)
-    if (frequency(i, d) * static_cast<double>(n) >= 8 * M_PI) fast = 2 * (i + 1);
+    if (frequency(i, d) * static_cast<double>(n) >= 2 * M_PI * kFastPeriods) fast = 2 * (i + 1);
   Table ft(fmt::format("Unconstrained least-squares fit of M_k: any {0} x {0} matrix", d),
            {"k", "relative residual", fmt::format("off-block max, first {} columns", fast),
             fmt::format("max |fitted - rotation|, first {} columns", fast), "off-block max, all",
@@ -269,14 +271,14 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.table(ft);
   ctx.note(fmt::format(
       "Without assuming the block form, the best d x d map still leaves only {:.2e} of the table "
-      "unexplained, and in the first {} columns (the pairs whose sine turns at least 4 times over "
+      "unexplained, and in the first {} columns (the pairs whose sine turns at least {} times over "
       "the positions) it is the block-diagonal rotation: off-block entries at most {:.2e}, blocks "
       "within {:.2e} of the analytic ones. In the slow columns the fit cannot decide: over {} "
       "positions a slow sine is almost a straight "
       "line, several of them are nearly proportional (QR conditioning up to {:.1e}), and maps "
       "with off-block entries as large as {:.2e} fit as well. The block form is then the natural "
       "choice, and the per-block fit above pins it to the rotation.",
-      full_worst, fast, fast_offblock, fast_vs, n, conditioning, all_offblock));
+      full_worst, fast, kFastPeriods, fast_offblock, fast_vs, n, conditioning, all_offblock));
   ctx.result("full_fit_residual_max", full_worst);
   ctx.result("full_fit_fast_offblock_max", fast_offblock);
   ctx.result("full_fit_fast_vs_analytic_max", fast_vs);
