@@ -33,6 +33,8 @@ namespace attn::experiments {
   X(parameter_share)             \
   X(qkv_identity)                \
   X(scaling_variance)            \
+  X(softmax_dispersion)          \
+  X(linear_vs_softmax_recall)    \
   X(sinusoid_shift)              \
   X(rope_relative)
 // ---------------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& w
   for (const auto& w : works) round_s += seconds_of(w);
   int rounds = std::max(1, reps);
   if (budget_s > 0 && round_s > 0)
-    rounds = std::clamp(static_cast<int>(budget_s / round_s), std::min(3, rounds), rounds);
+    rounds =
+        std::clamp(static_cast<int>(budget_s / round_s), std::min(kMinTimedRounds, rounds), rounds);
   std::vector<std::vector<double>> s(works.size());
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < works.size(); ++i) s[i].push_back(seconds_of(works[i]));

@@ -17,8 +17,11 @@
 
 namespace attn::experiments {
 
-// One warm-up round, then `reps` timed rounds — or fewer (at least 3) when the first round
-// shows that `reps` rounds would take longer than budget_s seconds.
+// The fewest timed rounds a budget may cut a measurement to (a median needs a few).
+constexpr int kMinTimedRounds = 3;
+
+// One warm-up round, then `reps` timed rounds — or fewer (at least kMinTimedRounds) when the
+// first round shows that `reps` rounds would take longer than budget_s seconds.
 std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& works,
                                      int reps,
                                      double budget_s = 0);  // 0: no budget
