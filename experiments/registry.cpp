@@ -34,7 +34,9 @@ namespace attn::experiments {
   X(qkv_identity)                \
   X(scaling_variance)            \
   X(softmax_dispersion)          \
-  X(linear_vs_softmax_recall)
+  X(linear_vs_softmax_recall)    \
+  X(sinusoid_shift)              \
+  X(rope_relative)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

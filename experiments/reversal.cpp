@@ -4,6 +4,7 @@
 //
 //   attnlab run reversal                      # trains (~50 s on 2 cores), then the analysis
 //   attnlab run reversal --nhead 4 --d_model 128
+//   attnlab run reversal --positional rope    # or none learned alibi t5_bias (default sinusoidal)
 //
 // The training is the train command's (train/run: train_task with the reversal task and the
 // "transformer" model), so the curves, checkpoint and samples are the same files `attnlab train`
@@ -32,6 +33,7 @@
 #include "experiments/report/heatmap.h"
 #include "experiments/report/scale.h"
 #include "experiments/run_context.h"
+#include "nn/positional/position_kind.h"
 #include "nn/transformer/seq2seq.h"
 #include "train/run/run_folder.h"
 #include "train/run/run_train.h"
@@ -54,6 +56,7 @@ train::TrainConfig train_config(const Config& cfg, const RunContext& ctx) {
   t.num_layers = cfg.get_int("layers");
   t.dim_ff = cfg.get_int("dim_ff");
   t.src_eos = cfg.get_bool("src_eos");
+  t.positional = cfg.get_string("positional");
   t.steps = cfg.get_int("steps");
   t.batch_size = cfg.get_int("batch");
   t.lr = cfg.get_real("lr");
@@ -413,6 +416,9 @@ Experiment reversal() {
       .add_int("layers", 2, "encoder layers and decoder layers", {.min = 1})
       .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
       .add_bool("src_eos", true, "end each source with an EOS token (the marker a head can find)")
+      .add_string("positional", "sinusoidal",
+                  "positions (nn/positional): none learned sinusoidal rope alibi t5_bias",
+                  nn::position_kind_names())
       .add_int("steps", 1000, "most training steps (stops early at --target)", {.min = 1})
       .add_int("batch", 64, "sequences per step", {.min = 1})
       .add_real("lr", 3e-3, "peak AdamW learning rate (cosine schedule)", {.min = 0})
