@@ -183,6 +183,18 @@ namespace {
 // The store is a template parameter: the plain product's blocks compile as if it did not exist.
 template <bool SOFTMAX_STORE>
 void run_small_gemm(const GemmCall& g, const SoftmaxBackwardStore* softmax_store) {
+  // k = 0: an empty sum, so C = beta C. A and B hold no elements and their pointers may be null;
+  // the blocks below would still offset them by their row and column (undefined behaviour on a
+  // null pointer, which UBSan reports), so the empty product is finished here. beta = 0 writes
+  // zeros without reading C, as BLAS does.
+  if (!SOFTMAX_STORE && g.k == 0 && g.triangle.part == Triangle::Part::kAll) {
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        real& c = g.c[i * g.ldc + j];
+        c = g.beta == 0 ? real(0) : g.beta * c;
+      }
+    return;
+  }
   // B's rows are already a panel when B is not transposed and every row is whole vectors (the
   // blocks never read past column n): read them in place, at B's row stride.
   const bool in_place = !g.trans_b && g.n % kLanes == 0;
