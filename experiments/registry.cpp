@@ -34,7 +34,8 @@ namespace attn::experiments {
   X(qkv_identity)                \
   X(scaling_variance)            \
   X(softmax_dispersion)          \
-  X(linear_vs_softmax_recall)
+  X(linear_vs_softmax_recall)    \
+  X(gpt_bert_encdec)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

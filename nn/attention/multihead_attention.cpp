@@ -138,12 +138,25 @@ AttentionOutput MultiheadAttention::forward(const Var& query,
     a = split_heads_attention(pq, pk, pv, masks, cache);
   last_weights_ = a.weights.value();
 
-  Var out = out_proj->forward(a.out);  // (B,Tq,E)
+  // (B,Tq,E) * (E): head h's D columns scaled by mask[h]; the gradient is masked the same way.
+  const Var heads = head_mask_ ? mul(a.out, Var::constant(head_columns_)) : a.out;
+  Var out = out_proj->forward(heads);  // (B,Tq,E)
   if (unbatched)
     out = reshape(out, {out.size(1), e_});
   else if (!opt_.batch_first)
     out = permute(out, {1, 0, 2});
   return {out, a.weights};
+}
+
+void MultiheadAttention::set_head_mask(std::optional<Tensor> mask) {
+  if (mask && (mask->rank() != 1 || mask->size(0) != h_))
+    throw Error(fmt::format("MultiheadAttention: head mask must be ({}) for {} heads, got {}", h_,
+                            h_, shape_str(mask->shape())));
+  head_mask_ = std::move(mask);
+  if (!head_mask_) return;
+  const int64_t d = head_dim();
+  head_columns_ = Tensor::empty({e_});
+  for (int64_t i = 0; i < e_; ++i) head_columns_[i] = (*head_mask_)[i / d];
 }
 
 bool MultiheadAttention::fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const {

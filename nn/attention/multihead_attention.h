@@ -14,8 +14,14 @@
 //   gqa.forward(prompt, prompt, prompt, {.causal = true}, &cache);   // fills the cache
 //   gqa.forward(next, next, next, {.causal = true}, &cache);         // one new token (B,1,64)
 //
+//   mha.set_head_mask(Tensor::from_vector({1, 0, 1, 1, 1, 1, 1, 1}));  // head 2 removed
+//   mha.set_head_mask(std::nullopt);                                    // all heads again
+//
 // Per head h (D = E/H): head_h = softmax(Q_h K_h^T / sqrt(D)) V_h, and the heads are concatenated
-// and mixed by out_proj. Dropout (training only) acts on the attention weights, as in PyTorch.
+// and mixed by out_proj: out = concat(m_1 head_1, ..., m_H head_H) W_O^T + b_O, where the head
+// mask m is 1 for every head unless set_head_mask gives other factors (m_h = 0 ablates head h:
+// its values never reach the output, and no gradient flows into its Q, K, V rows). Dropout
+// (training only) acts on the attention weights, as in PyTorch.
 //
 // Parameter names. n_kv_heads == num_heads (ordinary MHA) uses PyTorch's names and layout, so a
 // state_dict of nn.MultiheadAttention(E, H, bias=..., batch_first=True) loads directly:
@@ -83,6 +89,12 @@ class MultiheadAttention : public Module {
                           const AttentionMasks& masks = {},
                           KVCache* cache = nullptr);
 
+  // Head ablation: multiplies head h's output by mask[h] before out_proj (0 removes the head,
+  // 1 keeps it). mask (H); std::nullopt: every head at 1. A mask of the wrong shape throws
+  // attn::Error naming both shapes.
+  void set_head_mask(std::optional<Tensor> mask);
+  const std::optional<Tensor>& head_mask() const { return head_mask_; }
+
   // The weights of the last forward call, (B,H,Tq,Tk), for plots.
   const Tensor& last_weights() const { return last_weights_; }
 
@@ -135,6 +147,8 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOptions opt_;
   std::shared_ptr<Generator> dropout_gen_;
   Tensor last_weights_;
+  std::optional<Tensor> head_mask_;  // (H)
+  Tensor head_columns_;              // (E): mask[h] repeated over head h's D columns
 };
 
 }  // namespace attn::nn

@@ -3,6 +3,7 @@
 // their leaves are the parameters alone).
 #include <memory>
 
+#include "nn/attention/multihead_attention.h"
 #include "nn/attention/sdpa.h"
 #include "nn/dropout.h"
 #include "nn/registry/layer_cases.h"
@@ -67,6 +68,21 @@ std::vector<LayerCase> core_layer_cases() {
                       o.masks.bias = bias;
                       return scaled_dot_product_attention(q, k, v, o).out;
                     };
+                    return out;
+                  }});
+
+  // Multi-head attention with head 2 of 3 ablated and head 3 scaled: the head mask multiplies
+  // each head's output before out_proj, so its gradient must be scaled the same way.
+  rows.push_back({"mha/head_mask", [](Generator& gen) {
+                    auto m = std::make_shared<MultiheadAttention>(6, 3, gen);
+                    perturb_parameters(*m, gen);
+                    m->set_head_mask(Tensor::from_vector({1, 0, 0.5}));
+                    Var x(Tensor::randn({2, 3, 6}, gen), true);
+                    Var mem(Tensor::randn({2, 4, 6}, gen), true);
+                    LayerInstance out;
+                    out.keep_alive = m;
+                    out.leaves = module_leaves(*m, {x, mem});
+                    out.forward = [m, x, mem] { return m->forward(x, mem, mem).out; };
                     return out;
                   }});
 

@@ -231,6 +231,40 @@ TEST_SUITE("nn") {
     CHECK(max_abs_diff(a.weights.value(), r.weights.value()) < 1e-6);
   }
 
+  TEST_CASE("head mask: an ablated head contributes nothing and gets no gradient") {
+    Generator gen(5);
+    MultiheadAttention mha(8, 2, gen);  // head_dim 4: head 2 owns columns 4..7
+    const Var x(Tensor::randn({2, 3, 8}, gen));
+    const Tensor full = mha.forward(x, x, x).out.value();
+    mha.set_head_mask(Tensor::from_vector({1, 0}));
+    const Tensor masked = mha.forward(x, x, x).out.value();
+    // Head 2's value rows (in_proj rows 2E + 4 .. 3E) changed at random: nothing moves.
+    Tensor& w = mha.in_proj_weight.value();
+    for (int64_t r = 16 + 4; r < 24; ++r)
+      for (int64_t c = 0; c < 8; ++c) w[r * 8 + c] += 1.5f * static_cast<real>(r - c);
+    const Tensor after = mha.forward(x, x, x).out.value();
+    CHECK(max_abs_diff(after, masked) == 0);
+    CHECK(max_abs_diff(full, masked) > 1e-3);  // the head did contribute before
+    // ... and no gradient reaches head 2's query, key or value rows.
+    mha.zero_grad();
+    sum(mha.forward(x, x, x).out).backward();
+    const Tensor& g = mha.in_proj_weight.grad();
+    double head2 = 0, head1 = 0;
+    for (int64_t part = 0; part < 3; ++part)
+      for (int64_t r = 0; r < 8; ++r)
+        for (int64_t c = 0; c < 8; ++c)
+          (r < 4 ? head1 : head2) += std::abs(g[(part * 8 + r) * 8 + c]);
+    CHECK(head2 == 0);
+    CHECK(head1 > 0);
+    // All ones is the unmasked layer; clearing the mask restores it.
+    mha.set_head_mask(Tensor::from_vector({1, 1}));
+    const Tensor ones = mha.forward(x, x, x).out.value();
+    mha.set_head_mask(std::nullopt);
+    CHECK(max_abs_diff(ones, mha.forward(x, x, x).out.value()) == 0);
+    CHECK_THROWS_WITH_AS(mha.set_head_mask(Tensor::from_vector({1, 0, 1})),
+                         doctest::Contains("head mask must be (2) for 2 heads, got (3)"), Error);
+  }
+
   TEST_CASE("self-attention without positions is permutation equivariant") {
     Generator gen(10);
     MultiheadAttention mha(8, 2, gen);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# gpt-bert-encdec in quick mode (001, 003): the measured masking rates agree with the 15% and
+# 80-10-10 rule within 5 standard deviations of each count (the counts are large enough that a
+# wrong rate, e.g. 0.2 selected, fails), the GPT beats the context-free perplexity after a few
+# steps, and the masks read off the trained models are causal (GPT, decoder self-attention) and
+# full (BERT, cross-attention). Bad settings exit 2 and leave no run folder.
+#   tests/cli/experiments_trained.sh BUILD_DIR
+set -uo pipefail
+source "$(dirname "$0")/lib/checks.sh" "$@"
+
+"$bin" list | grep -qE "^  gpt-bert-encdec +001 \(architectures\), 003 \(BERT, GPT\) " &&
+  pass "attnlab list: gpt-bert-encdec, 001, 003" || fail "attnlab list: gpt-bert-encdec"
+
+# bad settings: exit 2, naming the flags, and nothing written
+expect 2 "--mask_length 40 must be at most --block_len 32" run gpt-bert-encdec --block_len 32 \
+  --mask_length 40 --out "$tmp/bad1"
+expect 2 "warmup" run gpt-bert-encdec --gpt_steps 50 --out "$tmp/bad2"
+expect 2 "--nhead 5 must divide --d_model 64" run gpt-bert-encdec --nhead 5 --out "$tmp/bad3"
+for d in bad1 bad2 bad3; do
+  [[ -e "$tmp/$d" ]] && fail "a refused gpt-bert-encdec wrote $tmp/$d" || pass "no folder for $d"
+done
+
+check gpt-bert-encdec '
+import math
+# the masking rates, each within 5 standard deviations of the rule
+n_sel = res["mask_selected_count"]
+assert n_sel > 5000, n_sel
+for name, p in (("mask_mask_rate", 0.8), ("mask_random_rate", res["mask_expected_random_rate"]),
+                ("mask_unchanged_rate", res["mask_expected_unchanged_rate"])):
+    assert abs(res[name] - p) <= 5 * math.sqrt(p * (1 - p) / n_sel), (name, res[name], p)
+assert abs(res["mask_selected_rate"] - 0.15) < 0.01, res["mask_selected_rate"]
+assert abs(res["mask_random_rate"] + res["mask_unchanged_rate"] + res["mask_mask_rate"] - 1) < 1e-9
+# next-character prediction beats the frequency guess, which beats uniform
+assert res["gpt_perplexity"] < res["unigram_perplexity"] < res["uniform_perplexity"], res
+# the masks
+assert res["gpt_self_future_mass"] == 0 and res["decoder_self_future_mass"] == 0, res
+assert res["bert_self_min_weight"] > 0 and res["cross_min_weight"] > 0, res
+assert res["bert_self_future_mass"] > 0.1, res
+st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+for k in ("BERT selects 15% of the tokens (003)", "GPT attends only to earlier tokens (causal)",
+          "BERT attends both ways (every weight > 0)",
+          "another token, allowing for same-character draws",
+          "unchanged, allowing for same-character draws"):
+    assert st[k] == "ok", (k, st)
+assert len(r["figures"]) == 2, r["figures"]
+'
+
+finish
