@@ -35,7 +35,8 @@ namespace attn::experiments {
   X(scaling_variance)            \
   X(softmax_dispersion)          \
   X(linear_vs_softmax_recall)    \
-  X(gpt_bert_encdec)
+  X(gpt_bert_encdec)             \
+  X(head_ablation)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

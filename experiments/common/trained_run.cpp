@@ -4,7 +4,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+
+#include "autograd/error.h"
+#include "autograd/tape.h"
 
 #include "experiments/run_context.h"
 #include "train/run/run_folder.h"
@@ -58,6 +62,23 @@ Config& add_reversal_fields(Config& config, const ReversalDefaults& d) {
       .add_int("eval_every", d.eval_every, "steps between held-out evaluations", {.min = 1})
       .add_int("eval_size", d.eval_size, "held-out sequences (lengths 8-16)", {.min = 1})
       .add_real("target", d.target, "stop once held-out exact match reaches this", {.min = 0});
+}
+
+double exact_match(train::TaskModel& model, const std::vector<data::Example>& set) {
+  if (set.empty()) throw Error("exact_match: the held-out set is empty");
+  model.module().eval();
+  NoGrad off;
+  int64_t right = 0;
+  for (size_t lo = 0; lo < set.size(); lo += 100) {
+    const std::vector<data::Example> batch(
+        set.begin() + static_cast<std::ptrdiff_t>(lo),
+        set.begin() + static_cast<std::ptrdiff_t>(std::min(set.size(), lo + 100)));
+    size_t longest = 0;
+    for (const auto& ex : batch) longest = std::max(longest, ex.tgt.size());
+    const auto answers = model.generate(batch, static_cast<int64_t>(longest) + 1);
+    for (size_t i = 0; i < batch.size(); ++i) right += answers[i] == batch[i].tgt;
+  }
+  return static_cast<double>(right) / static_cast<double>(set.size());
 }
 
 train::TrainConfig transformer_config(const Config& cfg, uint64_t seed) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "train/run/run_train.h"
+#include "train/run/task_model.h"
 #include "train/run/task_setup.h"
 #include "train/run/train_config.h"
 
@@ -36,6 +37,11 @@ struct TrainedRun {
 TrainedRun train_for_experiment(train::TrainConfig tc,
                                 const RunContext& ctx,
                                 const std::string& subfolder);
+
+// The fraction of `set` the seq2seq model answers exactly (greedy decoding, batches of 100,
+// eval mode, no gradient): what the train command reports as exact_match, for a model whose
+// heads or attention rows an experiment has just changed.
+double exact_match(train::TaskModel& model, const std::vector<data::Example>& set);
 
 // A TrainConfig with the fields d_model, nhead, layers (num_layers) and dim_ff of `cfg`, the
 // seed, and only the final checkpoint; task, model and the rest are left to the caller.

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# gpt-bert-encdec in quick mode (001, 003): the measured masking rates agree with the 15% and
+# gpt-bert-encdec and head-ablation in quick mode.
+# gpt-bert-encdec (001, 003): the measured masking rates agree with the 15% and
 # 80-10-10 rule within 5 standard deviations of each count (the counts are large enough that a
 # wrong rate, e.g. 0.2 selected, fails), the GPT beats the context-free perplexity after a few
 # steps, and the masks read off the trained models are causal (GPT, decoder self-attention) and
 # full (BERT, cross-attention). Bad settings exit 2 and leave no run folder.
+# head-ablation (000 §IV, 001): one result per layer x head of every attention kind; removing a
+# layer's cross-attention (the only path from source to output) drops exact match to 0; the
+# masks are cleared afterwards (the intact model scores the same again); bad head counts exit 2.
 #   tests/cli/experiments_trained.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
@@ -42,6 +46,30 @@ for k in ("BERT selects 15% of the tokens (003)", "GPT attends only to earlier t
           "another token, allowing for same-character draws",
           "unchanged, allowing for same-character draws"):
     assert st[k] == "ok", (k, st)
+assert len(r["figures"]) == 2, r["figures"]
+'
+
+"$bin" list | grep -qE "^  head-ablation +000 §IV, 001 \(multi-head attention\) " &&
+  pass "attnlab list: head-ablation" || fail "attnlab list: head-ablation"
+expect 2 "--sweep_heads 3 must divide --d_model 64" run head-ablation --sweep_heads 1,3 \
+  --out "$tmp/bad4"
+expect 2 "warmup" run head-ablation --sweep_steps 50 --out "$tmp/bad5"
+for d in bad4 bad5; do
+  [[ -e "$tmp/$d" ]] && fail "a refused head-ablation wrote $tmp/$d" || pass "no folder for $d"
+done
+
+check head-ablation '
+cells = res["head_removed"]
+assert len(cells) == 3 * 2 * 4, len(cells)  # 3 kinds x 2 layers x 4 heads (quick)
+base = res["baseline_exact_match"]
+assert base > 0.2, base  # the quick model has learned enough for removals to show
+for c in cells:
+    assert abs(c["change"] - (c["exact_match"] - base)) < 1e-12, c
+# without the cross-attention nothing of the source reaches the decoder
+assert res["layer_removed_cross_1"] == 0 and res["layer_removed_cross_2"] == 0, res
+assert res["worst_single_head_change"] < 0, res
+assert res["exact_match_after_ablations"] == base, res
+assert [p["heads"] for p in res["sweep"]] == [1, 4], res["sweep"]
 assert len(r["figures"]) == 2, r["figures"]
 '
 
