@@ -36,7 +36,8 @@ namespace attn::experiments {
   X(softmax_dispersion)          \
   X(linear_vs_softmax_recall)    \
   X(gpt_bert_encdec)             \
-  X(head_ablation)
+  X(head_ablation)               \
+  X(attention_shuffle)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

@@ -159,9 +159,18 @@ void MultiheadAttention::set_head_mask(std::optional<Tensor> mask) {
   for (int64_t i = 0; i < e_; ++i) head_columns_[i] = (*head_mask_)[i / d];
 }
 
+void MultiheadAttention::set_weights_hook(WeightsHook hook) {
+  if (hook && hkv_ != h_)
+    throw Error(
+        fmt::format("MultiheadAttention: a weights hook needs n_kv_heads == num_heads, got "
+                    "{} key/value heads for {} heads",
+                    hkv_, h_));
+  weights_hook_ = std::move(hook);
+}
+
 bool MultiheadAttention::fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const {
   const bool dropout = opt_.dropout > 0 && is_training();
-  return !reference_mode() && !opt_.rope && !dropout && !masks.key_padding_mask &&
+  return !reference_mode() && !weights_hook_ && !opt_.rope && !dropout && !masks.key_padding_mask &&
          !masks.attn_mask && !masks.bias && (!masks.causal || tq <= tk);
 }
 
@@ -220,6 +229,13 @@ AttentionOutput MultiheadAttention::split_heads_attention(const Projected& pq,
   so.dropout_gen = dropout_gen_.get();
   so.training = is_training();
   AttentionOutput a = scaled_dot_product_attention(q, k, v, so);
+  if (weights_hook_) {
+    const Var w = weights_hook_(a.weights, v);
+    if (w.shape() != a.weights.shape())
+      throw Error(fmt::format("MultiheadAttention: the weights hook returned {}, expected {}",
+                              shape_str(w.shape()), shape_str(a.weights.shape())));
+    a.out = matmul(w, v);  // (B,H,Tq,D): the heads recomputed from the chosen weights
+  }
   return {merge_heads(a.out), a.weights};  // (B,Tq,E)
 }
 

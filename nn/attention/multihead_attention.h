@@ -16,6 +16,8 @@
 //
 //   mha.set_head_mask(Tensor::from_vector({1, 0, 1, 1, 1, 1, 1, 1}));  // head 2 removed
 //   mha.set_head_mask(std::nullopt);                                    // all heads again
+//   mha.set_weights_hook([](const Var& w, const Var& v) { return shuffled(w); });  // yours
+//                                        // every head's output from the weights it returns
 //
 // Per head h (D = E/H): head_h = softmax(Q_h K_h^T / sqrt(D)) V_h, and the heads are concatenated
 // and mixed by out_proj: out = concat(m_1 head_1, ..., m_H head_H) W_O^T + b_O, where the head
@@ -35,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -95,6 +98,16 @@ class MultiheadAttention : public Module {
   void set_head_mask(std::optional<Tensor> mask);
   const std::optional<Tensor>& head_mask() const { return head_mask_; }
 
+  // Intervention on the attention weights ("is attention an explanation?"): when set, every
+  // forward computes the weights w (B,H,Tq,Tk) as usual, calls hook(w, v) with the values
+  // v (B,H,Tk,D), and uses the weights it returns (same shape) instead: head_h = hook(w)_h v_h.
+  // Hidden keys have weight exactly 0 in w; keeping them at 0 is the hook's job. The call takes
+  // the unfused path (the fused kernel never exposes w separately) and needs n_kv_heads ==
+  // num_heads. last_weights() keeps the original w; dropout (training) is not applied to the
+  // returned weights. An empty function removes the hook.
+  using WeightsHook = std::function<Var(const Var& weights, const Var& values)>;
+  void set_weights_hook(WeightsHook hook);
+
   // The weights of the last forward call, (B,H,Tq,Tk), for plots.
   const Tensor& last_weights() const { return last_weights_; }
 
@@ -147,6 +160,7 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOptions opt_;
   std::shared_ptr<Generator> dropout_gen_;
   Tensor last_weights_;
+  WeightsHook weights_hook_;
   std::optional<Tensor> head_mask_;  // (H)
   Tensor head_columns_;              // (E): mask[h] repeated over head h's D columns
 };

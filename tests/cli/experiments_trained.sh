@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpt-bert-encdec and head-ablation in quick mode.
+# gpt-bert-encdec, head-ablation and attention-shuffle in quick mode.
 # gpt-bert-encdec (001, 003): the measured masking rates agree with the 15% and
 # 80-10-10 rule within 5 standard deviations of each count (the counts are large enough that a
 # wrong rate, e.g. 0.2 selected, fails), the GPT beats the context-free perplexity after a few
@@ -8,6 +8,9 @@
 # head-ablation (000 §IV, 001): one result per layer x head of every attention kind; removing a
 # layer's cross-attention (the only path from source to output) drops exact match to 0; the
 # masks are cleared afterwards (the intact model scores the same again); bad head counts exit 2.
+# attention-shuffle (000 §X): every intervention's mean TV and JS lie in their ranges (TV in
+# [0, 1], JS in [0, log 2]), the adversarial search moves the head output less than a permutation
+# does, and the hooks are removed afterwards (the intact model scores the same again).
 #   tests/cli/experiments_trained.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
@@ -70,6 +73,26 @@ assert res["layer_removed_cross_1"] == 0 and res["layer_removed_cross_2"] == 0, 
 assert res["worst_single_head_change"] < 0, res
 assert res["exact_match_after_ablations"] == base, res
 assert [p["heads"] for p in res["sweep"]] == [1, 4], res["sweep"]
+assert len(r["figures"]) == 2, r["figures"]
+'
+
+"$bin" list | grep -qE "^  attention-shuffle +000 §X \(Jain & Wallace\) " &&
+  pass "attnlab list: attention-shuffle" || fail "attnlab list: attention-shuffle"
+expect 2 "attention" run attention-shuffle --attention crosss --out "$tmp/bad6"
+[[ -e "$tmp/bad6" ]] && fail "a refused attention-shuffle wrote $tmp/bad6" || pass "no folder for bad6"
+
+check attention-shuffle '
+import math
+out = res["outcomes"]
+assert [(o["layer"], o["intervention"]) for o in out] == [
+    (l, i) for l in (1, 2) for i in ("permute", "uniform", "adversarial")], out
+for o in out:
+    assert o["rows"] > 0 and 0 <= o["tv"] <= 1 and 0 <= o["js"] <= math.log(2) + 1e-9, o
+by = {(o["layer"], o["intervention"]): o for o in out}
+for l in (1, 2):
+    # the search starts at the permuted row and only lowers the output change
+    assert by[(l, "adversarial")]["output_change"] < by[(l, "permute")]["output_change"], out
+assert res["exact_match_after_hooks"] == res["baseline_exact_match"], res
 assert len(r["figures"]) == 2, r["figures"]
 '
 
