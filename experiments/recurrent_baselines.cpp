@@ -6,7 +6,9 @@
 //
 //   attnlab run recurrent-baselines                        # 8 models x 30 s, ~4.5 min
 //   attnlab run recurrent-baselines --seconds 60 --models lstm:none,lstm:bahdanau,transformer
-//   attnlab run recurrent-baselines --train-max-len 16 --lengths 4,8,12,16,20 --seconds 90
+//   attnlab run recurrent-baselines --models
+//   lstm:bahdanau,transformer,transformer:rope,transformer:alibi attnlab run recurrent-baselines
+//   --train-max-len 16 --lengths 4,8,12,16,20 --seconds 90
 //
 // Why a wall-time budget and not a step budget: the question is what each architecture makes of
 // the same compute on the same machine. A recurrent step walks the sequence one token at a time,
@@ -46,6 +48,7 @@
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
+#include "nn/positional/position_kind.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
 #include "train/run/run_train.h"
@@ -60,13 +63,16 @@ namespace fs = std::filesystem;
 
 // One model of the comparison: a recurrent cell with an attention kind, or the transformer.
 struct ModelSpec {
-  std::string model;      // rnn gru lstm transformer
-  std::string attention;  // none bahdanau luong_dot luong_general; empty for the transformer
-  std::string label() const { return attention.empty() ? model : model + "+" + attention; }
-  std::string key() const { return attention.empty() ? model : model + "_" + attention; }
+  std::string model;       // rnn gru lstm transformer
+  std::string attention;   // none bahdanau luong_dot luong_general; empty for the transformer
+  std::string positional;  // the transformer's --positional (empty: its own, sinusoidal)
+  std::string variant() const { return attention.empty() ? positional : attention; }
+  std::string label() const { return variant().empty() ? model : model + "+" + variant(); }
+  std::string key() const { return variant().empty() ? model : model + "_" + variant(); }
 };
 
-// "rnn:none,lstm:bahdanau,transformer" -> specs. A bare cell name means no attention.
+// "rnn:none,lstm:bahdanau,transformer,transformer:rope" -> specs. A bare cell name means no
+// attention; after "transformer:" comes a positional scheme (nn/positional/position_kind.h).
 std::vector<ModelSpec> parse_models(const std::string& text) {
   static const std::vector<std::string> cells{"rnn", "gru", "lstm"};
   static const std::vector<std::string> kinds{"none", "bahdanau", "luong_dot", "luong_general"};
@@ -82,17 +88,20 @@ std::vector<ModelSpec> parse_models(const std::string& text) {
     ModelSpec s;
     const size_t colon = item.find(':');
     s.model = item.substr(0, colon);
-    if (colon != std::string::npos)
-      s.attention = item.substr(colon + 1);
-    else if (s.model != "transformer")
-      s.attention = "none";
-    const bool ok = s.model == "transformer" ? colon == std::string::npos
-                                             : has(cells, s.model) && has(kinds, s.attention);
+    const std::string after = colon == std::string::npos ? "" : item.substr(colon + 1);
+    if (s.model == "transformer")
+      s.positional = after;
+    else
+      s.attention = colon == std::string::npos ? "none" : after;
+    const bool ok = s.model == "transformer"
+                        ? colon == std::string::npos || has(nn::position_kind_names(), after)
+                        : has(cells, s.model) && has(kinds, s.attention);
     if (!ok)
       throw UsageError(fmt::format(
           "--models: cannot read '{}': expected CELL:ATTENTION with CELL one of rnn, gru, lstm "
-          "and ATTENTION one of none, bahdanau, luong_dot, luong_general, or 'transformer'",
-          item));
+          "and ATTENTION one of none, bahdanau, luong_dot, luong_general, or 'transformer' "
+          "(optionally transformer:POSITIONAL with POSITIONAL one of {})",
+          item, fmt::join(nn::position_kind_names(), ", ")));
     for (const auto& other : specs)
       if (other.key() == s.key())
         throw UsageError(fmt::format("--models lists '{}' twice", s.label()));
@@ -124,6 +133,7 @@ train::TrainConfig train_config(const ModelSpec& spec,
   tc.task = "reversal";
   tc.model = spec.model;
   if (!spec.attention.empty()) tc.attention = spec.attention;
+  if (!spec.positional.empty()) tc.positional = spec.positional;
   tc.seed = seed;
   tc.hidden = cfg.get_int("hidden");
   tc.d_model = cfg.get_int("d_model");
@@ -466,6 +476,15 @@ void compare_claims(const std::vector<Outcome>& outs,
   if (!cmp.entries().empty()) ctx.compare(cmp);
 }
 
+// The positional scheme a model trains with (train_task's rule for --positional auto).
+std::string positional_of(const ModelSpec& spec) {
+  train::TrainConfig c;
+  c.task = "reversal";
+  c.model = spec.model;
+  if (!spec.positional.empty()) c.positional = spec.positional;
+  return train::resolved_positional(c);
+}
+
 void record_results(const std::vector<Outcome>& outs,
                     const std::vector<int64_t>& lengths,
                     RunContext& ctx) {
@@ -476,6 +495,7 @@ void record_results(const std::vector<Outcome>& outs,
     per[o.spec.key()] = {{"label", o.spec.label()},
                          {"model", o.spec.model},
                          {"attention", o.spec.attention.empty() ? "self" : o.spec.attention},
+                         {"positional", positional_of(o.spec)},
                          {"parameters", o.params},
                          {"steps", r.last_step},
                          {"train_seconds", r.train_seconds},

@@ -35,6 +35,8 @@ namespace attn::experiments {
   X(scaling_variance)            \
   X(softmax_dispersion)          \
   X(linear_vs_softmax_recall)    \
+  X(sinusoid_shift)              \
+  X(rope_relative)               \
   X(gpt_bert_encdec)             \
   X(head_ablation)               \
   X(attention_shuffle)

@@ -4,6 +4,7 @@
 //
 //   attnlab run reversal                      # trains (~50 s on 2 cores), then the analysis
 //   attnlab run reversal --nhead 4 --d_model 128
+//   attnlab run reversal --positional rope    # or none learned alibi t5_bias (default sinusoidal)
 //
 // The training is the train command's (train/run: train_task with the reversal task and the
 // "transformer" model), so the curves, checkpoint and samples are the same files `attnlab train`

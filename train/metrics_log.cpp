@@ -34,23 +34,27 @@ std::string to_json(int64_t step, const std::string& split, const Metrics& value
 
 MetricsLog::MetricsLog(std::string csv_path, std::string jsonl_path, int64_t keep_until_step)
     : csv_path_(std::move(csv_path)), jsonl_path_(std::move(jsonl_path)) {
-  if (keep_until_step >= 0) reload(keep_until_step);
+  const std::vector<Row> kept = keep_until_step >= 0 ? reload(keep_until_step) : std::vector<Row>{};
+  for (const auto& r : kept) add_columns(r.values);
   if (!jsonl_path_.empty()) {
     make_parent(jsonl_path_);
-    std::string kept;
-    for (const auto& r : rows_) kept += to_json(r.step, r.split, r.values) + "\n";
-    write_file_atomically(jsonl_path_, kept);
+    std::string text;
+    for (const auto& r : kept) text += to_json(r.step, r.split, r.values) + "\n";
+    write_file_atomically(jsonl_path_, text);
     jsonl_.open(jsonl_path_, std::ios::app);
     if (!jsonl_) throw Error(fmt::format("cannot write metrics to '{}'", jsonl_path_));
   }
   if (!csv_path_.empty()) {
     make_parent(csv_path_);
-    write_file_atomically(csv_path_, csv());
+    std::string text = csv_header();
+    for (const auto& r : kept) text += csv_line(r);
+    write_file_atomically(csv_path_, text);
   }
 }
 
 // Reads back the earlier records from the JSONL (which has every field at full precision).
-void MetricsLog::reload(int64_t keep_until_step) {
+std::vector<MetricsLog::Row> MetricsLog::reload(int64_t keep_until_step) const {
+  std::vector<Row> rows;
   if (!jsonl_path_.empty() && std::filesystem::exists(jsonl_path_)) {
     std::istringstream in(read_file(jsonl_path_));
     for (std::string line; std::getline(in, line);) {
@@ -64,38 +68,72 @@ void MetricsLog::reload(int64_t keep_until_step) {
       Row r{j.value("step", int64_t{-1}), j.value("split", std::string()), {}};
       for (const auto& [k, v] : j.items())
         if (k != "step" && k != "split") r.values[k] = v.is_number() ? v.get<double>() : NAN;
-      if (r.step >= 0 && r.step <= keep_until_step) add_row(std::move(r));
+      if (r.step >= 0 && r.step <= keep_until_step) rows.push_back(std::move(r));
     }
   }
+  return rows;
 }
 
-void MetricsLog::add_row(Row row) {
-  for (const auto& [k, v] : row.values)
-    if (std::find(columns_.begin(), columns_.end(), k) == columns_.end()) columns_.push_back(k);
-  rows_.push_back(std::move(row));
+size_t MetricsLog::add_columns(const Metrics& values) {
+  size_t added = 0;
+  for (const auto& [k, v] : values)
+    if (std::find(columns_.begin(), columns_.end(), k) == columns_.end()) {
+      columns_.push_back(k);
+      ++added;
+    }
+  return added;
 }
 
 void MetricsLog::record(int64_t step, const std::string& split, const Metrics& values) {
-  add_row({step, split, values});
+  const size_t added = add_columns(values);
   if (jsonl_.is_open()) {
     jsonl_ << to_json(step, split, values) << '\n';
     jsonl_.flush();
   }
-  if (!csv_path_.empty()) write_file_atomically(csv_path_, csv());
+  if (csv_path_.empty()) return;
+  const std::string line = csv_line({step, split, values});
+  if (added == 0) {
+    // The usual case: the same columns as before, so the line goes at the end. One write of a
+    // whole line; a crash can at worst cut the last line short, as in the JSONL.
+    std::ofstream out(csv_path_, std::ios::app | std::ios::binary);
+    out << line;
+    out.flush();
+    if (!out) throw Error(fmt::format("cannot write metrics to '{}'", csv_path_));
+    return;
+  }
+  // A new column (the first evaluation, say): the earlier rows get an empty cell for each new
+  // column, which go last, so the file is the old one with a new header and every row widened.
+  std::istringstream in(read_file(csv_path_));
+  std::string text = csv_header(), row;
+  std::getline(in, row);  // the old header
+  const std::string empty(added, ',');
+  while (std::getline(in, row))
+    if (!row.empty()) {
+      text += row;
+      text += empty;
+      text += '\n';
+    }
+  text += line;
+  write_file_atomically(csv_path_, text);
 }
 
-std::string MetricsLog::csv() const {
+std::string MetricsLog::csv_header() const {
   std::string out = "step,split";
-  for (const auto& c : columns_) out += "," + c;
-  out += '\n';
-  for (const auto& r : rows_) {
-    out += fmt::format("{},{}", r.step, r.split);
-    for (const auto& c : columns_) {
-      auto it = r.values.find(c);
-      out += "," + (it == r.values.end() ? std::string() : number(it->second));
-    }
-    out += '\n';
+  for (const auto& c : columns_) {
+    out += ',';
+    out += c;
   }
+  out += '\n';
+  return out;
+}
+
+std::string MetricsLog::csv_line(const Row& row) const {
+  std::string out = fmt::format("{},{}", row.step, row.split);
+  for (const auto& c : columns_) {
+    out += ',';
+    if (auto it = row.values.find(c); it != row.values.end()) out += number(it->second);
+  }
+  out += '\n';
   return out;
 }
 

@@ -1,5 +1,8 @@
 // Writes the metrics of a run as JSON Lines (one object per record, appended and flushed as it
-// happens) and as a CSV table (rewritten atomically, so it is always complete).
+// happens) and as a CSV table (one line appended per record; rewritten atomically only when a
+// record brings a new column). Nothing per record stays in memory, so a run of any length
+// holds the same memory for its log (the soak test measured the kept rows and the CSV rebuilt
+// from them on every record as part of a slow RSS creep; docs/reliability.md).
 //
 //   attn::train::MetricsLog log("run/metrics.csv", "run/metrics.jsonl");
 //   log.record(100, "train", {{"loss", 0.52}, {"tokens_per_s", 15000}});
@@ -26,7 +29,6 @@ class MetricsLog {
   // before the interruption) are dropped, so the files read as one uninterrupted run.
   MetricsLog(std::string csv_path, std::string jsonl_path, int64_t keep_until_step = -1);
   void record(int64_t step, const std::string& split, const Metrics& values);
-  std::string csv() const;  // the CSV text so far
 
  private:
   struct Row {
@@ -36,10 +38,12 @@ class MetricsLog {
   };
   std::string csv_path_, jsonl_path_;
   std::ofstream jsonl_;
-  std::vector<Row> rows_;
-  std::vector<std::string> columns_;
-  void add_row(Row row);
-  void reload(int64_t keep_until_step);
+  std::vector<std::string> columns_;  // the CSV's metric columns, in first-seen order
+  // Adds the row's new metric names to columns_; returns how many there were.
+  size_t add_columns(const Metrics& values);
+  std::string csv_header() const;
+  std::string csv_line(const Row& row) const;
+  std::vector<Row> reload(int64_t keep_until_step) const;
 };
 
 }  // namespace attn::train

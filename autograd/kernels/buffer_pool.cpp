@@ -1,5 +1,6 @@
 #include "autograd/kernels/buffer_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #if defined(__GLIBC__)
@@ -16,7 +17,6 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 constexpr int kClasses = 4 * 64;
-constexpr int64_t kTrimAfter = int64_t{1} << 20;  // bytes given back between two malloc_trim
 
 // Size classes: multiples of 64 up to 256 bytes, then four per power of two (5/4, 6/4, 7/4, 8/4
 // of the power below), so a rounded size is at most 25% larger than the request.
@@ -66,47 +66,103 @@ const bool g_enabled = compute_enabled();
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
 
-void* system_allocate(int64_t bytes) {
-  return std::aligned_alloc(kAlign, static_cast<size_t>(bytes));
+// Buffers of kLendFrom bytes or more may be lent to a request of a smaller class (at most
+// kLendClasses classes smaller, so at most 2x the request's size). The caller releases a buffer
+// with its request's size, so such a buffer carries its real class in a 64-byte header in front
+// of the data (under 2% of the smallest such buffer). Whether a buffer has the header depends
+// on its request's size alone, so every thread frees it the same way.
+constexpr int64_t kLendFrom = 4096;
+constexpr int kLendClasses = 4;
+
+bool lendable(int64_t class_bytes) {
+  return g_enabled && class_bytes >= kLendFrom && class_bytes <= kPoolMaxBuffer;
+}
+
+void* new_buffer(int index) {
+  const int64_t bytes = class_bytes(index);
+  if (!lendable(bytes)) return std::aligned_alloc(kAlign, static_cast<size_t>(bytes));
+  auto* base = static_cast<char*>(std::aligned_alloc(kAlign, static_cast<size_t>(bytes + kAlign)));
+  if (!base) return nullptr;
+  std::memcpy(base, &index, sizeof index);
+  return base + kAlign;
+}
+
+// The class of a buffer handed out for a request of class c: c's, or the lender's.
+int buffer_class(void* p, SizeClass c) {
+  if (!lendable(c.bytes)) return c.index;
+  int index = 0;
+  std::memcpy(&index, static_cast<char*>(p) - kAlign, sizeof index);
+  return index;
+}
+
+void delete_buffer(void* p, int index) {
+  std::free(lendable(class_bytes(index)) ? static_cast<char*>(p) - kAlign : p);
 }
 
 struct ThreadCache {
   std::vector<void*> free_lists[kClasses];
   int64_t cached = 0, hits = 0, misses = 0;
-  int64_t given_back = 0;  // bytes freed by evict_idle since the last malloc_trim
-  // A clock that ticks once per request, and the tick at which each size class was last asked
-  // for: a class not asked for in kPoolIdleRequests requests belongs to no current working set.
-  int64_t clock = 0;
-  int64_t last_used[kClasses] = {};
+  int64_t given_back = 0;  // bytes freed by shrink() since the last malloc_trim
+  // The demand of each size class: buffers of it handed out now (by this thread, minus those
+  // this thread got back), and the most handed out at once in each of the last kPoolEpochs
+  // epochs (a ring; `epoch` is the current slot).
+  int64_t out[kClasses] = {};
+  int64_t peak[kPoolEpochs][kClasses] = {};
+  int epoch = 0;
+  int64_t requests = 0;  // in the current epoch
 
   void trim() {
-    for (auto& list : free_lists) {
-      for (void* p : list) std::free(p);
-      list.clear();
+    for (int i = 0; i < kClasses; ++i) {
+      for (void* p : free_lists[i]) delete_buffer(p, i);
+      free_lists[i].clear();
     }
     cached = 0;
   }
-  void free_class(int i) {
-    auto& list = free_lists[i];
-    const int64_t bytes = class_bytes(i) * static_cast<int64_t>(list.size());
-    for (void* p : list) std::free(p);
-    list.clear();
-    cached -= bytes;
-    given_back += bytes;
+  // Counts a request (before it is served, so an epoch's end sees the demand as it was and
+  // cannot free the buffer this request is about to reuse).
+  void tick() {
+    if (++requests >= kPoolEpochRequests) shrink();
   }
-  // Frees the buffers of every class that no request has asked for in kPoolIdleRequests
-  // requests. A training loop asks for the same classes every step, so its working set is never
-  // touched (an earlier version freed the largest buffers on any miss, which evicted the
-  // step's own buffers and made every step miss: W1 ran 35% slower); the classes of shapes
-  // that came once (a long random sequence, an evaluation batch) are given back.
-  void evict_idle() {
-    for (int i = 0; i < kClasses; ++i)
-      if (!free_lists[i].empty() && clock - last_used[i] > kPoolIdleRequests) free_class(i);
+  // A buffer of class i goes out (the demand is counted by the buffer's class, lent or not).
+  void hand_out(int i) {
+    ++out[i];
+    peak[epoch][i] = std::max(peak[epoch][i], out[i]);
+  }
+  // The end of an epoch: every class keeps at most as many free buffers as its recent demand can
+  // use, i.e. the largest peak in the ring (the last kPoolEpochs epochs) minus what is out now;
+  // the rest is freed. So the cache follows what the recent steps needed. Two rules came before
+  // this one. (1) Free the largest buffers on any miss: it evicted the step's own buffers, which
+  // then missed in turn (W1 35% slower). (2) On a miss, free only the classes nobody asked for
+  // in an epoch: a class that stays in use kept every buffer it ever held, so with random
+  // sequence lengths each class's cache ratcheted up to the largest demand the run had ever
+  // met (an evaluation's batch, a rare long sequence), and the soak's RSS crept up 9% over
+  // 30,000 steps; and eviction waited for a miss, so when it happened was a matter of chance.
+  // A steady loop's demand repeats every step, so its buffers are never freed.
+  void shrink() {
+    requests = 0;
+    const int next = (epoch + 1) % kPoolEpochs;
+    for (int i = 0; i < kClasses; ++i) {
+      int64_t demand = 0;
+      for (const auto& p : peak) demand = std::max(demand, p[i]);
+      const int64_t keep = std::max<int64_t>(0, demand - std::max<int64_t>(0, out[i]));
+      auto& list = free_lists[i];
+      if (static_cast<int64_t>(list.size()) > keep) {
+        const int64_t surplus = static_cast<int64_t>(list.size()) - keep;
+        for (int64_t k = 0; k < surplus; ++k) delete_buffer(list[list.size() - 1 - k], i);
+        list.resize(list.size() - surplus);
+        cached -= surplus * class_bytes(i);
+        given_back += surplus * class_bytes(i);
+      }
+      peak[next][i] = std::max<int64_t>(0, out[i]);
+    }
+    epoch = next;
     // free() keeps the pages of a chunk in the middle of the heap: the process's RSS stays at
     // the heap's high-water mark and creeps up as the layout shifts (the soak test measured
-    // +3% over 8,000 steps with the live heap flat). Once a megabyte has been given back, hand
-    // the free pages to the system.
-    if (given_back >= kTrimAfter) {
+    // +3% over 8,000 steps with the live heap flat). So whenever an epoch gave buffers back,
+    // hand the free pages to the system (at most once per epoch of kPoolEpochRequests
+    // requests, a few training steps of a small model). Waiting for a megabyte left the last few
+    // hundred kilobytes resident and the RSS 0.5 MB higher late in a run.
+    if (given_back > 0) {
       given_back = 0;
 #if defined(__GLIBC__)
       malloc_trim(0);
@@ -153,24 +209,28 @@ void* allocate(int64_t bytes, bool counted) {
   if (counted) count_live(c.bytes);
   ThreadCache* tc = g_enabled && c.bytes <= kPoolMaxBuffer ? cache() : nullptr;
   if (tc) {
-    tc->last_used[c.index] = ++tc->clock;
-    auto& list = tc->free_lists[c.index];
-    if (!list.empty()) {
+    tc->tick();
+    // The request's own class first, then (for lendable sizes) up to kLendClasses larger ones.
+    // Lending is what keeps varying shapes from caching a set of buffers per shape: with random
+    // sequence lengths, a step whose longest sequence is rare (14 instead of the usual 16)
+    // borrows the usual length's free buffers instead of allocating a tape of its own, which
+    // the cache then held for the whole demand window (docs/reliability.md, section 4).
+    const int last = lendable(c.bytes) ? std::min(kClasses - 1, c.index + kLendClasses) : c.index;
+    for (int j = c.index; j <= last; ++j) {
+      auto& list = tc->free_lists[j];
+      if (list.empty()) continue;
       void* p = list.back();
       list.pop_back();
-      tc->cached -= c.bytes;
+      tc->cached -= class_bytes(j);
+      tc->hand_out(j);
       ++tc->hits;
       return p;
     }
     ++tc->misses;
-    // A miss: a size this thread's cache does not hold. Before taking more from the system,
-    // give back the classes nobody has asked for lately. Without this, a run whose shapes vary
-    // (random sequence lengths) kept idle buffers of every size it ever met, and its RSS crept
-    // up (+7.6% over 3,000 reversal steps; docs/reliability.md).
-    tc->evict_idle();
   }
-  void* p = system_allocate(c.bytes);
+  void* p = new_buffer(c.index);
   if (!p && counted) count_live(-c.bytes);  // the caller reports the failure
+  if (p && tc) tc->hand_out(c.index);
   return p;
 }
 
@@ -178,13 +238,16 @@ void release(void* p, int64_t bytes, bool counted) {
   if (!p) return;
   const SizeClass c = size_class(bytes);
   if (counted) count_live(-c.bytes);
+  const int index = buffer_class(p, c);
+  const int64_t real = class_bytes(index);
   ThreadCache* tc = g_enabled && c.bytes <= kPoolMaxBuffer ? cache() : nullptr;
-  if (tc && tc->cached + c.bytes <= kPoolMaxCached) {
-    tc->free_lists[c.index].push_back(p);
-    tc->cached += c.bytes;
+  if (tc) --tc->out[index];
+  if (tc && tc->cached + real <= kPoolMaxCached) {
+    tc->free_lists[index].push_back(p);
+    tc->cached += real;
     return;
   }
-  std::free(p);
+  delete_buffer(p, index);
 }
 
 }  // namespace
@@ -225,7 +288,13 @@ void reset_pool_peak() {
 }
 
 void pool_trim() {
-  if (ThreadCache* tc = g_enabled ? cache() : nullptr) tc->trim();
+  if (ThreadCache* tc = g_enabled ? cache() : nullptr) {
+    tc->trim();
+    tc->given_back = 0;
+#if defined(__GLIBC__)
+    malloc_trim(0);  // the freed buffers' pages go back to the system, not just to the heap
+#endif
+  }
 }
 
 }  // namespace attn::kernels

@@ -8,10 +8,12 @@
 // (the same ops on the same shapes), so after the first step every request is served from a
 // free list: no malloc, no page faults on fresh memory, no heap fragmentation from aligned
 // allocations. Sizes are rounded up to a class (four classes per power of two, at most 25%
-// slack). A request the cache cannot serve first frees the buffers of every size class that
-// has not been asked for in kPoolIdleRequests requests, so with shapes that vary from step to
-// step (random sequence lengths) the pool keeps what the recent steps use instead of a buffer
-// of every size it ever met, while a steady loop's own buffers are never evicted. Buffers above
+// slack). Each size class keeps at most as many free buffers as its recent demand: the most
+// buffers of it that were out at once in any of the last kPoolEpochs epochs (an epoch is
+// kPoolEpochRequests of the thread's requests); the surplus is freed at the end of every epoch.
+// So with shapes that vary from step to step (random sequence lengths) the cache follows what
+// the recent steps use instead of growing to the most a class was ever asked for, while a
+// steady loop's own buffers are never evicted. Buffers above
 // kPoolMaxBuffer bytes and anything beyond kPoolMaxCached cached bytes per thread go straight back
 // to the system. ATTN_NO_POOL=1 turns the cache off (plain aligned malloc/free), and so do
 // AddressSanitizer builds, where reuse would hide use-after-free bugs.
@@ -24,10 +26,11 @@ namespace attn::kernels {
 
 inline constexpr int64_t kPoolMaxBuffer = int64_t{256} << 20;  // larger buffers are not cached
 inline constexpr int64_t kPoolMaxCached = int64_t{1} << 30;    // per-thread cache limit
-// A size class not requested in this many of a thread's requests is idle: its cached buffers
-// are freed at the thread's next miss. A training step makes hundreds to a few thousand
-// requests, so this is several steps of a real model and far more than one.
-inline constexpr int64_t kPoolIdleRequests = int64_t{1} << 14;
+// The cache of each size class is bounded by the class's recent demand: the most buffers of it
+// out at once in any of the last kPoolEpochs epochs of kPoolEpochRequests requests each. A
+// training step makes hundreds to a few thousand requests, so the window is tens of steps.
+inline constexpr int64_t kPoolEpochRequests = int64_t{1} << 13;
+inline constexpr int kPoolEpochs = 16;
 
 void* pool_allocate(int64_t bytes);
 void pool_release(void* p, int64_t bytes);

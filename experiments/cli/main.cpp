@@ -12,9 +12,11 @@
 // This file only dispatches; the commands live in experiments/cli/commands.cpp (and
 // train/run, nn/parity, bench). Exit codes: 0 ok, 1 a run failed, 2 bad usage.
 #include <fmt/format.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
@@ -121,7 +123,16 @@ int main(int argc, char** argv) {
   namespace ex = attn::experiments;
   try {
     if (*list) {
-      fmt::print("{}", ex::list_text());
+      // One write() for the whole listing: stdio would send it in 4096-byte pieces, and a
+      // reader that stops at its first match (`attnlab list | grep -q name`) could close the
+      // pipe between them, ending us with SIGPIPE (a failed pipeline under pipefail).
+      const std::string text = ex::list_text();
+      std::fflush(stdout);
+      for (size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+        if (n <= 0) return 1;
+        done += static_cast<size_t>(n);
+      }
       return 0;
     }
     if (*run) return ex::run_experiment(ex::parse_run_args(run->remaining()), command);

@@ -11,6 +11,7 @@
 #include "autograd/tape.h"
 
 #include "experiments/run_context.h"
+#include "nn/positional/position_kind.h"
 #include "train/run/run_folder.h"
 
 namespace attn::experiments {
@@ -55,6 +56,9 @@ Config& add_reversal_fields(Config& config, const ReversalDefaults& d) {
       .add_int("layers", d.layers, "encoder layers and decoder layers", {.min = 1})
       .add_int("dim_ff", d.dim_ff, "feed-forward width", {.min = 1})
       .add_bool("src_eos", true, "end each source with an EOS token (the marker a head can find)")
+      .add_string("positional", "sinusoidal",
+                  "positions (nn/positional): none learned sinusoidal rope alibi t5_bias",
+                  nn::position_kind_names())
       .add_int("steps", d.steps, "most training steps (stops early at --target)", {.min = 1})
       .add_int("batch", d.batch, "sequences per step", {.min = 1})
       .add_real("lr", d.lr, "peak AdamW learning rate (cosine schedule)", {.min = 0})
@@ -97,6 +101,7 @@ train::TrainConfig reversal_train_config(const Config& cfg, uint64_t seed) {
   t.task = "reversal";
   t.model = "transformer";
   t.src_eos = cfg.get_bool("src_eos");
+  t.positional = cfg.get_string("positional");
   t.steps = cfg.get_int("steps");
   t.batch_size = cfg.get_int("batch");
   t.lr = cfg.get_real("lr");

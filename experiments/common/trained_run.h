@@ -48,7 +48,7 @@ double exact_match(train::TaskModel& model, const std::vector<data::Example>& se
 train::TrainConfig transformer_config(const Config& cfg, uint64_t seed);
 
 // The reversal model (task "reversal", model "transformer") as experiments configure it: the
-// fields d_model, nhead, layers, dim_ff, src_eos, steps, batch, lr, warmup, eval_every,
+// fields d_model, nhead, layers, dim_ff, src_eos, positional, steps, batch, lr, warmup, eval_every,
 // eval_size and target, with these defaults.
 struct ReversalDefaults {
   int64_t d_model = 64, nhead = 8, layers = 2, dim_ff = 256;

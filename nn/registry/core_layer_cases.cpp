@@ -18,21 +18,6 @@ namespace attn::nn {
 
 namespace {
 
-// A row for a model over token ids: every parameter is a leaf, eval mode, perturbed weights.
-template <class Model, class Options, class Forward>
-LayerCase model_case(const std::string& name, Options o, Forward run) {
-  return {name, [o, run](Generator& gen) {
-            auto m = std::make_shared<Model>(o, gen);
-            m->eval();
-            perturb_parameters(*m, gen);
-            LayerInstance out;
-            out.keep_alive = m;
-            out.leaves = m->parameters();
-            out.forward = [m, run] { return run(*m); };
-            return out;
-          }};
-}
-
 // Cross-attention (E 6, 3 heads, 3 queries over 4 keys) with a setting applied after building.
 LayerCase cross_attention_case(const std::string& name,
                                std::function<void(MultiheadAttention&)> setup) {

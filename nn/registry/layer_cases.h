@@ -52,9 +52,26 @@ std::vector<Var> module_leaves(const Module& module, const std::vector<Var>& inp
 // Adds N(0, scale^2) noise to every parameter (so none is exactly 0 or 1).
 void perturb_parameters(const Module& module, Generator& gen, double scale = 0.1);
 
+// A row for a model over token ids: every parameter is a leaf, eval mode, perturbed weights.
+// run(model) -> the output Var.
+template <class Model, class Options, class Forward>
+LayerCase model_case(const std::string& name, Options o, Forward run) {
+  return {name, [o, run](Generator& gen) {
+            auto m = std::make_shared<Model>(o, gen);
+            m->eval();
+            perturb_parameters(*m, gen);
+            LayerInstance out;
+            out.keep_alive = m;
+            out.leaves = m->parameters();
+            out.forward = [m, run] { return run(*m); };
+            return out;
+          }};
+}
+
 std::vector<LayerCase> core_layer_cases();
-std::vector<LayerCase> variant_layer_cases();  // nn-variants: variant_layer_cases.cpp
-std::vector<LayerCase> rnn_layer_cases();      // rnn: nn/rnn/rnn_layer_cases.cpp
+std::vector<LayerCase> variant_layer_cases();   // nn-variants: variant_layer_cases.cpp
+std::vector<LayerCase> rnn_layer_cases();       // rnn: nn/rnn/rnn_layer_cases.cpp
+std::vector<LayerCase> position_layer_cases();  // positions: position_layer_cases.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<LayerCase>& layer_cases();

@@ -5,6 +5,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "nn/init.h"
+#include "nn/positional/sinusoidal.h"
 
 namespace attn::nn {
 
@@ -24,6 +25,9 @@ DecoderOnlyTransformer::DecoderOnlyTransformer(const DecoderOnlyOptions& o,
   if (o.positions == PositionKind::kLearned)
     pos_emb = register_module("pos_emb", std::make_shared<LearnedPositionalEmbedding>(
                                              o.max_len, o.d_model, gen, o.init_std));
+  if (o.positions == PositionKind::kSinusoidal) pe_ = sinusoidal_table(o.max_len, o.d_model);
+  if (o.positions == PositionKind::kT5Bias)
+    rel_bias = register_module("rel_bias", t5_model_bias(o.nhead, o.d_model, false, gen));
   drop = register_module("drop", std::make_shared<Dropout>(o.dropout, dropout_gen_));
   TransformerLayerOptions lo = o;
   lo.rope.reset();
@@ -47,9 +51,15 @@ Var DecoderOnlyTransformer::forward(const Tensor& ids, std::vector<KVCache>* cac
   const int64_t start = caches ? (*caches)[0].length() : 0;
   Var x = tok_emb->forward(ids);  // (B,T,d)
   if (pos_emb) x = pos_emb->forward(x, start);
+  if (opt_.positions == PositionKind::kSinusoidal)
+    x = add(x,
+            Var::constant(table_rows(pe_, start, ids.size(1), "DecoderOnlyTransformer (max_len)")));
   x = drop->forward(x);
   AttentionMasks causal;
   causal.causal = true;
+  // ALiBi / T5: one score bias for every block, for the T new queries over all start + T keys.
+  causal.bias = position_score_bias(opt_.positions, rel_bias.get(), opt_.nhead, ids.size(1),
+                                    start + ids.size(1));
   for (size_t i = 0; i < layers->size(); ++i)
     x = (*layers)[i].forward(x, causal, caches ? &(*caches)[i] : nullptr);
   x = norm->forward(x);
@@ -74,7 +84,7 @@ Tensor DecoderOnlyTransformer::generate(const Tensor& prompt,
   if (prompt.rank() != 2 || prompt.size(1) == 0)
     throw Error("generate: prompt must be (B,T0) with T0 >= 1, got " + shape_str(prompt.shape()));
   const int64_t b = prompt.size(0), t0 = prompt.size(1), total = t0 + max_new_tokens;
-  if (pos_emb && total > opt_.max_len)
+  if (adds_to_embeddings(opt_.positions) && total > opt_.max_len)
     throw Error(fmt::format("generate: {} prompt + {} new tokens exceed max_len {}", t0,
                             max_new_tokens, opt_.max_len));
   Tensor seq = Tensor::full({b, total}, eos ? static_cast<real>(*eos) : 0);

@@ -13,7 +13,8 @@
 // Block (pre-norm, GPT-2): x = x + SA(LN1(x)) with a causal mask; x = x + FF(LN2(x)). Each block
 // is a TransformerEncoderLayer with norm_first = true and a causal mask, so its names are
 // PyTorch's (layers.N.self_attn.in_proj_weight, layers.N.linear1.weight, layers.N.norm1.weight,
-// ...). Model names: tok_emb.weight, pos_emb.weight (learned positions only), layers.N.*,
+// ...). Model names: tok_emb.weight, pos_emb.weight (learned positions only), rel_bias.weight
+// (t5_bias only: one table shared by every block, as in T5), layers.N.*,
 // norm.{weight,bias}, lm_head.weight (only when tie_weights is false: tied logits reuse
 // tok_emb.weight, so the matrix exists once and the optimizer sees it once).
 //
@@ -35,12 +36,12 @@
 #include "nn/module_list.h"
 #include "nn/norms.h"
 #include "nn/positional/learned.h"
+#include "nn/positional/position_kind.h"
+#include "nn/positional/t5_bias.h"
 #include "nn/transformer/encoder_layer.h"
 #include "nn/transformer/sampling.h"
 
 namespace attn::nn {
-
-enum class PositionKind { kLearned, kRope, kNone };
 
 // The block options (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, bias,
 // n_kv_heads for GQA/MQA, norm_first) with GPT-like defaults, plus the model's own.
@@ -53,6 +54,8 @@ struct DecoderOnlyOptions : TransformerLayerOptions {
   int64_t vocab_size = 0;
   int64_t max_len = 256;  // context length (the learned position table's size)
   int64_t num_layers = 4;
+  // learned (GPT-2) or any other scheme of nn/positional/position_kind.h. sinusoidal, like
+  // learned, is bounded by max_len; rope, alibi, t5_bias and none work at any length.
   PositionKind positions = PositionKind::kLearned;
   RopeStyle rope_style = RopeStyle::kRotateHalf;  // with PositionKind::kRope
   bool tie_weights = true;
@@ -86,6 +89,7 @@ class DecoderOnlyTransformer : public Module {
 
   std::shared_ptr<Embedding> tok_emb;
   std::shared_ptr<LearnedPositionalEmbedding> pos_emb;  // null unless learned positions
+  std::shared_ptr<RelativePositionBias> rel_bias;       // null unless t5_bias (causal buckets)
   std::shared_ptr<Dropout> drop;
   std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
   std::shared_ptr<LayerNorm> norm;
@@ -94,6 +98,7 @@ class DecoderOnlyTransformer : public Module {
  private:
   DecoderOnlyOptions opt_;
   std::shared_ptr<Generator> dropout_gen_;
+  Tensor pe_;  // (max_len, d_model) with sinusoidal positions; fixed, not in the state dict
 };
 
 // The ids of one row each, sampled from the last position of logits (B,T,V).

@@ -5,6 +5,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "nn/init.h"
+#include "nn/positional/sinusoidal.h"
 
 namespace attn::nn {
 
@@ -36,13 +37,20 @@ EncoderOnlyTransformer::EncoderOnlyTransformer(const EncoderOnlyOptions& o,
                             std::make_shared<Embedding>(o.vocab_size, o.d_model, gen, o.pad_id));
   init::normal_(tok_emb->weight.value(), gen, 0.0, o.init_std);
   tok_emb->zero_padding_row();
-  pos_emb = register_module("pos_emb", std::make_shared<LearnedPositionalEmbedding>(
-                                           o.max_len, o.d_model, gen, o.init_std));
+  if (o.positions == PositionKind::kLearned)
+    pos_emb = register_module("pos_emb", std::make_shared<LearnedPositionalEmbedding>(
+                                             o.max_len, o.d_model, gen, o.init_std));
+  if (o.positions == PositionKind::kSinusoidal) pe_ = sinusoidal_table(o.max_len, o.d_model);
+  if (o.positions == PositionKind::kT5Bias)
+    rel_bias = register_module("rel_bias", t5_model_bias(o.nhead, o.d_model, true, gen));
   emb_norm = register_module("emb_norm", std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps));
   drop = register_module("drop", std::make_shared<Dropout>(o.dropout, dropout_gen_));
   layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
+  TransformerLayerOptions lo = o;
+  lo.rope.reset();
+  if (o.positions == PositionKind::kRope) lo.rope = o.rope_style;
   for (int64_t i = 0; i < o.num_layers; ++i)
-    layers->append(std::make_shared<TransformerEncoderLayer>(o, gen, dropout_gen_));
+    layers->append(std::make_shared<TransformerEncoderLayer>(lo, gen, dropout_gen_));
   mlm_head = register_module(
       "mlm_head",
       std::make_shared<MlmHead>(o.d_model, o.vocab_size, o.layer_norm_eps, o.tie_weights, gen));
@@ -59,7 +67,13 @@ Var EncoderOnlyTransformer::encode(const Tensor& ids,
     for (int64_t i = 0; i < ids.numel(); ++i) m[i] = static_cast<int64_t>(ids[i]) == *opt_.pad_id;
     masks.key_padding_mask = m;
   }
-  Var x = drop->forward(emb_norm->forward(pos_emb->forward(tok_emb->forward(ids))));
+  const int64_t t = ids.size(1);
+  masks.bias = position_score_bias(opt_.positions, rel_bias.get(), opt_.nhead, t, t);
+  Var x = tok_emb->forward(ids);
+  if (pos_emb) x = pos_emb->forward(x);
+  if (opt_.positions == PositionKind::kSinusoidal)
+    x = add(x, Var::constant(table_rows(pe_, 0, t, "EncoderOnlyTransformer (max_len)")));
+  x = drop->forward(emb_norm->forward(x));
   for (auto& layer : *layers) x = layer->forward(x, masks);
   return x;
 }

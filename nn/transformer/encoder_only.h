@@ -12,7 +12,8 @@
 // task hides tokens ([MASK]) and asks for them back instead of predicting the next one.
 // MLM head (BERT): logits = LN(gelu(dense(h))) W^T + bias, W = tok_emb.weight when tied.
 //
-// Names: tok_emb.weight, pos_emb.weight, emb_norm.{weight,bias}, layers.N.* (PyTorch's
+// Names: tok_emb.weight, pos_emb.weight (learned positions only), rel_bias.weight (t5_bias
+// only), emb_norm.{weight,bias}, layers.N.* (PyTorch's
 // TransformerEncoderLayer names), mlm_head.dense.*, mlm_head.norm.*, mlm_head.bias,
 // mlm_head.decoder.weight (only when untied). Init: embeddings N(0, 0.02^2) as BERT, the rest
 // PyTorch's layer defaults; layer_norm_eps 1e-12 as BERT.
@@ -29,6 +30,8 @@
 #include "nn/module_list.h"
 #include "nn/norms.h"
 #include "nn/positional/learned.h"
+#include "nn/positional/position_kind.h"
+#include "nn/positional/t5_bias.h"
 #include "nn/transformer/encoder_layer.h"
 
 namespace attn::nn {
@@ -45,6 +48,10 @@ struct EncoderOnlyOptions : TransformerLayerOptions {
   int64_t max_len = 512;
   int64_t num_layers = 4;
   std::optional<int64_t> pad_id;  // padded keys are hidden; the padding row gets no gradient
+  // learned (BERT) or any scheme of nn/positional/position_kind.h (t5_bias: bidirectional
+  // buckets, one table shared by every layer).
+  PositionKind positions = PositionKind::kLearned;
+  RopeStyle rope_style = RopeStyle::kRotateHalf;  // with PositionKind::kRope
   bool tie_weights = true;
   double init_std = 0.02;
 };
@@ -78,7 +85,8 @@ class EncoderOnlyTransformer : public Module {
   const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
 
   std::shared_ptr<Embedding> tok_emb;
-  std::shared_ptr<LearnedPositionalEmbedding> pos_emb;
+  std::shared_ptr<LearnedPositionalEmbedding> pos_emb;  // null unless learned positions
+  std::shared_ptr<RelativePositionBias> rel_bias;       // null unless t5_bias
   std::shared_ptr<LayerNorm> emb_norm;
   std::shared_ptr<Dropout> drop;
   std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
@@ -87,6 +95,7 @@ class EncoderOnlyTransformer : public Module {
  private:
   EncoderOnlyOptions opt_;
   std::shared_ptr<Generator> dropout_gen_;
+  Tensor pe_;  // (max_len, d_model) with sinusoidal positions; fixed, not in the state dict
 };
 
 }  // namespace attn::nn

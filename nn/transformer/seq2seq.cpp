@@ -26,7 +26,11 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqOptions& o,
       "src_embedding", std::make_shared<Embedding>(o.src_vocab, o.d_model, gen, o.pad_id));
   tgt_embedding = register_module(
       "tgt_embedding", std::make_shared<Embedding>(o.tgt_vocab, o.d_model, gen, o.pad_id));
-  transformer = register_module("transformer", std::make_shared<Transformer>(o, gen, dropout_gen_));
+  TransformerOptions stack = o;
+  stack.rope.reset();
+  if (o.positions == PositionKind::kRope) stack.rope = o.rope_style;  // self-attention only
+  transformer =
+      register_module("transformer", std::make_shared<Transformer>(stack, gen, dropout_gen_));
   if (!o.tie_output)
     lm_head =
         register_module("lm_head", std::make_shared<Linear>(o.d_model, o.tgt_vocab, true, gen));
@@ -34,7 +38,18 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqOptions& o,
   xavier_init_matrices(*this, gen);
   src_embedding->zero_padding_row();  // the padding rows start at zero (and get no gradient)
   tgt_embedding->zero_padding_row();
-  pe_ = sinusoidal_table(o.max_len, o.d_model);
+  // Position modules after the xavier pass, so they keep their own initialisation.
+  if (o.positions == PositionKind::kSinusoidal) pe_ = sinusoidal_table(o.max_len, o.d_model);
+  if (o.positions == PositionKind::kLearned) {
+    src_pos = register_module(
+        "src_pos", std::make_shared<LearnedPositionalEmbedding>(o.max_len, o.d_model, gen));
+    tgt_pos = register_module(
+        "tgt_pos", std::make_shared<LearnedPositionalEmbedding>(o.max_len, o.d_model, gen));
+  }
+  if (o.positions == PositionKind::kT5Bias) {
+    enc_rel_bias = register_module("enc_rel_bias", t5_model_bias(o.nhead, o.d_model, true, gen));
+    dec_rel_bias = register_module("dec_rel_bias", t5_model_bias(o.nhead, o.d_model, false, gen));
+  }
 }
 
 std::optional<Tensor> Seq2SeqTransformer::padding_of(const Tensor& ids) const {
@@ -44,19 +59,27 @@ std::optional<Tensor> Seq2SeqTransformer::padding_of(const Tensor& ids) const {
   return m;
 }
 
-Var Seq2SeqTransformer::embed(const Embedding& table, const Tensor& ids, int64_t start_pos) const {
+Var Seq2SeqTransformer::embed(const Embedding& table,
+                              const LearnedPositionalEmbedding* learned,
+                              const Tensor& ids,
+                              int64_t start_pos) const {
   if (ids.rank() != 2)
     throw Error("Seq2SeqTransformer: token ids must be (B,T), got " + shape_str(ids.shape()));
-  const Var tok =
-      mul_scalar(table.forward(ids), static_cast<real>(std::sqrt(double(opt_.d_model))));
-  const Tensor pos = table_rows(pe_, start_pos, ids.size(1), "Seq2SeqTransformer (max_len)");
-  return dropout->forward(add(tok, Var::constant(pos)));
+  Var x = mul_scalar(table.forward(ids), static_cast<real>(std::sqrt(double(opt_.d_model))));
+  if (opt_.positions == PositionKind::kSinusoidal)
+    x = add(x,
+            Var::constant(table_rows(pe_, start_pos, ids.size(1), "Seq2SeqTransformer (max_len)")));
+  if (learned) x = learned->forward(x, start_pos);
+  return dropout->forward(x);
 }
 
 Var Seq2SeqTransformer::encode(const Tensor& src_ids) {
   AttentionMasks m;
   m.key_padding_mask = padding_of(src_ids);
-  return transformer->encoder->forward(embed(*src_embedding, src_ids, 0), m);
+  const int64_t s = src_ids.rank() == 2 ? src_ids.size(1) : 0;
+  const Var x = embed(*src_embedding, src_pos.get(), src_ids, 0);
+  m.bias = position_score_bias(opt_.positions, enc_rel_bias.get(), opt_.nhead, s, s);
+  return transformer->encoder->forward(x, m);
 }
 
 Var Seq2SeqTransformer::decode(const Tensor& tgt_ids,
@@ -70,8 +93,14 @@ Var Seq2SeqTransformer::decode(const Tensor& tgt_ids,
   // padded positions.
   self_masks.causal = true;
   memory_masks.key_padding_mask = padding_of(src_ids);
-  const Var h = transformer->decoder->forward(embed(*tgt_embedding, tgt_ids, start_pos), memory,
-                                              self_masks, memory_masks, caches);
+  const Var x = embed(*tgt_embedding, tgt_pos.get(), tgt_ids, start_pos);
+  // The T new target positions attend over the cached keys too (a relative bias depends only
+  // on the differences, so without caches the T positions alone decide it).
+  const int64_t t = tgt_ids.size(1);
+  const int64_t cached = caches && !caches->empty() ? (*caches)[0].self_attn.length() : 0;
+  self_masks.bias =
+      position_score_bias(opt_.positions, dec_rel_bias.get(), opt_.nhead, t, cached + t);
+  const Var h = transformer->decoder->forward(x, memory, self_masks, memory_masks, caches);
   return lm_head ? lm_head->forward(h) : matmul(h, tgt_embedding->weight, false, true);
 }
 

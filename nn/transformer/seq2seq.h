@@ -20,8 +20,12 @@
 // sinusoids ~ 1; the scale makes the token signal as large as the position signal.
 //
 // Names: src_embedding.weight, tgt_embedding.weight, transformer.* (nn.Transformer's names),
-// lm_head.{weight,bias} (absent with tie_output: the logits then use tgt_embedding.weight).
-// Init: every matrix xavier_uniform_ (as the reference implementations of the paper).
+// lm_head.{weight,bias} (absent with tie_output: the logits then use tgt_embedding.weight), and
+// with other positions src_pos.weight / tgt_pos.weight (learned) or enc_rel_bias.weight /
+// dec_rel_bias.weight (t5_bias).
+// Init: every matrix xavier_uniform_ (as the reference implementations of the paper), except
+// the position tables: learned ones N(0, 1) as nn.Embedding (entries the size of the sinusoids
+// and of the sqrt(d_model)-scaled tokens), T5 ones N(0, 1/d_model) as T5.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +37,9 @@
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/module.h"
+#include "nn/positional/learned.h"
+#include "nn/positional/position_kind.h"
+#include "nn/positional/t5_bias.h"
 #include "nn/transformer/transformer.h"
 
 namespace attn::nn {
@@ -43,6 +50,11 @@ struct Seq2SeqOptions : TransformerOptions {
   int64_t max_len = 256;          // longest sequence the positional table covers
   std::optional<int64_t> pad_id;  // padding id (same in both vocabularies)
   bool tie_output = false;        // logits = h tgt_embedding.weight^T (the paper shares them)
+  // sinusoidal (the paper) or any scheme of nn/positional/position_kind.h. rope, alibi and
+  // t5_bias act in the encoder's and the decoder's self-attention only: a source position and a
+  // target position are not on one axis, so the cross-attention stays position-free.
+  PositionKind positions = PositionKind::kSinusoidal;
+  RopeStyle rope_style = RopeStyle::kRotateHalf;  // with PositionKind::kRope
 };
 
 class Seq2SeqTransformer : public Module {
@@ -83,14 +95,21 @@ class Seq2SeqTransformer : public Module {
   std::shared_ptr<Transformer> transformer;
   std::shared_ptr<Linear> lm_head;   // null with tie_output
   std::shared_ptr<Dropout> dropout;  // on embeddings + positions
+  // learned: src_pos / tgt_pos (max_len, d_model); t5_bias: enc_rel_bias (bidirectional
+  // buckets) and dec_rel_bias (causal buckets), each shared by the layers of its stack.
+  std::shared_ptr<LearnedPositionalEmbedding> src_pos, tgt_pos;
+  std::shared_ptr<RelativePositionBias> enc_rel_bias, dec_rel_bias;
 
  private:
-  Var embed(const Embedding& table, const Tensor& ids, int64_t start_pos) const;
+  Var embed(const Embedding& table,
+            const LearnedPositionalEmbedding* learned,
+            const Tensor& ids,
+            int64_t start_pos) const;
   std::optional<Tensor> padding_of(const Tensor& ids) const;
 
   Seq2SeqOptions opt_;
   std::shared_ptr<Generator> dropout_gen_;
-  Tensor pe_;  // (max_len, d_model) sinusoidal table; fixed, so not in the state dict
+  Tensor pe_;  // (max_len, d_model) sinusoidal table (sinusoidal positions); not in the state dict
 };
 
 }  // namespace attn::nn

@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib/checks.sh" "$@"
 expect 0 "worked-example" list
 for name in demo worked-example cat-sat-mat identity-lookup memory-wall attention-heatmap anagrams \
             query-bars mha-heads causal-mask attention-flops two-relation; do
-  "$bin" list | grep -q "^  $name " || fail "attnlab list does not show $name"
+  listed "$name"
 done
 expect 0 "--w_v <reals>" run worked-example --help
 expect 0 "--quick" run anagrams --help

@@ -13,7 +13,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 
 for name in parameter-share qkv-identity scaling-variance; do
-  "$bin" list | grep -q "^  $name " || fail "attnlab list does not show $name"
+  listed "$name"
 done
 
 # ---- parameter-share ----

@@ -15,8 +15,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 
-"$bin" list | grep -qE "^  gpt-bert-encdec +001 \(architectures\), 003 \(BERT, GPT\) " &&
-  pass "attnlab list: gpt-bert-encdec, 001, 003" || fail "attnlab list: gpt-bert-encdec"
+listed gpt-bert-encdec "001 \(architectures\), 003 \(BERT, GPT\) "
 
 # bad settings: exit 2, naming the flags, and nothing written
 expect 2 "--mask_length 40 must be at most --block_len 32" run gpt-bert-encdec --block_len 32 \
@@ -52,8 +51,7 @@ for k in ("BERT selects 15% of the tokens (003)", "GPT attends only to earlier t
 assert len(r["figures"]) == 2, r["figures"]
 '
 
-"$bin" list | grep -qE "^  head-ablation +000 §IV, 001 \(multi-head attention\) " &&
-  pass "attnlab list: head-ablation" || fail "attnlab list: head-ablation"
+listed head-ablation "000 §IV, 001 \(multi-head attention\) "
 expect 2 "--sweep_heads 3 must divide --d_model 64" run head-ablation --sweep_heads 1,3 \
   --out "$tmp/bad4"
 expect 2 "warmup" run head-ablation --sweep_steps 50 --out "$tmp/bad5"
@@ -76,8 +74,7 @@ assert [p["heads"] for p in res["sweep"]] == [1, 4], res["sweep"]
 assert len(r["figures"]) == 2, r["figures"]
 '
 
-"$bin" list | grep -qE "^  attention-shuffle +000 §X \(Jain & Wallace\) " &&
-  pass "attnlab list: attention-shuffle" || fail "attnlab list: attention-shuffle"
+listed attention-shuffle "000 §X \(Jain & Wallace\) "
 expect 2 "attention" run attention-shuffle --attention crosss --out "$tmp/bad6"
 [[ -e "$tmp/bad6" ]] && fail "a refused attention-shuffle wrote $tmp/bad6" || pass "no folder for bad6"
 

@@ -108,7 +108,9 @@ TEST_SUITE("nn") {
   }
 
   TEST_CASE("decoder-only: cached logits equal full recomputation; cached generate = uncached") {
-    for (PositionKind pk : {PositionKind::kLearned, PositionKind::kRope}) {
+    for (PositionKind pk :
+         {PositionKind::kLearned, PositionKind::kRope, PositionKind::kNone,
+          PositionKind::kSinusoidal, PositionKind::kAlibi, PositionKind::kT5Bias}) {
       Generator gen(4);
       DecoderOnlyTransformer gpt(tiny_gpt(pk), gen);
       gpt.eval();

@@ -217,11 +217,55 @@ TEST_SUITE("train") {
     b.lr = a.lr;  // a longer budget changes the cosine schedule's curve: refused as well
     CHECK_THROWS_WITH_AS(quiet(b), doctest::Contains("--steps is 4 in the checkpoint but 8 now"),
                          UsageError);
-    b.hidden = 24;
-    CHECK_THROWS_WITH_AS(quiet(b), doctest::Contains("has shape"), Error);
+    b.hidden = 24;  // the stored options are compared before any tensor is loaded
+    CHECK_THROWS_WITH_AS(quiet(b), doctest::Contains("--hidden is 16 in the checkpoint but 24 now"),
+                         UsageError);
     b.hidden = a.hidden;
     b.steps = 4;
     CHECK_THROWS_WITH_AS(quiet(b), doctest::Contains("raise --steps"), UsageError);
+  }
+
+  TEST_CASE(
+      "resume: --positional auto continues the stored scheme; an older checkpoint without "
+      "the field counts as the model's own") {
+    auto stored_positional = [](const std::string& ckpt) {
+      return nlohmann::json::parse(load_safetensors(ckpt).metadata.at("extra.config"))
+          .at("positional")
+          .get<std::string>();
+    };
+    const std::string dir = run_dir("positional");
+    TrainConfig a = tiny("reversal", "transformer", dir);
+    a.schedule = "warmup";
+    a.positional = "t5_bias";
+    quiet(a);
+    CHECK(stored_positional(dir + "/checkpoint.safetensors") == "t5_bias");
+    TrainConfig b = a;
+    b.resume = dir + "/checkpoint.safetensors";
+    b.steps = 6;
+    b.positional = "auto";  // read back from the checkpoint
+    CHECK(quiet(b).start_step == 4);
+    CHECK(stored_positional(b.resume) == "t5_bias");
+
+    // A checkpoint written before --positional existed: no field, the model's own scheme.
+    const std::string old_dir = run_dir("positional-old");
+    const std::string ckpt = old_dir + "/checkpoint.safetensors";
+    TrainConfig c = tiny("reversal", "transformer", old_dir);
+    c.schedule = "warmup";
+    quiet(c);
+    CHECK(stored_positional(ckpt) == "sinusoidal");  // auto, resolved
+    nlohmann::json config =
+        nlohmann::json::parse(load_safetensors(ckpt).metadata.at("extra.config"));
+    config.erase("positional");
+    rewrite_checkpoint_extra(c, ckpt, {{"config", config.dump()}});
+    TrainConfig d = c;
+    d.resume = ckpt;
+    d.steps = 6;
+    d.positional = "rope";
+    CHECK_THROWS_WITH_AS(
+        quiet(d), doctest::Contains("--positional is sinusoidal in the checkpoint but rope now"),
+        UsageError);
+    d.positional = "auto";
+    CHECK(quiet(d).start_step == 4);
   }
 }
 

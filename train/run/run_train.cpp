@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "autograd/build_info.h"
 #include "autograd/error.h"
@@ -84,6 +85,12 @@ void check_resume_config(const TrainConfig& cfg,
         "train: cannot resume from '{}': its stored configuration (metadata 'extra.config') is "
         "not a JSON object",
         path));
+  // Checkpoints from before --positional existed used the model's own scheme.
+  if (!saved.contains("positional")) {
+    TrainConfig old = cfg;
+    old.positional = "auto";
+    saved["positional"] = resolved_positional(old);
+  }
   std::vector<std::string> diffs;
   for (const auto& name : train_option_names()) {
     if (!affects_computation(name, cfg)) continue;
@@ -101,6 +108,32 @@ void check_resume_config(const TrainConfig& cfg,
   if (!diffs.empty())
     throw UsageError(
         fmt::format("train: cannot resume from '{}':\n  {}", path, fmt::join(diffs, "\n  ")));
+}
+
+// The "extra." metadata of a checkpoint (its stored configuration) read without a model;
+// nullopt when the file cannot be read, which load_checkpoint then reports in full.
+std::optional<CheckpointInfo> peek_checkpoint(const std::string& path) {
+  try {
+    CheckpointInfo info;
+    for (const auto& [k, v] : read_checkpoint_file(path).metadata)
+      if (k.rfind("extra.", 0) == 0) info.extra[k.substr(6)] = v;
+    return info;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// The positional scheme of a run: --positional as given, or for auto the model's own, except
+// that a resumed run with auto continues with the scheme its checkpoint stored.
+std::string run_positional(const TrainConfig& cfg, const std::optional<CheckpointInfo>& saved) {
+  if (cfg.positional != "auto" || !saved) return resolved_positional(cfg);
+  auto it = saved->extra.find("config");
+  if (it == saved->extra.end()) return resolved_positional(cfg);
+  const nlohmann::json j = nlohmann::json::parse(it->second, nullptr, /*exceptions=*/false);
+  if (!j.is_object() || !j.contains("positional") || !j["positional"].is_string())
+    return resolved_positional(cfg);
+  const std::string stored = j["positional"].get<std::string>();
+  return stored == "auto" ? resolved_positional(cfg) : stored;
 }
 
 struct Evaluation {
@@ -219,6 +252,13 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
         cfg.resume.empty() ? default_run_dir(cfg) : fs::path(cfg.resume).parent_path().string();
   if (cfg.out.empty()) cfg.out = ".";
   if (cfg.save.empty()) cfg.save = (fs::path(cfg.out) / "checkpoint.safetensors").string();
+  // A resumed run is checked against the checkpoint's stored options before a model is built
+  // (a different --positional would otherwise surface as mismatched tensors).
+  const std::optional<CheckpointInfo> saved =
+      cfg.resume.empty() ? std::nullopt : peek_checkpoint(cfg.resume);
+  cfg.positional = run_positional(cfg, saved);  // stored resolved: config.json says what ran
+  validate_train_config(cfg);                   // a stored scheme must fit this run's sizes too
+  if (saved) check_resume_config(cfg, *saved, cfg.resume);
   check_save_path(cfg);
   // Before any work: the folder is ours alone until the run ends, and a fresh run never
   // replaces an earlier run's files.

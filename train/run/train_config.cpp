@@ -14,6 +14,7 @@
 #include "autograd/error.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
+#include "nn/positional/position_kind.h"
 
 namespace attn::train {
 
@@ -44,6 +45,8 @@ const std::vector<Option>& options() {
       {"dropout", &C::dropout, "dropout probability"},
       {"norm_first", &C::norm_first, "pre-norm (true) or the 2017 post-norm (false)"},
       {"src_eos", &C::src_eos, "seq2seq: end each source sequence with an EOS token"},
+      {"positional", &C::positional,
+       "transformers: none learned sinusoidal rope alibi t5_bias (auto: the model's own)"},
       {"hidden", &C::hidden, "recurrent hidden size"},
       {"attention", &C::attention,
        "recurrent seq2seq attention: none bahdanau luong_dot luong_general"},
@@ -164,7 +167,22 @@ bool is_recurrent(const std::string& model) {
   return model == "lstm" || model == "gru" || model == "rnn";
 }
 
+bool is_classification_task(const std::string& task) {
+  return task == "anagram" || task == "longrange";
+}
+
 }  // namespace
+
+bool is_transformer_model(const std::string& model) {
+  return model == "transformer" || model == "gpt" || model == "bert";
+}
+
+std::string resolved_positional(const TrainConfig& c) {
+  if (c.positional != "auto") return c.positional;
+  if (!is_transformer_model(c.model)) return "none";
+  if (c.model == "transformer" && !is_classification_task(c.task)) return "sinusoidal";
+  return "learned";
+}
 
 const std::vector<std::string>& train_task_names() {
   static const std::vector<std::string> names{"reversal", "copy",    "sort",      "recall",
@@ -274,7 +292,7 @@ void validate_train_config(const TrainConfig& c) {
   require_in("model", c.model, train_model_names());
   const bool seq2seq = c.task == "reversal" || c.task == "copy" || c.task == "sort" ||
                        c.task == "recall" || c.task == "khop";
-  const bool classify = c.task == "anagram" || c.task == "longrange";
+  const bool classify = is_classification_task(c.task);
   if (seq2seq)
     require(c.model != "bert",
             fmt::format("--model bert is encoder-only and cannot generate the output of '{}'; use "
@@ -298,6 +316,20 @@ void validate_train_config(const TrainConfig& c) {
   require(c.dim_ff > 0, fmt::format("--dim_ff must be > 0, got {}", c.dim_ff));
   require(c.dropout >= 0 && c.dropout < 1,
           fmt::format("--dropout must be in [0, 1), got {}", c.dropout));
+  {
+    std::vector<std::string> choices{"auto"};
+    for (const auto& n : nn::position_kind_names()) choices.push_back(n);
+    require_in("positional", c.positional, choices);
+  }
+  require(is_transformer_model(c.model) || resolved_positional(c) == "none",
+          fmt::format("--positional {} is for the transformer models (transformer, gpt, bert); "
+                      "--model {} is recurrent and reads the order from its recurrence (use "
+                      "--positional auto or none)",
+                      c.positional, c.model));
+  require(resolved_positional(c) != "rope" || (c.d_model / std::max<int64_t>(c.nhead, 1)) % 2 == 0,
+          fmt::format("--positional rope rotates pairs of channels: d_model/nhead ({}/{}) must "
+                      "be even",
+                      c.d_model, c.nhead));
   require(c.hidden > 0, fmt::format("--hidden must be > 0, got {}", c.hidden));
   require_in("attention", c.attention, {"none", "bahdanau", "luong_dot", "luong_general"});
   require(c.min_len > 0, fmt::format("--min_len must be > 0, got {}", c.min_len));

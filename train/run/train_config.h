@@ -30,9 +30,10 @@ struct TrainConfig {
   int64_t num_layers = 2;  // per stack (encoder and decoder each for the transformer)
   int64_t dim_ff = 256;
   double dropout = 0.0;
-  bool norm_first = true;
-  bool src_eos =
-      false;  // seq2seq: end each source with EOS  // pre-norm: trains without a long warm-up
+  bool norm_first = true;  // pre-norm: trains without a long warm-up
+  bool src_eos = false;    // seq2seq: end each source with EOS
+  // none learned sinusoidal rope alibi t5_bias, or auto: the model's own (resolved_positional)
+  std::string positional = "auto";
   // recurrent models
   int64_t hidden = 128;
   std::string attention = "bahdanau";  // none bahdanau luong_dot luong_general
@@ -89,6 +90,15 @@ void validate_train_config(const TrainConfig& config);
 int64_t estimate_train_memory(const TrainConfig& config);
 // Bytes of RAM the machine has available now (MemAvailable), or total RAM if unknown.
 int64_t available_memory_bytes();
+
+// The positional scheme a transformer run uses: cfg.positional unless it is "auto", which means
+// what the model always had: sinusoidal for the encoder-decoder transformer, learned for gpt,
+// bert and the encoder classifier (--model transformer on anagram and longrange); "none" for the
+// recurrent models (their order comes from the recurrence). attnlab train stores the resolved
+// name in config.json and in the checkpoint.
+std::string resolved_positional(const TrainConfig& config);
+// True for transformer, gpt, bert.
+bool is_transformer_model(const std::string& model);
 
 // The task list and model list, for help texts.
 const std::vector<std::string>& train_task_names();

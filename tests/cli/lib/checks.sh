@@ -3,6 +3,7 @@
 #   expect CODE PATTERN ARGS...  attnlab ARGS exits with CODE and prints PATTERN
 #   check NAME PYTHON            `attnlab run NAME --quick` succeeds, writes its run folder, and
 #                                PYTHON (with r, res, cmp bound to results.json) passes
+#   listed NAME [SOURCE]         `attnlab list` shows NAME (with SOURCE, a regex, as its source)
 #   finish                       prints PASS/FAIL for the script and exits accordingly
 # Usage at the top of a script:  source "$(dirname "$0")/lib/checks.sh" "$@"
 bin="${1:?usage: SCRIPT BUILD_DIR}/attnlab"
@@ -13,6 +14,15 @@ export ATTN_THREADS=${ATTN_THREADS:-2}
 failures=0
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# listed NAME [SOURCE]: the listing is captured first, not piped: `attnlab list | grep -q` lets
+# grep quit at its first match and kill the writer with SIGPIPE, which pipefail reports.
+listed() {
+  local listing
+  listing=$("$bin" list) || { fail "attnlab list failed"; return; }
+  if grep -qE "^  $1 +${2:-}" <<<"$listing"; then pass "attnlab list shows $1${2:+ ($2)}"
+  else fail "attnlab list does not show $1${2:+ with source $2}"; fi
+}
 
 # expect CODE PATTERN ARGS...: attnlab ARGS exits with CODE and prints PATTERN (stdout or stderr).
 expect() {

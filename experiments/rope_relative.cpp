@@ -1,0 +1,262 @@
+// rope-relative [001 "Positional encoding", 000 §VIII, 004 §3.2]: with rotary positions the
+// score of a query at i and a key at j depends on the positions only through i - j; with
+// positions ADDED to the vectors (sinusoidal or learned) it depends on i and j themselves.
+//
+//   attnlab run rope-relative
+//   attnlab run rope-relative --head_dim 128 --positions 256 --trials 20
+//
+// Two measurements per scheme, on random N(0,1) queries and keys (head_dim channels):
+//  1. same content everywhere (q at every position, k at every position): if the score depends
+//     on i - j alone, the score matrix is constant along each diagonal. The largest deviation
+//     from its diagonal's mean, relative to the largest |score|, is measured;
+//  2. different content at every position, and every position moved by the same amount
+//     (--shift_by): relative-only scores do not change at all; absolute ones do.
+// Schemes: RoPE in both channel pairings (rotate_half: GPT-NeoX / Hugging Face; interleaved:
+// the complex-number form of 004's llama code), the sinusoidal table added to q and k, and a
+// random table added (an untrained learned table).
+// Step through: attn::nn::apply_rope (nn/positional/rope.h), then scores() below.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+#include "experiments/common/offset_spread.h"
+#include "experiments/experiment.h"
+#include "experiments/report/charts.h"
+#include "experiments/report/heatmap.h"
+#include "experiments/run_context.h"
+#include "nn/positional/rope.h"
+#include "nn/positional/sinusoidal.h"
+
+namespace attn::experiments {
+
+namespace {
+
+enum class Scheme { kRopeHalf, kRopeInterleaved, kSinusoidal, kLearned };
+const Scheme kSchemes[] = {Scheme::kRopeHalf, Scheme::kRopeInterleaved, Scheme::kSinusoidal,
+                           Scheme::kLearned};
+
+std::string scheme_name(Scheme s) {
+  switch (s) {
+    case Scheme::kRopeHalf:
+      return "rope (rotate_half)";
+    case Scheme::kRopeInterleaved:
+      return "rope (interleaved, llama)";
+    case Scheme::kSinusoidal:
+      return "sinusoidal, added";
+    case Scheme::kLearned:
+      return "learned (random), added";
+  }
+  return "";
+}
+
+std::string scheme_key(Scheme s) {
+  switch (s) {
+    case Scheme::kRopeHalf:
+      return "rope_rotate_half";
+    case Scheme::kRopeInterleaved:
+      return "rope_interleaved";
+    case Scheme::kSinusoidal:
+      return "sinusoidal_added";
+    case Scheme::kLearned:
+      return "learned_added";
+  }
+  return "";
+}
+
+// x (N,D) at positions start..start+N-1 with the scheme's positions applied. `table` holds
+// the additive rows (at least start+N of them) for the additive schemes.
+Tensor place(
+    const Tensor& x, Scheme s, int64_t start, const Tensor& sin_table, const Tensor& learned) {
+  const int64_t n = x.size(0), d = x.size(1);
+  if (s == Scheme::kRopeHalf || s == Scheme::kRopeInterleaved) {
+    NoGrad off;
+    const RopeStyle style =
+        s == Scheme::kRopeHalf ? RopeStyle::kRotateHalf : RopeStyle::kInterleaved;
+    return nn::apply_rope(Var::constant(x.reshape({1, 1, n, d})), start, style)
+        .value()
+        .reshape({n, d});
+  }
+  const Tensor& table = s == Scheme::kSinusoidal ? sin_table : learned;
+  Tensor out = x.clone();
+  for (int64_t p = 0; p < n; ++p)
+    for (int64_t c = 0; c < d; ++c) out[p * d + c] += table[(start + p) * d + c];
+  return out;
+}
+
+// s[i*n + j] = q_i . k_j in double (the 1/sqrt(D) of attention would scale every entry alike).
+std::vector<double> scores(const Tensor& q, const Tensor& k) {
+  const int64_t n = q.size(0), d = q.size(1);
+  std::vector<double> s(static_cast<size_t>(n * n));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double v = 0;
+      for (int64_t c = 0; c < d; ++c) v += double(q[i * d + c]) * double(k[j * d + c]);
+      s[static_cast<size_t>(i * n + j)] = v;
+    }
+  return s;
+}
+
+// (N,D) with every row equal to row (1,D) v.
+Tensor repeat_row(const Tensor& v, int64_t n) {
+  const int64_t d = v.numel();
+  Tensor out({n, d});
+  for (int64_t p = 0; p < n; ++p)
+    for (int64_t c = 0; c < d; ++c) out[p * d + c] = v[c];
+  return out;
+}
+
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const int64_t d = cfg.get_int("head_dim"), n = cfg.get_int("positions");
+  const int64_t trials = cfg.get_int("trials"), shift = cfg.get_int("shift_by");
+  if (d % 2 != 0)
+    throw UsageError(
+        fmt::format("rope-relative: --head_dim must be even (RoPE rotates pairs), got {}", d));
+  Generator gen(ctx.seed());
+  const Tensor sin_table = nn::sinusoidal_table(n + shift, d);
+  const Tensor learned = Tensor::randn({n + shift, d}, gen);
+
+  std::map<Scheme, double> toeplitz, shifted;
+  std::map<Scheme, std::vector<double>> first_scores;  // trial 0, same content, for the figures
+  std::vector<double> offsets, rope_curve;
+  for (int64_t t = 0; t < trials; ++t) {
+    const Tensor q1 = Tensor::randn({1, d}, gen), k1 = Tensor::randn({1, d}, gen);
+    const Tensor qs = Tensor::randn({n, d}, gen), ks = Tensor::randn({n, d}, gen);
+    for (Scheme s : kSchemes) {
+      // 1. same content at every position: constant diagonals iff relative-only.
+      const std::vector<double> same = scores(place(repeat_row(q1, n), s, 0, sin_table, learned),
+                                              place(repeat_row(k1, n), s, 0, sin_table, learned));
+      const OffsetSpread sp = spread_by_offset(same, n, /*absolute=*/false);
+      toeplitz[s] = std::max(toeplitz[s], sp.max_deviation / sp.max_abs);
+      if (t == 0) {
+        first_scores[s] = same;
+        if (s == Scheme::kRopeHalf) offsets = sp.offsets, rope_curve = sp.means;
+      }
+      // 2. different content, every position moved by `shift`.
+      const std::vector<double> at0 =
+          scores(place(qs, s, 0, sin_table, learned), place(ks, s, 0, sin_table, learned));
+      const std::vector<double> moved =
+          scores(place(qs, s, shift, sin_table, learned), place(ks, s, shift, sin_table, learned));
+      double diff = 0, scale = 0;
+      for (size_t e = 0; e < at0.size(); ++e)
+        diff = std::max(diff, std::abs(moved[e] - at0[e])),
+        scale = std::max(scale, std::abs(at0[e]));
+      shifted[s] = std::max(shifted[s], diff / scale);
+    }
+  }
+
+  ctx.section(
+      fmt::format("Do the scores depend on i - j alone? head_dim {}, positions 0..{}, {} trials", d,
+                  n - 1, trials));
+  Table t("Largest deviation, relative to the largest |score| (max over trials)",
+          {"scheme", "same content: spread along a diagonal",
+           fmt::format("every position + {}", shift)});
+  for (Scheme s : kSchemes) {
+    t.add_row(
+        {scheme_name(s), fmt::format("{:.2e}", toeplitz[s]), fmt::format("{:.2e}", shifted[s])});
+    ctx.result("diagonal_spread_" + scheme_key(s), toeplitz[s]);
+    ctx.result("shift_change_" + scheme_key(s), shifted[s]);
+  }
+  ctx.table(t);
+  const double eps = std::numeric_limits<float>::epsilon();
+  const double rope_worst =
+      std::max({toeplitz[Scheme::kRopeHalf], toeplitz[Scheme::kRopeInterleaved],
+                shifted[Scheme::kRopeHalf], shifted[Scheme::kRopeInterleaved]});
+  const double absolute_least = std::min({toeplitz[Scheme::kSinusoidal], toeplitz[Scheme::kLearned],
+                                          shifted[Scheme::kSinusoidal], shifted[Scheme::kLearned]});
+  ctx.result("rope_worst", rope_worst);
+  ctx.result("absolute_least", absolute_least);
+  ctx.note(fmt::format(
+      "RoPE: at most {:.2e} of the score scale in either test, {:.1f} times the float32 rounding "
+      "unit ({:.1e}) — the rounding of the rotated vectors, nothing more. Rotating q by i*theta "
+      "and k "
+      "by j*theta leaves q . R((j - i) theta) k. Added positions: at least {:.3f}, because "
+      "(q + p_i) . (k + p_j) = q.k + q.p_j + p_i.k + p_i.p_j and the two middle terms follow "
+      "the absolute positions. Only p_i.p_j of the sinusoids is relative (sinusoid-shift).",
+      rope_worst, rope_worst / eps, eps, absolute_least));
+
+  // ---- figures ----
+  const int64_t hn = std::min<int64_t>(n, 32);
+  auto panel = [&](Scheme s) {
+    Tensor m({hn, hn});
+    for (int64_t i = 0; i < hn; ++i)
+      for (int64_t j = 0; j < hn; ++j) m.at({i, j}) = static_cast<real>(first_scores[s][i * n + j]);
+    Heatmap h;
+    h.values = m;
+    h.title = scheme_name(s);
+    h.x_label = "key position j";
+    h.y_label = "query position i";
+    return h;
+  };
+  ctx.figure("scores_same_content",
+             heatmap_grid_svg({panel(Scheme::kRopeHalf), panel(Scheme::kRopeInterleaved),
+                               panel(Scheme::kSinusoidal), panel(Scheme::kLearned)},
+                              2, "q . k with the same q and k at every position"),
+             "RoPE gives constant diagonals (a function of i - j); added positions do not");
+  LinePlot p;
+  p.series = {{"rope (rotate_half), trial 0", offsets, rope_curve}};
+  p.title = "RoPE score of one (q, k) pair against the offset i - j";
+  p.x_label = "offset i - j";
+  p.y_label = "q . k after rotation";
+  ctx.figure("rope_score_vs_offset", line_plot_svg(p),
+             "The whole score matrix is this one curve, read off along the diagonals");
+
+  // ---- the documents beside ours ----
+  const bool rope_relative = rope_worst < 1000 * eps;
+  DocumentComparison cmp("001, 000 §VIII, 004 §3.2 vs ours");
+  cmp.add_exact(
+      "001: with RoPE, q_i and k_j interact through a rotation by (i - j) theta: the "
+      "score depends on the relative position",
+      "yes",
+      yes_no(toeplitz[Scheme::kRopeHalf] < 1000 * eps && shifted[Scheme::kRopeHalf] < 1000 * eps),
+      fmt::format("diagonal spread {:.2e}, change under a shift by {} {:.2e}",
+                  toeplitz[Scheme::kRopeHalf], shift, shifted[Scheme::kRopeHalf]));
+  cmp.add_exact(
+      "004 §3.2: llama's rotary (adjacent channel pairs, the complex form) is relative too", "yes",
+      yes_no(toeplitz[Scheme::kRopeInterleaved] < 1000 * eps &&
+             shifted[Scheme::kRopeInterleaved] < 1000 * eps),
+      fmt::format("diagonal spread {:.2e}, change under a shift {:.2e}",
+                  toeplitz[Scheme::kRopeInterleaved], shifted[Scheme::kRopeInterleaved]));
+  cmp.add_exact(
+      "000 §VIII: added sinusoids couple content with absolute position (scores are not "
+      "relative-only)",
+      "yes", yes_no(std::min(toeplitz[Scheme::kSinusoidal], shifted[Scheme::kSinusoidal]) > 1e-2),
+      fmt::format("diagonal spread {:.3f}, change under a shift {:.3f}",
+                  toeplitz[Scheme::kSinusoidal], shifted[Scheme::kSinusoidal]));
+  cmp.add_exact(
+      "000 §VIII: any absolute encoding added to the embedding (here a learned table) "
+      "does not model relative positions by itself",
+      "yes", yes_no(std::min(toeplitz[Scheme::kLearned], shifted[Scheme::kLearned]) > 1e-2),
+      fmt::format("diagonal spread {:.3f}, change under a shift {:.3f}", toeplitz[Scheme::kLearned],
+                  shifted[Scheme::kLearned]));
+  ctx.result("rope_relative_only", rope_relative);
+  ctx.compare(cmp);
+}
+
+}  // namespace
+
+Experiment rope_relative() {
+  Experiment e;
+  e.name = "rope-relative";
+  e.source = "001 (Positional encoding), 000 §VIII, 004 §3.2";
+  e.purpose = "RoPE scores depend only on i - j (measured); added absolute positions do not";
+  e.typical_time = "~1 s";
+  e.config.add_int("head_dim", 64, "channels per head (even)", {.min = 2})
+      .add_int("positions", 64, "positions 0..N-1", {.min = 2})
+      .add_int("trials", 8, "random (q, k) draws", {.min = 1})
+      .add_int("shift_by", 1000, "how far every position is moved in the shift test", {.min = 1});
+  e.quick = {{"positions", "24"}, {"trials", "2"}, {"head_dim", "32"}};
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments
