@@ -37,6 +37,7 @@
 #include "experiments/report/scale.h"
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
+#include "nn/positional/position_kind.h"
 #include "nn/transformer/decoder_only.h"
 #include "nn/transformer/encoder_only.h"
 #include "nn/transformer/seq2seq.h"
@@ -56,6 +57,7 @@ train::TrainConfig base_config(const Config& cfg, uint64_t seed) {
   t.batch_size = cfg.get_int("batch");
   t.eval_size = cfg.get_int("eval_size");
   t.warmup = cfg.get_int("warmup");
+  t.positional = cfg.get_string("positional");
   t.progress = "lines";
   return t;
 }
@@ -378,6 +380,7 @@ void masks(const Config& cfg,
     const Tensor head = head_map(p.weights, 0, 0);
     Heatmap mh = attention_heatmap(allowed(head), p.q, p.k, p.title);
     mh.vmin = 0, mh.vmax = 1;
+    mh.colorbar_label = "visible (1) or hidden (0)";
     mask_maps.push_back(mh);
     weight_maps.push_back(attention_heatmap(head, p.q, p.k, p.title + ", head 1"));
     const bool cross = p.name == "cross";
@@ -454,6 +457,13 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.compare(cmp);
 }
 
+// "auto" and every scheme of nn/positional.
+std::vector<std::string> position_choices() {
+  std::vector<std::string> c{"auto"};
+  for (const auto& n : nn::position_kind_names()) c.push_back(n);
+  return c;
+}
+
 }  // namespace
 
 Experiment gpt_bert_encdec() {
@@ -468,6 +478,10 @@ Experiment gpt_bert_encdec() {
       .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
       .add_int("batch", 32, "sequences per step", {.min = 1})
       .add_int("warmup", 100, "warm-up steps of every training", {.min = 0})
+      .add_string("positional", "auto",
+                  "positions of all three models (auto: each model's own; none learned "
+                  "sinusoidal rope alibi t5_bias)",
+                  position_choices())
       .add_int("eval_size", 200, "held-out windows / sequences", {.min = 1})
       .add_int("block_len", 64, "characters per language-model window", {.min = 2})
       .add_int("gpt_steps", 300, "GPT training steps", {.min = 1})

@@ -120,10 +120,7 @@ void report_ablations(const Ablations& a, int64_t heads, RunContext& ctx) {
   ctx.table(ht);
   ctx.table(lt);
   ctx.result("head_removed", rows);
-  ctx.figure("head_ablation",
-             heatmap_grid_svg(panels, 1,
-                              "Change in held-out exact match when one "
-                              "head is removed (layer x head)"),
+  ctx.figure("head_ablation", heatmap_grid_svg(panels, 1, "Exact-match change, one head removed"),
              fmt::format("Each cell: exact match with that head's output zeroed, minus the intact "
                          "model's {:.3f}. Near 0: the head is not needed; strongly negative: the "
                          "model depends on it.",
