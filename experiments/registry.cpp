@@ -36,7 +36,10 @@ namespace attn::experiments {
   X(softmax_dispersion)          \
   X(linear_vs_softmax_recall)    \
   X(sinusoid_shift)              \
-  X(rope_relative)
+  X(rope_relative)               \
+  X(gpt_bert_encdec)             \
+  X(head_ablation)               \
+  X(attention_shuffle)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

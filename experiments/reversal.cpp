@@ -18,9 +18,6 @@
 // Step through: attn::experiments::record_attention, then HeadRoleScores::add.
 #include <fmt/format.h>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <map>
 #include <set>
 
@@ -28,14 +25,13 @@
 #include "data/batch.h"
 #include "data/tokenizer.h"
 #include "experiments/common/head_roles.h"
+#include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/report/scale.h"
 #include "experiments/run_context.h"
-#include "nn/positional/position_kind.h"
 #include "nn/transformer/seq2seq.h"
-#include "train/run/run_folder.h"
 #include "train/run/run_train.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
@@ -43,31 +39,6 @@
 namespace attn::experiments {
 
 namespace {
-
-namespace fs = std::filesystem;
-
-train::TrainConfig train_config(const Config& cfg, const RunContext& ctx) {
-  train::TrainConfig t;
-  t.task = "reversal";
-  t.model = "transformer";
-  t.seed = ctx.seed();
-  t.d_model = cfg.get_int("d_model");
-  t.nhead = cfg.get_int("nhead");
-  t.num_layers = cfg.get_int("layers");
-  t.dim_ff = cfg.get_int("dim_ff");
-  t.src_eos = cfg.get_bool("src_eos");
-  t.positional = cfg.get_string("positional");
-  t.steps = cfg.get_int("steps");
-  t.batch_size = cfg.get_int("batch");
-  t.lr = cfg.get_real("lr");
-  t.warmup = cfg.get_int("warmup");
-  t.eval_every = cfg.get_int("eval_every");
-  t.eval_size = cfg.get_int("eval_size");
-  t.target = cfg.get_real("target");
-  t.checkpoint_every = 0;                                           // only the final checkpoint
-  t.out = ctx.dir().empty() ? "" : (ctx.dir() / "train").string();  // "": see run()
-  return t;
-}
 
 // ---- figures and tables of the training run ----
 
@@ -247,26 +218,11 @@ std::vector<std::string> heads_with(const HeadRoleScores& s,
 
 void run(const Config& cfg, RunContext& ctx) {
   const double threshold = cfg.get_real("role_threshold");
-  train::TrainConfig tc = train_config(cfg, ctx);
-  train::validate_train_config(tc);  // bad sizes fail before any work (exit code 2)
-  // Without a run folder (unit tests) the training files go to a fresh temporary folder that
-  // is removed at the end (a fixed name would be refused the second time: it holds a run).
-  struct Scratch {
-    fs::path path;
-    ~Scratch() {
-      std::error_code ignored;
-      if (!path.empty()) fs::remove_all(path, ignored);
-    }
-  } scratch;
-  if (tc.out.empty()) {
-    scratch.path = train::create_unique_folder(fs::temp_directory_path() /
-                                               fmt::format("attnlab-reversal-{}", ::getpid()));
-    tc.out = scratch.path.string();
-  }
-
+  const train::TrainConfig tc = reversal_train_config(cfg, ctx.seed());
   // ---- 1. train ----
   ctx.section("Training (train/run: the reversal task, the encoder-decoder Transformer)");
-  const train::TrainSummary s = train::train_task(tc);
+  const TrainedRun trained = train_for_experiment(tc, ctx, "train");
+  const train::TrainSummary& s = trained.summary;
   const double exact = s.final_eval.at("exact_match");
   ctx.preformatted(fmt::format(
       "{}\n{} after step {} ({}); {:.1f} s wall, {:.1f} s in training steps, {:.0f} tokens/s\n"
@@ -285,7 +241,7 @@ void run(const Config& cfg, RunContext& ctx) {
   auto* model = dynamic_cast<nn::Seq2SeqTransformer*>(&s.model->module());
   if (!model) throw Error("reversal: the trained model is not a Seq2SeqTransformer");
   model->eval();
-  const train::TaskSetup setup = train::make_task_setup(tc);  // the same held-out set (seeded)
+  const train::TaskSetup& setup = trained.setup;  // the same held-out set (seeded)
   const auto& tok = setup.heldout->tokenizer();
   const int64_t layers = tc.num_layers, heads = tc.nhead;
 
@@ -411,21 +367,7 @@ Experiment reversal() {
   e.source = "002 §39.7 (Chapter 40 preview)";
   e.purpose = "Train an 8-head Transformer to reverse strings; measure what each head attends to";
   e.typical_time = "~50 s";
-  e.config.add_int("d_model", 64, "model width", {.min = 1})
-      .add_int("nhead", 8, "attention heads per layer (must divide d_model)", {.min = 1})
-      .add_int("layers", 2, "encoder layers and decoder layers", {.min = 1})
-      .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
-      .add_bool("src_eos", true, "end each source with an EOS token (the marker a head can find)")
-      .add_string("positional", "sinusoidal",
-                  "positions (nn/positional): none learned sinusoidal rope alibi t5_bias",
-                  nn::position_kind_names())
-      .add_int("steps", 1000, "most training steps (stops early at --target)", {.min = 1})
-      .add_int("batch", 64, "sequences per step", {.min = 1})
-      .add_real("lr", 3e-3, "peak AdamW learning rate (cosine schedule)", {.min = 0})
-      .add_int("warmup", 100, "warm-up steps", {.min = 0})
-      .add_int("eval_every", 100, "steps between held-out evaluations", {.min = 1})
-      .add_int("eval_size", 500, "held-out sequences (lengths 8-16)", {.min = 1})
-      .add_real("target", 0.99, "stop once held-out exact match reaches this", {.min = 0})
+  add_reversal_fields(e.config)
       .add_int("role_examples", 500, "held-out sequences the head roles are averaged over",
                {.min = 1})
       .add_real("role_threshold", 0.5, "score a head needs on its best pattern to get a role",

@@ -97,6 +97,20 @@ const std::vector<Tensor>& Seq2SeqAttention::of(AttentionKind kind) const {
   throw Error("Seq2SeqAttention: unknown attention kind");
 }
 
+std::vector<nn::MultiheadAttention*> attention_modules(nn::Seq2SeqTransformer& model,
+                                                       AttentionKind kind) {
+  std::vector<nn::MultiheadAttention*> out;
+  const auto& enc = *model.transformer->encoder->layers;
+  const auto& dec = *model.transformer->decoder->layers;
+  if (kind == AttentionKind::kEncoderSelf)
+    for (size_t l = 0; l < enc.size(); ++l) out.push_back(enc[l].self_attn.get());
+  else
+    for (size_t l = 0; l < dec.size(); ++l)
+      out.push_back(kind == AttentionKind::kCross ? dec[l].multihead_attn.get()
+                                                  : dec[l].self_attn.get());
+  return out;
+}
+
 Seq2SeqAttention record_attention(nn::Seq2SeqTransformer& model,
                                   const Tensor& src,
                                   const Tensor& tgt_in) {
@@ -104,13 +118,12 @@ Seq2SeqAttention record_attention(nn::Seq2SeqTransformer& model,
   model.forward(src, tgt_in);
   // Every MultiheadAttention keeps the weights of its last call: read them layer by layer.
   Seq2SeqAttention a;
-  const auto& enc = *model.transformer->encoder->layers;
-  const auto& dec = *model.transformer->decoder->layers;
-  for (size_t l = 0; l < enc.size(); ++l)
-    a.encoder_self.push_back(enc[l].self_attn->last_weights());
-  for (size_t l = 0; l < dec.size(); ++l) {
-    a.decoder_self.push_back(dec[l].self_attn->last_weights());
-    a.cross.push_back(dec[l].multihead_attn->last_weights());
+  for (AttentionKind kind : kAttentionKinds) {
+    auto& out = kind == AttentionKind::kEncoderSelf   ? a.encoder_self
+                : kind == AttentionKind::kDecoderSelf ? a.decoder_self
+                                                      : a.cross;
+    for (nn::MultiheadAttention* m : attention_modules(model, kind))
+      out.push_back(m->last_weights());
   }
   return a;
 }

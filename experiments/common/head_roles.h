@@ -51,6 +51,10 @@ struct HeadPattern {
 };
 const std::vector<HeadPattern>& head_patterns(AttentionKind kind);
 
+// The attention modules of one kind, layer by layer (to read their weights or set a head mask).
+std::vector<nn::MultiheadAttention*> attention_modules(nn::Seq2SeqTransformer& model,
+                                                       AttentionKind kind);
+
 // Per layer, (B,H,Tq,Tk) attention weights of one teacher-forced forward pass.
 struct Seq2SeqAttention {
   std::vector<Tensor> encoder_self, decoder_self, cross;

@@ -138,7 +138,9 @@ AttentionOutput MultiheadAttention::forward(const Var& query,
     a = split_heads_attention(pq, pk, pv, masks, cache);
   last_weights_ = a.weights.value();
 
-  Var out = out_proj->forward(a.out);  // (B,Tq,E)
+  // (B,Tq,E) * (E): head h's D columns scaled by mask[h]; the gradient is masked the same way.
+  const Var heads = head_mask_ ? mul(a.out, Var::constant(head_columns_)) : a.out;
+  Var out = out_proj->forward(heads);  // (B,Tq,E)
   if (unbatched)
     out = reshape(out, {out.size(1), e_});
   else if (!opt_.batch_first)
@@ -146,9 +148,29 @@ AttentionOutput MultiheadAttention::forward(const Var& query,
   return {out, a.weights};
 }
 
+void MultiheadAttention::set_head_mask(std::optional<Tensor> mask) {
+  if (mask && (mask->rank() != 1 || mask->size(0) != h_))
+    throw Error(fmt::format("MultiheadAttention: head mask must be ({}) for {} heads, got {}", h_,
+                            h_, shape_str(mask->shape())));
+  head_mask_ = std::move(mask);
+  if (!head_mask_) return;
+  const int64_t d = head_dim();
+  head_columns_ = Tensor::empty({e_});
+  for (int64_t i = 0; i < e_; ++i) head_columns_[i] = (*head_mask_)[i / d];
+}
+
+void MultiheadAttention::set_weights_hook(WeightsHook hook) {
+  if (hook && hkv_ != h_)
+    throw Error(
+        fmt::format("MultiheadAttention: a weights hook needs n_kv_heads == num_heads, got "
+                    "{} key/value heads for {} heads",
+                    hkv_, h_));
+  weights_hook_ = std::move(hook);
+}
+
 bool MultiheadAttention::fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const {
   const bool dropout = opt_.dropout > 0 && is_training();
-  return !reference_mode() && !opt_.rope && !dropout && !masks.key_padding_mask &&
+  return !reference_mode() && !weights_hook_ && !opt_.rope && !dropout && !masks.key_padding_mask &&
          !masks.attn_mask && !masks.bias && (!masks.causal || tq <= tk);
 }
 
@@ -207,6 +229,13 @@ AttentionOutput MultiheadAttention::split_heads_attention(const Projected& pq,
   so.dropout_gen = dropout_gen_.get();
   so.training = is_training();
   AttentionOutput a = scaled_dot_product_attention(q, k, v, so);
+  if (weights_hook_) {
+    const Var w = weights_hook_(a.weights, v);
+    if (w.shape() != a.weights.shape())
+      throw Error(fmt::format("MultiheadAttention: the weights hook returned {}, expected {}",
+                              shape_str(w.shape()), shape_str(a.weights.shape())));
+    a.out = matmul(w, v);  // (B,H,Tq,D): the heads recomputed from the chosen weights
+  }
   return {merge_heads(a.out), a.weights};  // (B,Tq,E)
 }
 

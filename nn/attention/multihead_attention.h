@@ -14,8 +14,16 @@
 //   gqa.forward(prompt, prompt, prompt, {.causal = true}, &cache);   // fills the cache
 //   gqa.forward(next, next, next, {.causal = true}, &cache);         // one new token (B,1,64)
 //
+//   mha.set_head_mask(Tensor::from_vector({1, 0, 1, 1, 1, 1, 1, 1}));  // head 2 removed
+//   mha.set_head_mask(std::nullopt);                                    // all heads again
+//   mha.set_weights_hook([](const Var& w, const Var& v) { return shuffled(w); });  // yours
+//                                        // every head's output from the weights it returns
+//
 // Per head h (D = E/H): head_h = softmax(Q_h K_h^T / sqrt(D)) V_h, and the heads are concatenated
-// and mixed by out_proj. Dropout (training only) acts on the attention weights, as in PyTorch.
+// and mixed by out_proj: out = concat(m_1 head_1, ..., m_H head_H) W_O^T + b_O, where the head
+// mask m is 1 for every head unless set_head_mask gives other factors (m_h = 0 ablates head h:
+// its values never reach the output, and no gradient flows into its Q, K, V rows). Dropout
+// (training only) acts on the attention weights, as in PyTorch.
 //
 // Parameter names. n_kv_heads == num_heads (ordinary MHA) uses PyTorch's names and layout, so a
 // state_dict of nn.MultiheadAttention(E, H, bias=..., batch_first=True) loads directly:
@@ -29,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -83,6 +92,22 @@ class MultiheadAttention : public Module {
                           const AttentionMasks& masks = {},
                           KVCache* cache = nullptr);
 
+  // Head ablation: multiplies head h's output by mask[h] before out_proj (0 removes the head,
+  // 1 keeps it). mask (H); std::nullopt: every head at 1. A mask of the wrong shape throws
+  // attn::Error naming both shapes.
+  void set_head_mask(std::optional<Tensor> mask);
+  const std::optional<Tensor>& head_mask() const { return head_mask_; }
+
+  // Intervention on the attention weights ("is attention an explanation?"): when set, every
+  // forward computes the weights w (B,H,Tq,Tk) as usual, calls hook(w, v) with the values
+  // v (B,H,Tk,D), and uses the weights it returns (same shape) instead: head_h = hook(w)_h v_h.
+  // Hidden keys have weight exactly 0 in w; keeping them at 0 is the hook's job. The call takes
+  // the unfused path (the fused kernel never exposes w separately) and needs n_kv_heads ==
+  // num_heads. last_weights() keeps the original w; dropout (training) is not applied to the
+  // returned weights. An empty function removes the hook.
+  using WeightsHook = std::function<Var(const Var& weights, const Var& values)>;
+  void set_weights_hook(WeightsHook hook);
+
   // The weights of the last forward call, (B,H,Tq,Tk), for plots.
   const Tensor& last_weights() const { return last_weights_; }
 
@@ -135,6 +160,9 @@ class MultiheadAttention : public Module {
   MultiheadAttentionOptions opt_;
   std::shared_ptr<Generator> dropout_gen_;
   Tensor last_weights_;
+  WeightsHook weights_hook_;
+  std::optional<Tensor> head_mask_;  // (H)
+  Tensor head_columns_;              // (E): mask[h] repeated over head h's D columns
 };
 
 }  // namespace attn::nn

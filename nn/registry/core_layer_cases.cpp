@@ -1,8 +1,12 @@
 // nn-core's gradcheck rows that have no parity twin: dropout in training mode, attention with
-// an additive bias and without scaling, and the three models (whose inputs are token ids, so
-// their leaves are the parameters alone).
+// an additive bias and without scaling, multi-head attention with a head mask or a weights hook,
+// and the three models (whose inputs are token ids, so their leaves are the parameters alone).
+#include <functional>
 #include <memory>
 
+#include "autograd/functional.h"
+
+#include "nn/attention/multihead_attention.h"
 #include "nn/attention/sdpa.h"
 #include "nn/dropout.h"
 #include "nn/registry/layer_cases.h"
@@ -11,6 +15,27 @@
 #include "nn/transformer/seq2seq.h"
 
 namespace attn::nn {
+
+namespace {
+
+// Cross-attention (E 6, 3 heads, 3 queries over 4 keys) with a setting applied after building.
+LayerCase cross_attention_case(const std::string& name,
+                               std::function<void(MultiheadAttention&)> setup) {
+  return {name, [setup](Generator& gen) {
+            auto m = std::make_shared<MultiheadAttention>(6, 3, gen);
+            perturb_parameters(*m, gen);
+            setup(*m);
+            Var x(Tensor::randn({2, 3, 6}, gen), true);
+            Var mem(Tensor::randn({2, 4, 6}, gen), true);
+            LayerInstance out;
+            out.keep_alive = m;
+            out.leaves = module_leaves(*m, {x, mem});
+            out.forward = [m, x, mem] { return m->forward(x, mem, mem).out; };
+            return out;
+          }};
+}
+
+}  // namespace
 
 std::vector<LayerCase> core_layer_cases() {
   std::vector<LayerCase> rows;
@@ -50,6 +75,17 @@ std::vector<LayerCase> core_layer_cases() {
                     };
                     return out;
                   }});
+
+  // Multi-head attention with head 2 of 3 ablated and head 3 scaled: the head mask multiplies
+  // each head's output before out_proj, so its gradient must be scaled the same way.
+  rows.push_back(cross_attention_case("mha/head_mask", [](MultiheadAttention& m) {
+    m.set_head_mask(Tensor::from_vector({1, 0, 0.5}));
+  }));
+  // Weights passed through a hook (w -> w * w, not normalised: any differentiable function
+  // will do): the gradient must flow through the weights the hook returns.
+  rows.push_back(cross_attention_case("mha/weights_hook", [](MultiheadAttention& m) {
+    m.set_weights_hook([](const Var& w, const Var&) { return mul(w, w); });
+  }));
 
   // Id 0 is padding. A padding row deliberately gets no gradient through its lookup, so padding
   // appears only where its lookups cannot reach the output: in the source (masked as keys).

@@ -231,6 +231,75 @@ TEST_SUITE("nn") {
     CHECK(max_abs_diff(a.weights.value(), r.weights.value()) < 1e-6);
   }
 
+  TEST_CASE("head mask: an ablated head contributes nothing and gets no gradient") {
+    Generator gen(5);
+    MultiheadAttention mha(8, 2, gen);  // head_dim 4: head 2 owns columns 4..7
+    const Var x(Tensor::randn({2, 3, 8}, gen));
+    const Tensor full = mha.forward(x, x, x).out.value();
+    mha.set_head_mask(Tensor::from_vector({1, 0}));
+    const Tensor masked = mha.forward(x, x, x).out.value();
+    // Head 2's value rows (in_proj rows 2E + 4 .. 3E) changed at random: nothing moves.
+    Tensor& w = mha.in_proj_weight.value();
+    for (int64_t r = 16 + 4; r < 24; ++r)
+      for (int64_t c = 0; c < 8; ++c) w[r * 8 + c] += 1.5f * static_cast<real>(r - c);
+    const Tensor after = mha.forward(x, x, x).out.value();
+    CHECK(max_abs_diff(after, masked) == 0);
+    CHECK(max_abs_diff(full, masked) > 1e-3);  // the head did contribute before
+    // ... and no gradient reaches head 2's query, key or value rows.
+    mha.zero_grad();
+    sum(mha.forward(x, x, x).out).backward();
+    const Tensor& g = mha.in_proj_weight.grad();
+    double head2 = 0, head1 = 0;
+    for (int64_t part = 0; part < 3; ++part)
+      for (int64_t r = 0; r < 8; ++r)
+        for (int64_t c = 0; c < 8; ++c)
+          (r < 4 ? head1 : head2) += std::abs(g[(part * 8 + r) * 8 + c]);
+    CHECK(head2 == 0);
+    CHECK(head1 > 0);
+    // All ones is the unmasked layer; clearing the mask restores it.
+    mha.set_head_mask(Tensor::from_vector({1, 1}));
+    const Tensor ones = mha.forward(x, x, x).out.value();
+    mha.set_head_mask(std::nullopt);
+    CHECK(max_abs_diff(ones, mha.forward(x, x, x).out.value()) == 0);
+    CHECK_THROWS_WITH_AS(mha.set_head_mask(Tensor::from_vector({1, 0, 1})),
+                         doctest::Contains("head mask must be (2) for 2 heads, got (3)"), Error);
+  }
+
+  TEST_CASE("weights hook: identity changes nothing, uniform weights equalise the queries") {
+    Generator gen(6);
+    MultiheadAttention mha(8, 2, gen);
+    const Var x(Tensor::randn({2, 5, 8}, gen));
+    const Tensor plain = mha.forward(x, x, x).out.value();
+    const Tensor plain_w = mha.last_weights();
+    mha.set_weights_hook([](const Var& w, const Var&) { return w; });
+    CHECK(max_abs_diff(mha.forward(x, x, x).out.value(), plain) < 1e-5);
+    // Uniform rows: every query reads the mean value, so all 5 output rows are equal, and
+    // last_weights() still shows the model's own weights.
+    mha.set_weights_hook(
+        [](const Var& w, const Var&) { return Var(Tensor::full(w.shape(), real(1) / 5)); });
+    const Tensor u = mha.forward(x, x, x).out.value();
+    CHECK(max_abs_diff(mha.last_weights(), plain_w) < 1e-6);
+    double spread = 0;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 1; t < 5; ++t)
+        for (int64_t c = 0; c < 8; ++c)
+          spread = std::max(spread, std::abs(double(u[(b * 5 + t) * 8 + c] - u[b * 5 * 8 + c])));
+    CHECK(spread < 1e-5);
+    CHECK(max_abs_diff(u, plain) > 1e-3);
+    mha.set_weights_hook([](const Var& w, const Var&) {
+      return Var(Tensor::zeros({w.size(0), w.size(1)}));
+    });
+    CHECK_THROWS_WITH_AS(mha.forward(x, x, x), doctest::Contains("the weights hook returned"),
+                         Error);
+    mha.set_weights_hook(nullptr);
+    CHECK(max_abs_diff(mha.forward(x, x, x).out.value(), plain) == 0);
+    MultiheadAttentionOptions o;
+    o.n_kv_heads = 1;
+    MultiheadAttention mqa(8, 2, gen, o);
+    CHECK_THROWS_WITH_AS(mqa.set_weights_hook([](const Var& w, const Var&) { return w; }),
+                         doctest::Contains("needs n_kv_heads == num_heads"), Error);
+  }
+
   TEST_CASE("self-attention without positions is permutation equivariant") {
     Generator gen(10);
     MultiheadAttention mha(8, 2, gen);

@@ -1,0 +1,115 @@
+#include "experiments/common/trained_run.h"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "autograd/error.h"
+#include "autograd/tape.h"
+
+#include "experiments/run_context.h"
+#include "nn/positional/position_kind.h"
+#include "train/run/run_folder.h"
+
+namespace attn::experiments {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Removes its folder when the last owner lets go.
+struct ScratchFolder {
+  fs::path path;
+  ~ScratchFolder() {
+    std::error_code ignored;
+    if (!path.empty()) fs::remove_all(path, ignored);
+  }
+};
+
+}  // namespace
+
+TrainedRun train_for_experiment(train::TrainConfig tc,
+                                const RunContext& ctx,
+                                const std::string& subfolder) {
+  train::validate_train_config(tc);
+  TrainedRun r;
+  if (ctx.dir().empty()) {
+    auto scratch = std::make_shared<ScratchFolder>();
+    scratch->path = train::create_unique_folder(
+        fs::temp_directory_path() / fmt::format("attnlab-{}-{}", subfolder, ::getpid()));
+    tc.out = scratch->path.string();
+    r.scratch = scratch;
+  } else {
+    tc.out = (ctx.dir() / subfolder).string();
+  }
+  r.summary = train::train_task(tc);
+  r.setup = train::make_task_setup(tc);
+  return r;
+}
+
+Config& add_reversal_fields(Config& config, const ReversalDefaults& d) {
+  return config.add_int("d_model", d.d_model, "model width", {.min = 1})
+      .add_int("nhead", d.nhead, "attention heads per layer (must divide d_model)", {.min = 1})
+      .add_int("layers", d.layers, "encoder layers and decoder layers", {.min = 1})
+      .add_int("dim_ff", d.dim_ff, "feed-forward width", {.min = 1})
+      .add_bool("src_eos", true, "end each source with an EOS token (the marker a head can find)")
+      .add_string("positional", "sinusoidal",
+                  "positions (nn/positional): none learned sinusoidal rope alibi t5_bias",
+                  nn::position_kind_names())
+      .add_int("steps", d.steps, "most training steps (stops early at --target)", {.min = 1})
+      .add_int("batch", d.batch, "sequences per step", {.min = 1})
+      .add_real("lr", d.lr, "peak AdamW learning rate (cosine schedule)", {.min = 0})
+      .add_int("warmup", d.warmup, "warm-up steps", {.min = 0})
+      .add_int("eval_every", d.eval_every, "steps between held-out evaluations", {.min = 1})
+      .add_int("eval_size", d.eval_size, "held-out sequences (lengths 8-16)", {.min = 1})
+      .add_real("target", d.target, "stop once held-out exact match reaches this", {.min = 0});
+}
+
+double exact_match(train::TaskModel& model, const std::vector<data::Example>& set) {
+  if (set.empty()) throw Error("exact_match: the held-out set is empty");
+  model.module().eval();
+  NoGrad off;
+  int64_t right = 0;
+  for (size_t lo = 0; lo < set.size(); lo += 100) {
+    const std::vector<data::Example> batch(
+        set.begin() + static_cast<std::ptrdiff_t>(lo),
+        set.begin() + static_cast<std::ptrdiff_t>(std::min(set.size(), lo + 100)));
+    size_t longest = 0;
+    for (const auto& ex : batch) longest = std::max(longest, ex.tgt.size());
+    const auto answers = model.generate(batch, static_cast<int64_t>(longest) + 1);
+    for (size_t i = 0; i < batch.size(); ++i) right += answers[i] == batch[i].tgt;
+  }
+  return static_cast<double>(right) / static_cast<double>(set.size());
+}
+
+train::TrainConfig transformer_config(const Config& cfg, uint64_t seed) {
+  train::TrainConfig t;
+  t.seed = seed;
+  t.d_model = cfg.get_int("d_model");
+  t.nhead = cfg.get_int("nhead");
+  t.num_layers = cfg.get_int("layers");
+  t.dim_ff = cfg.get_int("dim_ff");
+  t.checkpoint_every = 0;  // only the final checkpoint
+  return t;
+}
+
+train::TrainConfig reversal_train_config(const Config& cfg, uint64_t seed) {
+  train::TrainConfig t = transformer_config(cfg, seed);
+  t.task = "reversal";
+  t.model = "transformer";
+  t.src_eos = cfg.get_bool("src_eos");
+  t.positional = cfg.get_string("positional");
+  t.steps = cfg.get_int("steps");
+  t.batch_size = cfg.get_int("batch");
+  t.lr = cfg.get_real("lr");
+  t.warmup = cfg.get_int("warmup");
+  t.eval_every = cfg.get_int("eval_every");
+  t.eval_size = cfg.get_int("eval_size");
+  t.target = cfg.get_real("target");
+  return t;
+}
+
+}  // namespace attn::experiments

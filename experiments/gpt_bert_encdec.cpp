@@ -1,0 +1,521 @@
+// gpt-bert-encdec [001 "architectures", 003 BERT / GPT]: the three ways to stack Transformer
+// blocks, each trained here on a task it is built for.
+//
+//   attnlab run gpt-bert-encdec             # three small trainings, ~2 min on 2 cores
+//   attnlab run gpt-bert-encdec --quick     # a few seconds each, for the tests
+//
+// 1. decoder-only (GPT): next-character prediction on the toy-grammar corpus (task charlm,
+//    model gpt); held-out perplexity exp(mean NLL) beside two context-free guesses: uniform over
+//    the characters (perplexity = their number) and the held-out character frequencies
+//    (perplexity = exp(entropy)).
+// 2. encoder-only (BERT): masked-language-model training (charlm, model bert). The corruption
+//    rule (data/mlm.h) is measured by counting over many batches: the selected fraction of
+//    ordinary tokens (15%), and of those the share shown as MASK (80%), as another token (10%)
+//    and unchanged (10%). Counting compares input with original, so a random replacement that
+//    draws the original token counts as unchanged: with R ordinary tokens the expected shares
+//    are 0.1 (1 - 1/R) and 0.1 + 0.1/R. Masked-token accuracy on held-out windows is compared
+//    with the best constant guess.
+// 3. encoder-decoder (2017): string reversal (task reversal, model transformer), exact match.
+// 4. the masks, read off the trained models: a weight is exactly 0 where the mask hides a key,
+//    so "allowed" = weight > 0 (causal in GPT and the decoder, full in BERT and the cross
+//    attention).
+// Step through: data::mlm_mask, then nn::scaled_dot_product_attention with masks.causal.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+#include "data/batch.h"
+#include "data/mlm.h"
+#include "data/tokenizer.h"
+#include "experiments/common/head_roles.h"
+#include "experiments/common/trained_run.h"
+#include "experiments/experiment.h"
+#include "experiments/report/heatmap.h"
+#include "experiments/report/scale.h"
+#include "experiments/report/table.h"
+#include "experiments/run_context.h"
+#include "nn/positional/position_kind.h"
+#include "nn/transformer/decoder_only.h"
+#include "nn/transformer/encoder_only.h"
+#include "nn/transformer/seq2seq.h"
+#include "train/run/task_model.h"
+
+namespace attn::experiments {
+
+namespace {
+
+std::string yes(bool b) {
+  return b ? "yes" : "no";
+}
+
+// The transformer sizes every part shares.
+train::TrainConfig base_config(const Config& cfg, uint64_t seed) {
+  train::TrainConfig t = transformer_config(cfg, seed);
+  t.batch_size = cfg.get_int("batch");
+  t.eval_size = cfg.get_int("eval_size");
+  t.warmup = cfg.get_int("warmup");
+  t.positional = cfg.get_string("positional");
+  t.progress = "lines";
+  return t;
+}
+
+train::TrainConfig lm_config(const Config& cfg, uint64_t seed, const std::string& model) {
+  train::TrainConfig t = base_config(cfg, seed);
+  t.task = "charlm";
+  t.model = model;
+  t.block_len = cfg.get_int("block_len");
+  t.steps = cfg.get_int(model == "gpt" ? "gpt_steps" : "bert_steps");
+  t.lr = cfg.get_real(model == "gpt" ? "gpt_lr" : "bert_lr");
+  t.eval_every = t.steps;  // one evaluation, at the end
+  t.target = 0;
+  return t;
+}
+
+// Every target character of the held-out windows, counted.
+std::map<int64_t, int64_t> char_counts(const std::vector<data::Example>& set) {
+  std::map<int64_t, int64_t> n;
+  for (const auto& ex : set)
+    for (int64_t id : ex.tgt) ++n[id];
+  return n;
+}
+
+// exp(entropy) of the counts: the perplexity of predicting every character from its frequency.
+double unigram_perplexity(const std::map<int64_t, int64_t>& counts) {
+  double total = 0, h = 0;
+  for (const auto& [id, c] : counts) total += static_cast<double>(c);
+  for (const auto& [id, c] : counts) {
+    const double p = static_cast<double>(c) / total;
+    h -= p * std::log(p);
+  }
+  return std::exp(h);
+}
+
+// ---- 1. decoder-only ----
+
+struct LmResult {
+  double perplexity = 0;
+};
+
+LmResult decoder_only(const Config& cfg, RunContext& ctx, TrainedRun& gpt) {
+  ctx.section("1. Decoder-only (GPT): next-character language model");
+  const train::TrainSummary& s = gpt.summary;
+  const double ppl = s.final_eval.at("perplexity");
+  const auto counts = char_counts(gpt.setup.heldout_set);
+  const double unigram = unigram_perplexity(counts);
+  const auto chars = static_cast<double>(counts.size());
+  Table t("Held-out perplexity (lower is better)", {"predictor", "perplexity"});
+  t.add_row({"uniform over the characters seen", fixed(chars, 1)});
+  t.add_row({"character frequencies (no context)", fixed(unigram, 3)});
+  t.add_row({fmt::format("GPT after {} steps", s.result.last_step), fixed(ppl, 3)});
+  t.flag_last_row();
+  ctx.table(t);
+  ctx.note(fmt::format("{}; {:.1f} s of training over {} held-out windows of {} characters.",
+                       s.model_description, s.result.wall_seconds, gpt.setup.heldout_set.size(),
+                       cfg.get_int("block_len")));
+  ctx.result("gpt_perplexity", ppl);
+  ctx.result("unigram_perplexity", unigram);
+  ctx.result("uniform_perplexity", chars);
+  ctx.result("gpt_train_seconds", s.result.wall_seconds);
+  return {ppl};
+}
+
+// ---- 2. encoder-only ----
+
+struct MaskRates {
+  int64_t ordinary = 0, selected = 0, masked = 0, replaced = 0, unchanged = 0;
+};
+
+// Counts what mlm_mask does to the held-out windows, `passes` times with fresh draws.
+MaskRates measure_masking(const std::vector<data::Example>& set,
+                          int64_t vocab,
+                          int64_t passes,
+                          uint64_t seed) {
+  Generator gen(seed);
+  const data::Batch b = data::collate_language_model(set);
+  const Tensor& ids = b.tgt_in;
+  MaskRates r;
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    r.ordinary += !data::Vocab::is_special(static_cast<int64_t>(ids[i]));
+  r.ordinary *= passes;
+  for (int64_t p = 0; p < passes; ++p) {
+    const data::MlmBatch m = data::mlm_mask(ids, vocab, gen);
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      if (m.labels[i] == data::kIgnoreIndex) continue;
+      ++r.selected;
+      if (m.input[i] == data::kMask)
+        ++r.masked;
+      else if (m.input[i] == ids[i])
+        ++r.unchanged;
+      else
+        ++r.replaced;
+    }
+  }
+  return r;
+}
+
+struct MlmAccuracy {
+  double model = 0, constant = 0;
+  int64_t predicted = 0;
+};
+
+// Masks the held-out windows once (fixed seed) and scores the argmax at every selected position;
+// `constant` is the best single-character guess on the same positions.
+MlmAccuracy masked_accuracy(nn::EncoderOnlyTransformer& bert,
+                            const std::vector<data::Example>& set,
+                            int64_t vocab,
+                            uint64_t seed) {
+  Generator gen(seed);
+  const data::Batch b = data::collate_language_model(set);
+  const data::MlmBatch m = data::mlm_mask(b.tgt_in, vocab, gen);
+  NoGrad off;
+  const Tensor logits = bert.forward(m.input).value();  // (B,T,V)
+  const int64_t v = logits.size(2);
+  MlmAccuracy a;
+  std::map<int64_t, int64_t> label_counts;
+  int64_t right = 0;
+  for (int64_t i = 0; i < m.labels.numel(); ++i) {
+    const auto label = static_cast<int64_t>(m.labels[i]);
+    if (label == data::kIgnoreIndex) continue;
+    const real* row = logits.data() + i * v;
+    int64_t best = 0;
+    for (int64_t c = 1; c < v; ++c)
+      if (row[c] > row[best]) best = c;
+    right += best == label;
+    ++label_counts[label];
+    ++a.predicted;
+  }
+  int64_t most = 0;
+  for (const auto& [id, c] : label_counts) most = std::max(most, c);
+  if (a.predicted == 0) throw Error("gpt-bert-encdec: the masking selected no held-out token");
+  a.model = static_cast<double>(right) / static_cast<double>(a.predicted);
+  a.constant = static_cast<double>(most) / static_cast<double>(a.predicted);
+  return a;
+}
+
+void encoder_only(const Config& cfg, RunContext& ctx, TrainedRun& bert, DocumentComparison& cmp) {
+  ctx.section("2. Encoder-only (BERT): masked-language-model training");
+  const auto& set = bert.setup.heldout_set;
+  const int64_t vocab = bert.setup.heldout->tokenizer().vocab_size();
+  const int64_t passes = cfg.get_int("mask_passes");
+  const MaskRates r = measure_masking(set, vocab, passes, ctx.seed() * 7919 + 11);
+  const auto frac = [](int64_t a, int64_t b) {
+    return static_cast<double>(a) / static_cast<double>(b);
+  };
+  const double sel = frac(r.selected, r.ordinary), mask = frac(r.masked, r.selected),
+               repl = frac(r.replaced, r.selected), same = frac(r.unchanged, r.selected);
+  // The ordinary tokens a random replacement is drawn from.
+  const auto ordinary_ids = static_cast<double>(vocab - data::kNumSpecial);
+  const double expect_repl = 0.1 * (1 - 1 / ordinary_ids), expect_same = 0.1 + 0.1 / ordinary_ids;
+  // A measured fraction of n draws has standard deviation sqrt(p (1-p) / n): the tolerance is
+  // five of them, so it shrinks as the count grows and holds on any machine.
+  const auto tol = [](double p, int64_t n) {
+    return 5 * std::sqrt(p * (1 - p) / static_cast<double>(n));
+  };
+  Table t(fmt::format("Masking rule measured over {} passes of {} held-out windows", passes,
+                      set.size()),
+          {"quantity", "count", "measured", "rule"});
+  t.add_row({"selected / ordinary tokens", std::to_string(r.selected), fixed(sel, 4), "0.15"});
+  t.add_row({"shown as MASK / selected", std::to_string(r.masked), fixed(mask, 4), "0.80"});
+  t.add_row({"another token / selected", std::to_string(r.replaced), fixed(repl, 4),
+             fmt::format("0.10 (x (1 - 1/{}) = {:.4f})", ordinary_ids, expect_repl)});
+  t.add_row({"unchanged / selected", std::to_string(r.unchanged), fixed(same, 4),
+             fmt::format("0.10 (+ 0.1/{} = {:.4f})", ordinary_ids, expect_same)});
+  ctx.table(t);
+  ctx.note(fmt::format(
+      "The counts compare each corrupted input with its original, so a random replacement that "
+      "happens to draw the original character ({} ordinary characters: 1 in {}) is counted as "
+      "unchanged. Tolerances below are 5 standard deviations of each measured fraction.",
+      ordinary_ids, ordinary_ids));
+  ctx.result("mask_selected_rate", sel);
+  ctx.result("mask_mask_rate", mask);
+  ctx.result("mask_random_rate", repl);
+  ctx.result("mask_unchanged_rate", same);
+  ctx.result("mask_selected_count", r.selected);
+  ctx.result("mask_expected_random_rate", expect_repl);
+  ctx.result("mask_expected_unchanged_rate", expect_same);
+
+  auto* model = dynamic_cast<nn::EncoderOnlyTransformer*>(&bert.summary.model->module());
+  if (!model) throw Error("gpt-bert-encdec: the bert model is not an EncoderOnlyTransformer");
+  model->eval();
+  const MlmAccuracy a = masked_accuracy(*model, set, vocab, ctx.seed() * 7919 + 13);
+  Table acc("Masked-token accuracy on held-out windows", {"predictor", "accuracy"});
+  acc.add_row({"best constant character", fixed(a.constant, 4)});
+  acc.add_row(
+      {fmt::format("BERT after {} steps", bert.summary.result.last_step), fixed(a.model, 4)});
+  acc.flag_last_row();
+  ctx.table(acc);
+  ctx.note(fmt::format("{}; {:.1f} s of training; {} masked positions scored.",
+                       bert.summary.model_description, bert.summary.result.wall_seconds,
+                       a.predicted));
+  ctx.result("mlm_accuracy", a.model);
+  ctx.result("mlm_constant_accuracy", a.constant);
+  ctx.result("mlm_scored_positions", a.predicted);
+  ctx.result("bert_train_seconds", bert.summary.result.wall_seconds);
+
+  cmp.add("BERT selects 15% of the tokens (003)", 0.15, sel, tol(0.15, r.ordinary), "", 4);
+  cmp.add("of those, 80% become MASK (BERT's rule)", 0.8, mask, tol(0.8, r.selected), "", 4);
+  cmp.add("10% become another token", 0.1, repl, tol(0.1, r.selected),
+          fmt::format("a random draw equals the original 1 time in {}: expected {:.4f}",
+                      ordinary_ids, expect_repl),
+          4);
+  cmp.add("10% stay unchanged", 0.1, same, tol(0.1, r.selected),
+          fmt::format("those same-character draws count here: expected {:.4f}", expect_same), 4);
+  cmp.add("another token, allowing for same-character draws", expect_repl, repl,
+          tol(expect_repl, r.selected), "", 4);
+  cmp.add("unchanged, allowing for same-character draws", expect_same, same,
+          tol(expect_same, r.selected), "", 4);
+  cmp.add_exact("BERT predicts masked tokens from context (beats the best constant guess)", "yes",
+                yes(a.model > a.constant),
+                fmt::format("accuracy {:.4f} vs {:.4f}", a.model, a.constant));
+}
+
+// ---- 3. encoder-decoder ----
+
+double encoder_decoder(RunContext& ctx, const TrainedRun& rev) {
+  ctx.section("3. Encoder-decoder (2017): string reversal");
+  const train::TrainSummary& s = rev.summary;
+  const double exact = s.final_eval.at("exact_match");
+  ctx.preformatted(fmt::format(
+      "{}\n{} after step {} ({}); {:.1f} s\nheld-out exact match {:.4f}, token accuracy {:.4f}",
+      s.model_description, s.result.reached_target ? "target reached" : "stopped",
+      s.result.last_step, s.result.stop_reason, s.result.wall_seconds, exact,
+      s.final_eval.at("token_accuracy")));
+  ctx.result("reversal_exact_match", exact);
+  ctx.result("reversal_steps", s.result.last_step);
+  ctx.result("reversal_train_seconds", s.result.wall_seconds);
+  return exact;
+}
+
+// ---- 4. the masks ----
+
+// 1 where the weight is above 0 (the key is visible), else 0.
+Tensor allowed(const Tensor& map) {
+  Tensor a = Tensor::zeros(map.shape());
+  for (int64_t i = 0; i < map.numel(); ++i) a[i] = map[i] > 0 ? 1 : 0;
+  return a;
+}
+
+// Attention mass on keys after the query (j > i), averaged over the rows, and the smallest weight,
+// over (B,H,Tq,Tk) maps whose queries are the last Tq positions of the keys' sequence.
+struct MaskStats {
+  double future_mass = 0, min_weight = 1;
+};
+MaskStats mask_stats(const Tensor& weights) {  // (B,H,Tq,Tk)
+  const int64_t tq = weights.size(2), tk = weights.size(3);
+  MaskStats m;
+  for (int64_t i = 0; i < weights.numel(); ++i) {
+    const int64_t q = (i / tk) % tq, k = i % tk;
+    if (k > q + tk - tq) m.future_mass += weights[i];
+    m.min_weight = std::min(m.min_weight, static_cast<double>(weights[i]));
+  }
+  m.future_mass /= static_cast<double>(weights.numel() / tk);  // per row
+  return m;
+}
+
+std::vector<std::string> labels(const data::Tokenizer& tok, const std::vector<int64_t>& ids) {
+  std::vector<std::string> out;
+  for (int64_t id : ids)
+    out.push_back(id == data::kBos   ? "<s>"
+                  : id == data::kEos ? "</s>"
+                                     : display_token(tok.decode({id})));
+  return out;
+}
+
+void masks(const Config& cfg,
+           RunContext& ctx,
+           TrainedRun& gpt,
+           TrainedRun& bert,
+           TrainedRun& rev,
+           DocumentComparison& cmp) {
+  ctx.section("4. The three attention masks, read off the trained models");
+  const auto n = static_cast<size_t>(cfg.get_int("mask_length"));
+  // A prefix of the first held-out window (the same text for GPT and BERT).
+  data::Example text = gpt.setup.heldout_set.at(0);
+  text.src.resize(std::min(n, text.src.size()));
+  text.tgt.resize(text.src.size());
+  const Tensor ids = data::collate_language_model({text}).tgt_in;  // (1,n)
+  const auto text_labels = labels(gpt.setup.heldout->tokenizer(), text.src);
+
+  NoGrad off;
+  auto& g = dynamic_cast<nn::DecoderOnlyTransformer&>(gpt.summary.model->module());
+  g.eval();
+  g.forward(ids);
+  const Tensor gw = (*g.layers)[0].self_attn->last_weights();
+  auto& b = dynamic_cast<nn::EncoderOnlyTransformer&>(bert.summary.model->module());
+  b.eval();
+  b.forward(ids);
+  const Tensor bw = (*b.layers)[0].self_attn->last_weights();
+  auto& s = dynamic_cast<nn::Seq2SeqTransformer&>(rev.summary.model->module());
+  s.eval();
+  const data::Example& ex = rev.setup.heldout_set.at(0);
+  const data::Batch rb = data::collate_seq2seq({ex}, 0, cfg.get_bool("src_eos"));
+  const Seq2SeqAttention ra = record_attention(s, rb.src, rb.tgt_in);
+  const auto& rtok = rev.setup.heldout->tokenizer();
+  std::vector<int64_t> src_ids = ex.src, dec_ids{data::kBos};
+  if (cfg.get_bool("src_eos")) src_ids.push_back(data::kEos);
+  dec_ids.insert(dec_ids.end(), ex.tgt.begin(), ex.tgt.end());
+  const auto src_labels = labels(rtok, src_ids), dec_labels = labels(rtok, dec_ids);
+
+  struct Panel {
+    std::string name, title;
+    Tensor weights;  // (B,H,Tq,Tk)
+    std::vector<std::string> q, k;
+  };
+  const std::vector<Panel> panels{
+      {"gpt_self", "GPT: causal self-attention", gw, text_labels, text_labels},
+      {"bert_self", "BERT: full self-attention", bw, text_labels, text_labels},
+      {"decoder_self", "decoder: causal self-attention", ra.decoder_self[0], dec_labels,
+       dec_labels},
+      {"cross", "decoder: cross-attention to the source", ra.cross[0], dec_labels, src_labels}};
+  std::vector<Heatmap> mask_maps, weight_maps;
+  Table t("Layer 1, every head: what the weights show",
+          {"attention", "mean mass on later keys", "smallest weight", "mask"});
+  std::map<std::string, MaskStats> stats;
+  for (const auto& p : panels) {
+    const MaskStats m = mask_stats(p.weights);
+    stats[p.name] = m;
+    const Tensor head = head_map(p.weights, 0, 0);
+    Heatmap mh = attention_heatmap(allowed(head), p.q, p.k, p.title);
+    mh.vmin = 0, mh.vmax = 1;
+    mh.colorbar_label = "visible (1) or hidden (0)";
+    mask_maps.push_back(mh);
+    weight_maps.push_back(attention_heatmap(head, p.q, p.k, p.title + ", head 1"));
+    const bool cross = p.name == "cross";
+    t.add_row({p.title, cross ? "-" : fmt::format("{:.3g}", m.future_mass),
+               fmt::format("{:.3g}", m.min_weight),
+               cross                ? "none (every source key)"
+               : m.future_mass == 0 ? "causal"
+                                    : (m.min_weight > 0 ? "full" : "other")});
+    if (!cross) ctx.result(p.name + "_future_mass", m.future_mass);
+    ctx.result(p.name + "_min_weight", m.min_weight);
+  }
+  ctx.table(t);
+  ctx.note(
+      "A hidden key gets weight exactly 0 (its score is set to the lowest float before the "
+      "softmax), so the mask can be read off the weights: 1 = visible.");
+  ctx.figure("masks", heatmap_grid_svg(mask_maps, 2, "Visible keys (1) in layer 1, head 1"),
+             "The masks: causal for GPT and the decoder's self-attention, full for BERT and for "
+             "the cross-attention (every output position may read every source position)");
+  ctx.figure("mask_weights", heatmap_grid_svg(weight_maps, 2, "Layer 1, head 1 weights"),
+             "The weights the masks shape, on the same inputs");
+  cmp.add_exact("GPT attends only to earlier tokens (causal)", "yes",
+                yes(stats["gpt_self"].future_mass == 0),
+                fmt::format("mass on later keys {:.3g}", stats["gpt_self"].future_mass));
+  cmp.add_exact("BERT attends both ways (every weight > 0)", "yes",
+                yes(stats["bert_self"].min_weight > 0),
+                fmt::format("smallest weight {:.3g}", stats["bert_self"].min_weight));
+  cmp.add_exact("the decoder's self-attention is causal, its cross-attention full", "yes",
+                yes(stats["decoder_self"].future_mass == 0 && stats["cross"].min_weight > 0),
+                fmt::format("later-key mass {:.3g}, smallest cross weight {:.3g}",
+                            stats["decoder_self"].future_mass, stats["cross"].min_weight));
+}
+
+struct ThreeConfigs {
+  train::TrainConfig gpt, bert, reversal;
+};
+
+ThreeConfigs three_configs(const Config& cfg) {
+  const auto seed = static_cast<uint64_t>(cfg.get_int("seed"));
+  ThreeConfigs c{lm_config(cfg, seed, "gpt"), lm_config(cfg, seed, "bert"), base_config(cfg, seed)};
+  train::TrainConfig& r = c.reversal;
+  r.task = "reversal";
+  r.model = "transformer";
+  r.src_eos = cfg.get_bool("src_eos");
+  r.steps = cfg.get_int("reversal_steps");
+  r.lr = cfg.get_real("reversal_lr");
+  r.eval_every = cfg.get_int("reversal_eval_every");
+  r.target = cfg.get_real("target");
+  return c;
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const ThreeConfigs configs = three_configs(cfg);
+  TrainedRun gpt = train_for_experiment(configs.gpt, ctx, "train-gpt");
+  const LmResult lm = decoder_only(cfg, ctx, gpt);
+  DocumentComparison cmp(fmt::format("001 and 003 vs ours ({} layers, d_model {}, {} heads)",
+                                     cfg.get_int("layers"), cfg.get_int("d_model"),
+                                     cfg.get_int("nhead")));
+  const double unigram = ctx.results().at("unigram_perplexity").get<double>();
+  cmp.add_exact("GPT learns next-token prediction (perplexity below the frequency guess)", "yes",
+                yes(lm.perplexity < unigram),
+                fmt::format("perplexity {:.3f} vs {:.3f}", lm.perplexity, unigram));
+
+  TrainedRun bert = train_for_experiment(configs.bert, ctx, "train-bert");
+  encoder_only(cfg, ctx, bert, cmp);
+
+  TrainedRun rev = train_for_experiment(configs.reversal, ctx, "train-reversal");
+  const double exact = encoder_decoder(ctx, rev);
+  cmp.add_exact(fmt::format("the encoder-decoder learns a sequence-to-sequence task (reversal "
+                            "exact match >= {:.2f})",
+                            cfg.get_real("reversal_pass")),
+                "yes", yes(exact >= cfg.get_real("reversal_pass")),
+                fmt::format("exact match {:.4f}", exact));
+  masks(cfg, ctx, gpt, bert, rev, cmp);
+  ctx.compare(cmp);
+}
+
+// "auto" and every scheme of nn/positional.
+std::vector<std::string> position_choices() {
+  std::vector<std::string> c{"auto"};
+  for (const auto& n : nn::position_kind_names()) c.push_back(n);
+  return c;
+}
+
+}  // namespace
+
+Experiment gpt_bert_encdec() {
+  Experiment e;
+  e.name = "gpt-bert-encdec";
+  e.source = "001 (architectures), 003 (BERT, GPT)";
+  e.purpose = "Decoder-only LM, encoder-only MLM (80-10-10 measured), encoder-decoder; the masks";
+  e.typical_time = "~2 min";
+  e.config.add_int("d_model", 64, "model width (all three models)", {.min = 1})
+      .add_int("nhead", 4, "attention heads per layer (must divide d_model)", {.min = 1})
+      .add_int("layers", 2, "layers per stack", {.min = 1})
+      .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
+      .add_int("batch", 32, "sequences per step", {.min = 1})
+      .add_int("warmup", 100, "warm-up steps of every training", {.min = 0})
+      .add_string("positional", "auto",
+                  "positions of all three models (auto: each model's own; none learned "
+                  "sinusoidal rope alibi t5_bias)",
+                  position_choices())
+      .add_int("eval_size", 200, "held-out windows / sequences", {.min = 1})
+      .add_int("block_len", 64, "characters per language-model window", {.min = 2})
+      .add_int("gpt_steps", 300, "GPT training steps", {.min = 1})
+      .add_real("gpt_lr", 3e-3, "GPT peak learning rate", {.min = 0})
+      .add_int("bert_steps", 800, "BERT training steps", {.min = 1})
+      .add_real("bert_lr", 1e-3, "BERT peak learning rate", {.min = 0})
+      .add_int("mask_passes", 200, "masking draws over the held-out windows (rates)", {.min = 1})
+      .add_int("reversal_steps", 1000, "most encoder-decoder steps (stops at --target)", {.min = 1})
+      .add_real("reversal_lr", 3e-3, "encoder-decoder peak learning rate", {.min = 0})
+      .add_int("reversal_eval_every", 100, "steps between reversal evaluations", {.min = 1})
+      .add_real("target", 0.99, "stop reversal once held-out exact match reaches this", {.min = 0})
+      .add_real("reversal_pass", 0.9, "exact match that counts as having learned reversal",
+                {.min = 0, .max = 1})
+      .add_bool("src_eos", true, "end each reversal source with EOS")
+      .add_int("mask_length", 16, "characters in the mask heatmaps", {.min = 2})
+      .add_int("seed", 1, "random seed", {.min = 0});
+  e.quick = {{"gpt_steps", "60"},       {"bert_steps", "60"},
+             {"reversal_steps", "150"}, {"reversal_pass", "0"},
+             {"eval_size", "50"},       {"mask_passes", "40"},
+             {"block_len", "32"},       {"reversal_eval_every", "150"},
+             {"warmup", "20"}};
+  e.check = [](const Config& c) {
+    require_divides(c, "nhead", "d_model");
+    // Each training's own rules (warm-up shorter than the steps, memory, ...) before any folder.
+    const ThreeConfigs t = three_configs(c);
+    for (const train::TrainConfig* one : {&t.gpt, &t.bert, &t.reversal})
+      train::validate_train_config(*one);
+    if (c.get_int("mask_length") > c.get_int("block_len"))
+      throw UsageError(
+          fmt::format("gpt-bert-encdec: --mask_length {} must be at most --block_len {}",
+                      c.get_int("mask_length"), c.get_int("block_len")));
+  };
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments

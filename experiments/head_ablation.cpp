@@ -1,0 +1,308 @@
+// head-ablation [000 §IV and "GPT's pyramid structure", 001 multi-head]: which heads of a trained
+// reversal Transformer matter? Remove each head in turn, then every head of one attention layer
+// at once, and measure held-out exact match; then train the same width with 1, 2, 4 and 8 heads
+// for the same number of steps.
+//
+//   attnlab run head-ablation                   # ~3 min on 2 cores
+//   attnlab run head-ablation --sweep_heads 1,8 --sweep_steps 600
+//
+// Removing a head: MultiheadAttention::set_head_mask multiplies head h's output by 0 before
+// the output projection, so the head's values never reach the residual stream (the other
+// heads are untouched, and nothing is retrained). Removing a layer's attention: every head of
+// that sublayer at 0, so only the residual connection passes (the feed-forward part stays).
+// The model is the reversal experiment's (d_model 64, 8 heads, 2+2 layers), trained until
+// held-out exact match reaches --target.
+// Step through: nn::MultiheadAttention::forward (the head mask), then exact_match.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "autograd/error.h"
+#include "experiments/common/head_roles.h"
+#include "experiments/common/trained_run.h"
+#include "experiments/experiment.h"
+#include "experiments/report/charts.h"
+#include "experiments/report/heatmap.h"
+#include "experiments/report/table.h"
+#include "experiments/run_context.h"
+#include "nn/transformer/seq2seq.h"
+
+namespace attn::experiments {
+
+namespace {
+
+std::string yes(bool b) {
+  return b ? "yes" : "no";
+}
+
+// The held-out subset the ablations are scored on.
+std::vector<data::Example> ablation_set(const TrainedRun& run, int64_t n) {
+  std::vector<data::Example> set = run.setup.heldout_set;
+  if (static_cast<int64_t>(set.size()) > n) set.resize(static_cast<size_t>(n));
+  return set;
+}
+
+struct Ablations {
+  double baseline = 0;
+  // [kind][layer][head]: exact match with that head removed; [kind][layer]: the whole layer.
+  std::map<AttentionKind, std::vector<std::vector<double>>> head;
+  std::map<AttentionKind, std::vector<double>> layer;
+};
+
+Ablations ablate(TrainedRun& run, const std::vector<data::Example>& set) {
+  auto& model = dynamic_cast<nn::Seq2SeqTransformer&>(run.summary.model->module());
+  Ablations a;
+  a.baseline = exact_match(*run.summary.model, set);
+  for (AttentionKind kind : kAttentionKinds)
+    for (nn::MultiheadAttention* m : attention_modules(model, kind)) {
+      const int64_t heads = m->num_heads();
+      std::vector<double> row;
+      for (int64_t h = 0; h < heads; ++h) {
+        Tensor mask = Tensor::ones({heads});
+        mask[h] = 0;
+        m->set_head_mask(mask);
+        row.push_back(exact_match(*run.summary.model, set));
+      }
+      m->set_head_mask(Tensor::zeros({heads}));
+      a.layer[kind].push_back(exact_match(*run.summary.model, set));
+      m->set_head_mask(std::nullopt);
+      a.head[kind].push_back(row);
+    }
+  return a;
+}
+
+void report_ablations(const Ablations& a, int64_t heads, RunContext& ctx) {
+  std::vector<Heatmap> panels;
+  std::vector<std::string> head_labels, layer_labels;
+  for (int64_t h = 0; h < heads; ++h) head_labels.push_back(fmt::format("H{}", h + 1));
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::vector<std::string> header{"attention", "layer"};
+  for (const auto& h : head_labels) header.push_back(h);
+  Table ht("Change in exact match with one head removed", header);
+  Table lt("Every head of one attention layer removed",
+           {"attention", "layer", "exact match", "change"});
+  for (const auto& [kind, layers] : a.head) {
+    const auto n = static_cast<int64_t>(layers.size());
+    Tensor delta = Tensor::zeros({n, heads});
+    layer_labels.clear();
+    for (int64_t l = 0; l < n; ++l) {
+      layer_labels.push_back(fmt::format("L{}", l + 1));
+      for (int64_t h = 0; h < heads; ++h) {
+        const double em = layers[static_cast<size_t>(l)][static_cast<size_t>(h)];
+        delta[l * heads + h] = static_cast<real>(em - a.baseline);
+        rows.push_back({{"attention", kind_name(kind)},
+                        {"layer", l + 1},
+                        {"head", h + 1},
+                        {"exact_match", em},
+                        {"change", em - a.baseline}});
+      }
+      std::vector<std::string> cells{kind_title(kind), std::to_string(l + 1)};
+      for (int64_t h = 0; h < heads; ++h) cells.push_back(fixed(delta[l * heads + h], 3));
+      ht.add_row(cells);
+      const double em = a.layer.at(kind)[static_cast<size_t>(l)];
+      lt.add_row(
+          {kind_title(kind), std::to_string(l + 1), fixed(em, 3), fixed(em - a.baseline, 3)});
+      ctx.result(fmt::format("layer_removed_{}_{}", kind_name(kind), l + 1), em);
+    }
+    Heatmap hm;
+    hm.values = delta;
+    hm.row_labels = layer_labels;
+    hm.col_labels = head_labels;
+    hm.title = kind_title(kind);
+    hm.x_label = "head removed";
+    hm.y_label = "layer";
+    hm.colorbar_label = "change in exact match";
+    hm.annotate = true;
+    panels.push_back(hm);
+  }
+  ctx.table(ht);
+  ctx.table(lt);
+  ctx.result("head_removed", rows);
+  ctx.figure("head_ablation", heatmap_grid_svg(panels, 1, "Exact-match change, one head removed"),
+             fmt::format("Each cell: exact match with that head's output zeroed, minus the intact "
+                         "model's {:.3f}. Near 0: the head is not needed; strongly negative: the "
+                         "model depends on it.",
+                         a.baseline));
+}
+
+struct SweepPoint {
+  int64_t heads = 0;
+  double exact = 0, token = 0, loss = 0;
+};
+
+void report_sweep(const std::vector<SweepPoint>& pts,
+                  int64_t steps,
+                  int64_t d_model,
+                  RunContext& ctx) {
+  Table t(fmt::format("Head count at fixed width (d_model {}), {} steps each", d_model, steps),
+          {"heads", "head dim", "exact match", "token accuracy", "held-out loss"});
+  LinePlot p;
+  p.title = fmt::format("Held-out accuracy after {} steps, d_model {}", steps, d_model);
+  p.x_label = "heads per layer";
+  p.y_label = "fraction";
+  p.log_x = true;
+  Series exact{"exact match", {}, {}, "", false, true},
+      token{"token accuracy", {}, {}, "", true, true};
+  nlohmann::ordered_json js = nlohmann::ordered_json::array();
+  for (const auto& s : pts) {
+    t.add_row({std::to_string(s.heads), std::to_string(d_model / s.heads), fixed(s.exact, 3),
+               fixed(s.token, 3), fixed(s.loss, 4)});
+    exact.x.push_back(static_cast<double>(s.heads)), exact.y.push_back(s.exact);
+    token.x.push_back(static_cast<double>(s.heads)), token.y.push_back(s.token);
+    js.push_back({{"heads", s.heads},
+                  {"exact_match", s.exact},
+                  {"token_accuracy", s.token},
+                  {"loss", s.loss}});
+  }
+  p.series = {exact, token};
+  ctx.table(t);
+  ctx.figure("head_count", line_plot_svg(p),
+             "Same width, same steps, same data: only the split of d_model into heads changes");
+  ctx.result("sweep", js);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const int64_t heads = cfg.get_int("nhead");
+  ctx.section("Training the reversal model (train/run)");
+  TrainedRun run = train_for_experiment(reversal_train_config(cfg, ctx.seed()), ctx, "train");
+  ctx.preformatted(fmt::format(
+      "{}\nstopped after step {} ({}), {:.1f} s; held-out exact match "
+      "{:.4f}",
+      run.summary.model_description, run.summary.result.last_step, run.summary.result.stop_reason,
+      run.summary.result.wall_seconds, run.summary.final_eval.at("exact_match")));
+  ctx.result("train_steps", run.summary.result.last_step);
+  ctx.result("train_seconds", run.summary.result.wall_seconds);
+
+  const auto set = ablation_set(run, cfg.get_int("ablation_examples"));
+  ctx.section(fmt::format("Removing heads, scored on {} held-out sequences", set.size()));
+  const Ablations a = ablate(run, set);
+  ctx.note(fmt::format("Intact model: exact match {:.3f} on these sequences.", a.baseline));
+  ctx.result("baseline_exact_match", a.baseline);
+  // Every mask was cleared: the intact model must score exactly as before.
+  ctx.result("exact_match_after_ablations", exact_match(*run.summary.model, set));
+  report_ablations(a, heads, ctx);
+
+  // The spread of single-head effects, and the worst single head.
+  double worst = 0, mildest = -1e9;
+  std::string worst_name;
+  int64_t harmless = 0, total = 0;
+  for (const auto& [kind, layers] : a.head)
+    for (size_t l = 0; l < layers.size(); ++l)
+      for (size_t h = 0; h < layers[l].size(); ++h) {
+        const double d = layers[l][h] - a.baseline;
+        ++total;
+        harmless += d > -cfg.get_real("harmless");
+        mildest = std::max(mildest, d);
+        if (d < worst)
+          worst = d, worst_name = fmt::format("{} L{} H{}", kind_title(kind), l + 1, h + 1);
+      }
+  double best_layer = -1;
+  std::string best_layer_name;
+  for (const auto& [kind, ems] : a.layer)
+    for (size_t l = 0; l < ems.size(); ++l)
+      if (ems[l] > best_layer)
+        best_layer = ems[l], best_layer_name = fmt::format("{} layer {}", kind_title(kind), l + 1);
+  ctx.result("worst_single_head_change", worst);
+  ctx.result("worst_single_head", worst_name);
+  ctx.result("harmless_heads", harmless);
+  ctx.result("heads_total", total);
+  ctx.result("best_layer_removed_exact_match", best_layer);
+
+  ctx.section("Head count at fixed width");
+  std::vector<SweepPoint> pts;
+  for (int64_t h : cfg.get_ints("sweep_heads")) {
+    train::TrainConfig t = reversal_train_config(cfg, ctx.seed());
+    t.nhead = h;
+    t.steps = cfg.get_int("sweep_steps");
+    t.eval_every = t.steps;
+    t.target = 0;  // every run trains the same number of steps
+    t.progress = "off";
+    TrainedRun r = train_for_experiment(t, ctx, fmt::format("sweep-{}-heads", h));
+    pts.push_back({h, r.summary.final_eval.at("exact_match"),
+                   r.summary.final_eval.at("token_accuracy"), r.summary.final_eval.at("loss")});
+  }
+  report_sweep(pts, cfg.get_int("sweep_steps"), cfg.get_int("d_model"), ctx);
+  const auto one =
+      std::find_if(pts.begin(), pts.end(), [](const SweepPoint& s) { return s.heads == 1; });
+  double best_multi = -1;
+  int64_t best_multi_heads = 0;
+  for (const auto& s : pts)
+    if (s.heads > 1 && s.exact > best_multi) best_multi = s.exact, best_multi_heads = s.heads;
+
+  DocumentComparison cmp(
+      fmt::format("000 §IV, 001 vs ours ({} heads; harmless = removal costs "
+                  "less than {:.2f} exact match)",
+                  heads, cfg.get_real("harmless")));
+  cmp.add_exact("heads do different jobs: removing one hurts far more than removing another", "yes",
+                yes(worst < -cfg.get_real("harmless") && harmless > 0),
+                fmt::format("worst: {} ({:+.3f}); {} of {} heads change exact match by less than "
+                            "{:.2f}",
+                            worst_name.empty() ? "none" : worst_name, worst, harmless, total,
+                            cfg.get_real("harmless")));
+  cmp.add_exact("the model still works with one layer's attention pruned (000, GPT's pyramid)",
+                "yes", yes(best_layer >= 0.5 * a.baseline),
+                fmt::format("best after removing one layer's attention: {} at {:.3f} (intact "
+                            "{:.3f}; 'works' = at least half)",
+                            best_layer_name, best_layer, a.baseline));
+  if (one != pts.end() && best_multi >= 0) {
+    // Two standard errors of the difference of two exact-match rates on n held-out sequences:
+    // a smaller gap is what two equally good models show by chance.
+    const auto n = static_cast<double>(cfg.get_int("eval_size"));
+    const double p = (one->exact + best_multi) / 2;
+    const double noise = 2 * std::sqrt(2 * p * (1 - p) / n);
+    ctx.result("sweep_noise", noise);
+    cmp.add_exact(
+        "several heads beat one head of the full width (000 §IV: one head, one "
+        "pattern)",
+        "yes", yes(best_multi - one->exact > noise),
+        fmt::format("1 head {:.3f}; best multi-head ({} heads) {:.3f} after {} steps: "
+                    "a gap of {:+.3f} against 2 standard errors {:.3f}",
+                    one->exact, best_multi_heads, best_multi, cfg.get_int("sweep_steps"),
+                    best_multi - one->exact, noise));
+  }
+  ctx.compare(cmp);
+}
+
+}  // namespace
+
+Experiment head_ablation() {
+  Experiment e;
+  e.name = "head-ablation";
+  e.source = "000 §IV, 001 (multi-head attention)";
+  e.purpose = "Remove each head / layer of a trained reversal model; head count at fixed width";
+  e.typical_time = "~3 min";
+  add_reversal_fields(e.config)
+      .add_int("ablation_examples", 200, "held-out sequences each ablation is scored on",
+               {.min = 1})
+      .add_real("harmless", 0.02,
+                "a head whose removal costs less exact match than this is "
+                "counted as harmless",
+                {.min = 0})
+      .add_ints("sweep_heads", {1, 2, 4, 8}, "head counts of the sweep (each divides d_model)",
+                {.min = 1})
+      .add_int("sweep_steps", 300, "training steps of every sweep run", {.min = 1})
+      .add_int("seed", 1, "random seed (weights, data, held-out set)", {.min = 0});
+  // A narrower model trained briefly (exact match about 0.5-0.7): enough for removals to show.
+  e.quick = {{"d_model", "32"},      {"nhead", "4"},
+             {"dim_ff", "128"},      {"steps", "300"},
+             {"warmup", "30"},       {"eval_size", "60"},
+             {"eval_every", "300"},  {"ablation_examples", "60"},
+             {"sweep_heads", "1,4"}, {"sweep_steps", "60"}};
+  e.check = [](const Config& c) {
+    require_divides(c, "nhead", "d_model");
+    for (int64_t h : c.get_ints("sweep_heads"))
+      if (c.get_int("d_model") % h != 0)
+        throw UsageError(fmt::format("head-ablation: --sweep_heads {} must divide --d_model {}", h,
+                                     c.get_int("d_model")));
+    train::TrainConfig t = reversal_train_config(c, 0);
+    train::validate_train_config(t);
+    t.steps = c.get_int("sweep_steps");
+    train::validate_train_config(t);
+  };
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments
