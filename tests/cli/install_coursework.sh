@@ -20,7 +20,7 @@ finish() {
 if cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
   pass "cmake --install $build --prefix P"
 else
-  fail "cmake --install failed:"; tail -20 "$tmp/install.log"; finish
+  fail "cmake --install failed:"; tail -n 20 "$tmp/install.log"; finish
 fi
 for f in include/attnlab/autograd/functional.h include/attnlab/nn/linear.h \
     include/attnlab/train/optim/adam.h lib/libattn_autograd.a lib/libattn_autograd_f64.a \
@@ -58,7 +58,7 @@ if cmake -S "$cw" -B "$cw/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cw_config.
     cmake --build "$cw/build" -j2 >"$tmp/cw_build.log" 2>&1; then
   pass "examples/coursework configures and builds against the installed attnlab"
 else
-  fail "examples/coursework did not build:"; tail -30 "$tmp/cw_config.log" "$tmp/cw_build.log"
+  fail "examples/coursework did not build:"; tail -n 30 "$tmp/cw_config.log" "$tmp/cw_build.log"
   finish
 fi
 if "$cw/build/check_gradients" >"$tmp/check.log" 2>&1; then
