@@ -14,7 +14,9 @@
 // Schemes: RoPE in both channel pairings (rotate_half: GPT-NeoX / Hugging Face; interleaved:
 // the complex-number form of 004's llama code), the sinusoidal table added to q and k, and a
 // random table added (an untrained learned table).
-// Step through: attn::nn::apply_rope (nn/positional/rope.h), then scores() below.
+// Step through: attn::nn::apply_rope (nn/positional/rope.h), then pairwise_dots
+// (experiments/common/offset_spread.h): scores in double (the 1/sqrt(D) of attention would scale
+// every entry alike).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -89,19 +91,6 @@ Tensor place(
   return out;
 }
 
-// s[i*n + j] = q_i . k_j in double (the 1/sqrt(D) of attention would scale every entry alike).
-std::vector<double> scores(const Tensor& q, const Tensor& k) {
-  const int64_t n = q.size(0), d = q.size(1);
-  std::vector<double> s(static_cast<size_t>(n * n));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double v = 0;
-      for (int64_t c = 0; c < d; ++c) v += double(q[i * d + c]) * double(k[j * d + c]);
-      s[static_cast<size_t>(i * n + j)] = v;
-    }
-  return s;
-}
-
 // (N,D) with every row equal to row (1,D) v.
 Tensor repeat_row(const Tensor& v, int64_t n) {
   const int64_t d = v.numel();
@@ -133,8 +122,9 @@ void run(const Config& cfg, RunContext& ctx) {
     const Tensor qs = Tensor::randn({n, d}, gen), ks = Tensor::randn({n, d}, gen);
     for (Scheme s : kSchemes) {
       // 1. same content at every position: constant diagonals iff relative-only.
-      const std::vector<double> same = scores(place(repeat_row(q1, n), s, 0, sin_table, learned),
-                                              place(repeat_row(k1, n), s, 0, sin_table, learned));
+      const std::vector<double> same =
+          pairwise_dots(place(repeat_row(q1, n), s, 0, sin_table, learned),
+                        place(repeat_row(k1, n), s, 0, sin_table, learned), n);
       const OffsetSpread sp = spread_by_offset(same, n, /*absolute=*/false);
       toeplitz[s] = std::max(toeplitz[s], sp.max_deviation / sp.max_abs);
       if (t == 0) {
@@ -142,10 +132,10 @@ void run(const Config& cfg, RunContext& ctx) {
         if (s == Scheme::kRopeHalf) offsets = sp.offsets, rope_curve = sp.means;
       }
       // 2. different content, every position moved by `shift`.
-      const std::vector<double> at0 =
-          scores(place(qs, s, 0, sin_table, learned), place(ks, s, 0, sin_table, learned));
-      const std::vector<double> moved =
-          scores(place(qs, s, shift, sin_table, learned), place(ks, s, shift, sin_table, learned));
+      const std::vector<double> at0 = pairwise_dots(place(qs, s, 0, sin_table, learned),
+                                                    place(ks, s, 0, sin_table, learned), n);
+      const std::vector<double> moved = pairwise_dots(place(qs, s, shift, sin_table, learned),
+                                                      place(ks, s, shift, sin_table, learned), n);
       double diff = 0, scale = 0;
       for (size_t e = 0; e < at0.size(); ++e)
         diff = std::max(diff, std::abs(moved[e] - at0[e])),

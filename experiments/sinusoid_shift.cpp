@@ -302,13 +302,7 @@ void run(const Config& cfg, RunContext& ctx) {
 
   // ---- 3. the dot product of two encodings depends on the distance only ----
   ctx.section("PE(i) . PE(j) against the distance |i - j|");
-  std::vector<double> dots(static_cast<size_t>(n * n));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t c = 0; c < d; ++c) s += double(pe[i * d + c]) * double(pe[j * d + c]);
-      dots[static_cast<size_t>(i * n + j)] = s;
-    }
+  const std::vector<double> dots = pairwise_dots(pe, pe, n);
   const OffsetSpread spread = spread_by_offset(dots, n, /*absolute=*/true);
   // Analytic: sum over pairs of sin(wi) sin(wj) + cos(wi) cos(wj) = cos(w (i - j)).
   std::vector<double> analytic;

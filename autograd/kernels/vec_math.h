@@ -30,8 +30,9 @@ inline float vexp(float x) {
   // Below lo the result is replaced by 0 at the end; compute on 0 meanwhile, not on lo: a
   // denormal intermediate costs a microcode assist of ~100 cycles (and -inf, a masked score,
   // is common). NaN is computed on 0 too (and returned as itself at the end): converting a NaN
-  // n to int below would be undefined behaviour (UBSan reports it).
-  xc = (xc < lo || x != x) ? 0.0f : xc;
+  // n to int below would be undefined behaviour (UBSan reports it). !(xc >= lo) is true for
+  // both, in the one comparison the underflow test needed anyway.
+  xc = !(xc >= lo) ? 0.0f : xc;
   // n = round(x / ln2) by the 1.5 * 2^23 trick (adding it pushes the fraction out of the
   // mantissa); unlike std::floor this stays inline and vectorises without -ffast-math.
   const float shifter = 12582912.0f;

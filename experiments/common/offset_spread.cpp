@@ -6,8 +6,25 @@
 #include <cmath>
 
 #include "autograd/error.h"
+#include "autograd/shape.h"
 
 namespace attn::experiments {
+
+std::vector<double> pairwise_dots(const Tensor& a, const Tensor& b, int64_t n) {
+  if (a.rank() != 2 || b.rank() != 2 || a.size(1) != b.size(1) || n < 0 || n > a.size(0) ||
+      n > b.size(0))
+    throw Error(fmt::format("pairwise_dots: expected two (>= {}, d) matrices, got {} and {}", n,
+                            shape_str(a.shape()), shape_str(b.shape())));
+  const int64_t d = a.size(1);
+  std::vector<double> s(static_cast<size_t>(n * n));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double v = 0;
+      for (int64_t c = 0; c < d; ++c) v += double(a[i * d + c]) * double(b[j * d + c]);
+      s[static_cast<size_t>(i * n + j)] = v;
+    }
+  return s;
+}
 
 OffsetSpread spread_by_offset(const std::vector<double>& s, int64_t n, bool absolute) {
   if (n <= 0 || static_cast<int64_t>(s.size()) != n * n)

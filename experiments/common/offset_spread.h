@@ -14,7 +14,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "autograd/tensor.h"
+
 namespace attn::experiments {
+
+// s[i*n + j] = a_i . b_j over the first n rows of a and b (both (rows >= n, d)), accumulated
+// in double: the matrix spread_by_offset reads (scores q_i . k_j, or PE(i) . PE(j)).
+std::vector<double> pairwise_dots(const Tensor& a, const Tensor& b, int64_t n);
 
 struct OffsetSpread {
   std::vector<double> offsets;  // i - j from -(n-1) to n-1, or |i - j| from 0 to n-1
