@@ -115,9 +115,13 @@ std::vector<Timing> time_training_steps(const Config& cfg, std::vector<Trained>&
 
 // Part 3: the score step on random q, k (B,H,T,T,d): time (interleaved) and peak tensor bytes.
 struct ScoreCost {
-  double dot_ms = 0, add_ms = 0;
+  double dot_ms = 0, add_ms = 0;          // medians
+  double dot_min_ms = 0, add_min_ms = 0;  // the least disturbed rounds
   int64_t dot_bytes = 0, add_bytes = 0;
   double time_ratio() const { return add_ms / dot_ms; }
+  // The ratio of the minima: a burst of outside load in one round moves a median of few rounds
+  // but rarely both minima.
+  double min_time_ratio() const { return add_min_ms / dot_min_ms; }
   double memory_ratio() const { return static_cast<double>(add_bytes) / dot_bytes; }
 };
 
@@ -145,6 +149,8 @@ ScoreCost score_cost(
   ScoreCost c;
   c.dot_ms = tm[0].median_s * 1e3;
   c.add_ms = tm[1].median_s * 1e3;
+  c.dot_min_ms = tm[0].min_s * 1e3;
+  c.add_min_ms = tm[1].min_s * 1e3;
   c.dot_bytes = probe.measure(dot).tensor_bytes;
   c.add_bytes = probe.measure(additive).tensor_bytes;
   return c;
@@ -279,6 +285,8 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("step_ms_dot", step_dot);
   ctx.result("step_ms_additive", step_add);
   ctx.result("step_time_ratio", step_add / step_dot);
+  const double step_min_ratio = steps[1].min_s / steps[0].min_s;
+  ctx.result("step_min_time_ratio", step_min_ratio);
   ctx.result("load_average_before", load);
   ctx.result("timing_threads", num_threads());
 
@@ -306,24 +314,29 @@ void run(const Config& cfg, RunContext& ctx) {
   const Sweep by_t = sweep("T", cfg.get_ints("lengths"), cfg, ctx, gen);
   const Sweep by_d = sweep("d_h", cfg.get_ints("head_dims"), cfg, ctx, gen);
   const std::vector<double> mem_d = by_d.get(&ScoreCost::memory_ratio),
-                            time_d = by_d.get(&ScoreCost::time_ratio),
-                            time_t = by_t.get(&ScoreCost::time_ratio);
+                            time_d = by_d.get(&ScoreCost::min_time_ratio);
+  std::vector<double> all = by_t.get(&ScoreCost::min_time_ratio);
+  all.insert(all.end(), time_d.begin(), time_d.end());
+  std::sort(all.begin(), all.end());
+  // The typical ratio: the median over every cell of the two sweeps, of the ratio of minima.
+  const double typical_ratio =
+      all.size() % 2 ? all[all.size() / 2] : (all[all.size() / 2 - 1] + all[all.size() / 2]) / 2;
   const double mem_slope = log_log_slope(by_d.x, mem_d, 0);
   const double add_t_slope = log_log_slope(by_t.x, by_t.ms(&ScoreCost::add_ms), 0);
-  const double min_ratio = std::min(*std::min_element(time_d.begin(), time_d.end()),
-                                    *std::min_element(time_t.begin(), time_t.end()));
+  const double min_ratio = all.front();
   ctx.result("memory_ratio_growth_exponent_in_d", mem_slope);
   ctx.result("additive_time_growth_exponent_in_T", add_t_slope);
   ctx.result("min_score_time_ratio", min_ratio);
+  ctx.result("typical_score_time_ratio", typical_ratio);
   ctx.note(fmt::format(
       "Peak tensor memory is the buffer pool's high-water mark during forward + backward, beyond "
       "what was alive before (q, k, w). The additive / dot memory ratio grows like d_h^{:.2f} "
       "(from {:.1f} at d_h = {:.0f} to {:.1f} at d_h = {:.0f}): the (B,H,T,S,d_h) tensors "
-      "against the (B,H,T,S) scores. Additive time grows like T^{:.2f}. Across every measured "
-      "size the additive score step is at least {:.1f} times slower, although it counts only "
-      "about twice the dot product's FLOPs.",
-      mem_slope, mem_d.front(), by_d.x.front(), mem_d.back(), by_d.x.back(), add_t_slope,
-      min_ratio));
+      "against the (B,H,T,S) scores. Additive time grows like T^{:.2f}. Compared by their "
+      "fastest rounds, the additive score step is {:.1f} to {:.1f} times slower than the dot "
+      "product's over the cells (median {:.1f}), although it counts only about twice the FLOPs.",
+      mem_slope, mem_d.front(), by_d.x.front(), mem_d.back(), by_d.x.back(), add_t_slope, min_ratio,
+      all.back(), typical_ratio));
   scaling_figures(by_t, by_d, ctx);
 
   // ---- the document beside ours ----
@@ -342,27 +355,32 @@ void run(const Config& cfg, RunContext& ctx) {
       add.exact, dot.exact, cfg.get_real("target"), reached(add), reached(dot));
   const bool both_solve = std::min(add.exact, dot.exact) >= 1 - margin;
   const std::string why_not_better =
-      both_solve ? "both models solve this toy task, so there is no quality gap left for "
-                   "additive to win; the cited study measured BLEU on WMT translation with "
-                   "recurrent encoder-decoders"
-                 : fmt::format(
-                       "additive learned more slowly here: its scores are bounded by "
-                       "||w_h||_1 (largest {:.2f} after training) while reversal needs "
-                       "a sharp one-key attention row, which q.k/sqrt(d) reaches "
-                       "without a ceiling",
-                       bound);
+      both_solve
+          ? "both models solve this toy task, so there is no quality gap left for additive to "
+            "win; the cited study measured BLEU on WMT translation with recurrent "
+            "encoder-decoders"
+          : fmt::format(
+                "within --steps {} the models have not finished learning (held-out exact "
+                "match below {:.2f}), so this compares how fast they learn, not what they "
+                "reach; the additive heads' largest ||w_h||_1 is {:.2f} (their scores "
+                "cannot differ by more than twice that)",
+                cfg.get_int("steps"), 1 - margin, bound);
   cmp.add_exact("§1.1: dot product achieves similar results to additive", "yes",
                 yes(std::abs(gap) < margin),
                 std::abs(gap) < margin ? em : em + "; " + why_not_better);
-  cmp.add_exact("§2.3 (Britz et al.): additive slightly but consistently better", "yes",
-                yes(gap > 0), gap > 0 ? em : em + "; " + why_not_better);
+  // One seed cannot show "consistently"; a gap inside the margin is a tie, not a win.
+  const std::string verdict = gap >= margin ? "yes" : gap <= -margin ? "no (dot better)" : "tie";
+  cmp.add_exact("§2.3 (Britz et al.): additive slightly but consistently better", "yes", verdict,
+                verdict == "yes" ? em : em + "; " + why_not_better);
   cmp.add_exact(
       "§1.1: scaled dot product needs less computation (score step faster)", "yes",
-      yes(min_ratio > 1),
-      fmt::format("additive / dot score-step time at least {:.1f} at every size", min_ratio));
+      yes(typical_ratio > 1),
+      fmt::format("additive / dot score-step time (fastest rounds): median {:.1f} over the cells, "
+                  "from {:.1f} to {:.1f}",
+                  typical_ratio, min_ratio, all.back()));
   cmp.add(
       "§2.3: the additive score's overall complexity is close to the dot product's "
-      "(score-step time ratio additive / dot at the largest d_h)",
+      "(score-step time ratio additive / dot, fastest rounds, at the largest d_h)",
       1.0, time_d.back(), 1.0,
       fmt::format("in FLOPs they are close (about 2x), but additive writes and reads two "
                   "(B,H,T,S,d_h) tensors ({:.0f}x the dot product's peak memory at d_h = "
@@ -374,8 +392,9 @@ void run(const Config& cfg, RunContext& ctx) {
                 yes(*std::min_element(mem_d.begin(), mem_d.end()) > 1),
                 fmt::format("memory ratio additive / dot grows like d_h^{:.2f}", mem_slope));
   cmp.add_exact("a training step of the dot-product model is faster", "yes",
-                yes(step_add > step_dot),
-                fmt::format("{:.2f} ms against {:.2f} ms", step_dot, step_add));
+                yes(step_min_ratio > 1),
+                fmt::format("fastest rounds: dot {:.2f} ms, additive {:.2f} ms",
+                            steps[0].min_s * 1e3, steps[1].min_s * 1e3));
   ctx.compare(cmp);
 }
 
