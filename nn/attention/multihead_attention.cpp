@@ -46,6 +46,10 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim,
   if (opt_.rope && head_dim() % 2 != 0)
     throw Error(fmt::format("MultiheadAttention: rotary positions need an even head_dim, got {}",
                             head_dim()));
+  if (opt_.score == AttentionScore::kAdditive && hkv_ != h_)
+    throw Error(fmt::format(
+        "MultiheadAttention: additive scores need n_kv_heads == num_heads, got {} for {} heads",
+        hkv_, h_));
   packed_ = hkv_ == h_ && !opt_.separate_projections;
   const int64_t kv_dim = hkv_ * head_dim();
   // xavier_uniform_ of the packed (3E, E) matrix: the bound PyTorch uses for every projection.
@@ -70,6 +74,11 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim,
   }
   out_proj = register_module("out_proj", std::make_shared<Linear>(e_, e_, opt_.bias, gen));
   if (opt_.bias) out_proj->bias.value().fill(0);
+  if (opt_.score == AttentionScore::kAdditive) {
+    const double v_bound = 1.0 / std::sqrt(static_cast<double>(head_dim()));
+    Tensor w = Tensor::empty({h_, head_dim()});
+    additive_v = register_parameter("additive_v", init::uniform_(w, gen, -v_bound, v_bound));
+  }
 }
 
 void MultiheadAttention::project(const Var& query,
@@ -170,8 +179,9 @@ void MultiheadAttention::set_weights_hook(WeightsHook hook) {
 
 bool MultiheadAttention::fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const {
   const bool dropout = opt_.dropout > 0 && is_training();
-  return !reference_mode() && !weights_hook_ && !opt_.rope && !dropout && !masks.key_padding_mask &&
-         !masks.attn_mask && !masks.bias && (!masks.causal || tq <= tk);
+  return !reference_mode() && opt_.score == AttentionScore::kScaledDot && !weights_hook_ &&
+         !opt_.rope && !dropout && !masks.key_padding_mask && !masks.attn_mask && !masks.bias &&
+         (!masks.causal || tq <= tk);
 }
 
 AttentionOutput MultiheadAttention::fused_heads(const Projected& q,
@@ -228,7 +238,9 @@ AttentionOutput MultiheadAttention::split_heads_attention(const Projected& pq,
   so.dropout_p = opt_.dropout;
   so.dropout_gen = dropout_gen_.get();
   so.training = is_training();
-  AttentionOutput a = scaled_dot_product_attention(q, k, v, so);
+  AttentionOutput a = opt_.score == AttentionScore::kAdditive
+                          ? additive_attention(q, k, v, additive_v, so)
+                          : scaled_dot_product_attention(q, k, v, so);
   if (weights_hook_) {
     const Var w = weights_hook_(a.weights, v);
     if (w.shape() != a.weights.shape())

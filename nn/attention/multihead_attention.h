@@ -31,7 +31,10 @@
 //   out_proj.bias (E).
 // Grouped/multi-query heads (n_kv_heads < num_heads), or separate_projections = true, use
 //   q_proj.{weight,bias} (E,E), k_proj / v_proj (n_kv_heads*D, E), out_proj (E,E)
-// (docs/checkpoint-format.md). Initialisation: the projection weights are U(-b, b) with
+// (docs/checkpoint-format.md). With score = kAdditive there is one more parameter,
+//   additive_v (H,D), U(-1/sqrt(D), 1/sqrt(D)) (nn.Linear(D, 1)'s bound)
+//   (inside nn::Transformer the xavier pass redraws it, as every matrix).
+// Initialisation: the projection weights are U(-b, b) with
 // b = sqrt(6 / (E + 3E)) either way (PyTorch's xavier_uniform_ of the packed (3E,E) matrix),
 // the projection biases 0, out_proj.weight nn.Linear's default and out_proj.bias 0.
 #pragma once
@@ -42,6 +45,7 @@
 #include <optional>
 
 #include "autograd/generator.h"
+#include "nn/attention/additive_attention.h"
 #include "nn/attention/sdpa.h"
 #include "nn/linear.h"
 #include "nn/module.h"
@@ -60,6 +64,10 @@ struct MultiheadAttentionOptions {
   std::optional<RopeStyle> rope;
   double rope_base = 10000.0;
   bool scale = true;  // false: no 1/sqrt(D) on the scores (the scaling experiment)
+  // kAdditive: Bahdanau's score w_h^T tanh(q_i + k_j) per head instead of q_i . k_j / sqrt(D)
+  // (nn/attention/additive_attention.h), with one more parameter additive_v (H,D); needs
+  // n_kv_heads == num_heads and always takes the unfused path (scale is then not used).
+  AttentionScore score = AttentionScore::kScaledDot;
 };
 
 // Keys and values of earlier steps, per layer, for incremental decoding.
@@ -123,6 +131,8 @@ class MultiheadAttention : public Module {
   // separate layout:
   std::shared_ptr<Linear> q_proj, k_proj, v_proj;
   std::shared_ptr<Linear> out_proj;
+  // score = kAdditive only: w (H,D), the vector each head's tanh(q + k) is projected on.
+  Var additive_v;
 
  private:
   // A projection's output (B,T,C) and the column where its part starts: q, k and v may share

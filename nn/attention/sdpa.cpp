@@ -28,14 +28,6 @@ Tensor attn_mask_4d(const Tensor& m, int64_t b, int64_t h, int64_t tq, int64_t t
                   shape_str(s), tq, tk, b * h, tq, tk, b, h, tq, tk));
 }
 
-// Dropout on the attention weights when training with dropout_p > 0; else the weights as given.
-Var attention_dropout(const Var& weights, const SdpaOptions& opt) {
-  if (!opt.training || opt.dropout_p <= 0) return weights;
-  if (!opt.dropout_gen)
-    throw Error("scaled_dot_product_attention: dropout_p > 0 in training needs a dropout_gen");
-  return dropout(weights, static_cast<real>(opt.dropout_p), *opt.dropout_gen, true);
-}
-
 }  // namespace
 
 std::optional<Tensor> combine_masks(
@@ -71,6 +63,12 @@ std::optional<Tensor> combine_masks(
         }
       }
   return out;
+}
+
+Var attention_dropout(const Var& weights, const SdpaOptions& opt) {
+  if (!opt.training || opt.dropout_p <= 0) return weights;
+  if (!opt.dropout_gen) throw Error("attention: dropout_p > 0 in training needs a dropout_gen");
+  return dropout(weights, static_cast<real>(opt.dropout_p), *opt.dropout_gen, true);
 }
 
 Var masked_weights(const Var& scores, const Tensor& hidden) {

@@ -77,6 +77,10 @@ AttentionOutput scaled_dot_product_attention(const Var& q,
 std::optional<Tensor> combine_masks(
     const AttentionMasks& masks, int64_t batch, int64_t heads, int64_t tq, int64_t tk);
 
+// Dropout on the attention weights when options.training and dropout_p > 0 (drawn from
+// dropout_gen); otherwise the weights as given.
+Var attention_dropout(const Var& weights, const SdpaOptions& options);
+
 // softmax over the last axis with the `hidden` (1) positions at weight 0: masked_fill with the
 // lowest float then softmax (reference mode), or the fused masked_softmax (fast mode).
 Var masked_weights(const Var& scores, const Tensor& hidden);

@@ -9,6 +9,39 @@
 
 namespace attn::nn {
 
+ParityLayer mha_parity_layer(std::shared_ptr<MultiheadAttention> m, bool causal) {
+  ParityLayer layer;
+  layer.module = m;
+  layer.forward = [m, causal](LayerInputs& in) {
+    const Var x = in.input("x");
+    const Var mem = in.has("memory") ? in.input("memory") : x;
+    AttentionMasks masks;
+    masks.key_padding_mask = in.optional_mask("key_padding_mask");
+    masks.attn_mask = in.optional_mask("attn_mask");
+    masks.causal = causal;
+    return m->forward(x, mem, mem, masks).out;
+  };
+  layer.extra_outputs = [m] { return TensorMap{{"attn_weights", m->last_weights()}}; };
+  return layer;
+}
+
+// Extra keys for the gradcheck inputs: cross=true adds a memory (B,4,E) with a key padding mask
+// hiding its last key in batch 1; attn_mask=true adds a (3,3) mask hiding key 0 from query 2.
+TensorMap mha_parity_inputs(LayerConfig& c, Generator& gen) {
+  const int64_t e = c.get_int("embed_dim", 8);
+  TensorMap in{{"x", Tensor::randn({2, 3, e}, gen)}};
+  if (c.get_bool("cross", false)) {
+    in["memory"] = Tensor::randn({2, 4, e}, gen);
+    in["key_padding_mask"] = padding_mask({4, 3}, 4);
+  }
+  if (c.get_bool("attn_mask", false)) {
+    Tensor m({3, 3});
+    m.at({2, 0}) = 1;
+    in["attn_mask"] = m;
+  }
+  return in;
+}
+
 std::vector<ParityLayerSpec> attention_parity_layers() {
   std::vector<ParityLayerSpec> rows;
   ParityLayerSpec mha;
@@ -24,20 +57,7 @@ std::vector<ParityLayerSpec> attention_parity_layers() {
     o.bias = c.get_bool("bias", true);
     o.separate_projections = c.get_bool("separate_projections", false);
     const bool causal = c.get_bool("causal", false);
-    auto m = std::make_shared<MultiheadAttention>(e, h, gen, o);
-    ParityLayer layer;
-    layer.module = m;
-    layer.forward = [m, causal](LayerInputs& in) {
-      const Var x = in.input("x");
-      const Var mem = in.has("memory") ? in.input("memory") : x;
-      AttentionMasks masks;
-      masks.key_padding_mask = in.optional_mask("key_padding_mask");
-      masks.attn_mask = in.optional_mask("attn_mask");
-      masks.causal = causal;
-      return m->forward(x, mem, mem, masks).out;
-    };
-    layer.extra_outputs = [m] { return TensorMap{{"attn_weights", m->last_weights()}}; };
-    return layer;
+    return mha_parity_layer(std::make_shared<MultiheadAttention>(e, h, gen, o), causal);
   };
   mha.gradcheck_configs = {
       {"self", {{"embed_dim", "4"}, {"num_heads", "2"}}},
@@ -52,22 +72,7 @@ std::vector<ParityLayerSpec> attention_parity_layers() {
       {"mqa_masked",
        {{"embed_dim", "4"}, {"num_heads", "2"}, {"n_kv_heads", "1"}, {"attn_mask", "true"}}},
   };
-  // Extra keys for the gradcheck inputs: cross=true adds a memory (B,4,E) with a key padding mask
-  // hiding its last key in batch 1; attn_mask=true adds a (3,3) mask hiding key 0 from query 2.
-  mha.make_inputs = [](LayerConfig& c, Generator& gen) {
-    const int64_t e = c.get_int("embed_dim", 8);
-    TensorMap in{{"x", Tensor::randn({2, 3, e}, gen)}};
-    if (c.get_bool("cross", false)) {
-      in["memory"] = Tensor::randn({2, 4, e}, gen);
-      in["key_padding_mask"] = padding_mask({4, 3}, 4);
-    }
-    if (c.get_bool("attn_mask", false)) {
-      Tensor m({3, 3});
-      m.at({2, 0}) = 1;
-      in["attn_mask"] = m;
-    }
-    return in;
-  };
+  mha.make_inputs = mha_parity_inputs;
   rows.push_back(std::move(mha));
   return rows;
 }

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "autograd/generator.h"
 #include "autograd/tensor.h"
+#include "nn/attention/multihead_attention.h"
 #include "nn/parity/parity_layers.h"
 #include "nn/transformer/layer_options.h"
 
@@ -24,6 +26,13 @@ Tensor causal_mask(int64_t t);
 // The layer keys shared by the transformer rows (d_model, nhead, dim_feedforward, dropout,
 // activation, layer_norm_eps, norm_first, bias, n_kv_heads), with PyTorch's names.
 TransformerLayerOptions read_layer_options(LayerConfig& c);
+
+// The mha row's layer and inputs, shared by every row built on MultiheadAttention
+// (attention_layers.cpp): inputs x, optional memory (key = value = memory), key_padding_mask,
+// attn_mask; causal adds a causal mask; extra output attn_weights. The inputs' config keys:
+// embed_dim, cross (a padded memory), attn_mask (one hidden key).
+ParityLayer mha_parity_layer(std::shared_ptr<MultiheadAttention> m, bool causal);
+TensorMap mha_parity_inputs(LayerConfig& c, Generator& gen);
 
 // The families of the nn-core table (core_parity_layers() concatenates them).
 std::vector<ParityLayerSpec> basic_parity_layers();        // basic_layers.cpp

@@ -13,6 +13,7 @@ MultiheadAttentionOptions self_attention_options(const TransformerLayerOptions& 
   a.bias = o.bias;
   a.dropout = o.dropout;
   a.rope = o.rope;
+  a.score = o.score;
   return a;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "nn/attention/additive_attention.h"
 #include "nn/feedforward.h"
 #include "nn/positional/rope.h"
 
@@ -26,6 +27,8 @@ struct TransformerLayerOptions {
   // Beyond PyTorch's layer: grouped-query self-attention, rotary positions in self-attention.
   int64_t n_kv_heads = 0;  // 0 = nhead
   std::optional<RopeStyle> rope;
+  // How every attention of the layer scores a query against a key (additive_attention.h).
+  AttentionScore score = AttentionScore::kScaledDot;
 };
 
 }  // namespace attn::nn

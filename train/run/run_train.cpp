@@ -91,6 +91,8 @@ void check_resume_config(const TrainConfig& cfg,
     old.positional = "auto";
     saved["positional"] = resolved_positional(old);
   }
+  // Checkpoints from before --score existed used the dot product.
+  if (!saved.contains("score")) saved["score"] = "dot";
   std::vector<std::string> diffs;
   for (const auto& name : train_option_names()) {
     if (!affects_computation(name, cfg)) continue;

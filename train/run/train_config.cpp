@@ -47,6 +47,8 @@ const std::vector<Option>& options() {
       {"src_eos", &C::src_eos, "seq2seq: end each source sequence with an EOS token"},
       {"positional", &C::positional,
        "transformers: none learned sinusoidal rope alibi t5_bias (auto: the model's own)"},
+      {"score", &C::score,
+       "transformers: attention score dot (q.k/sqrt(d), the paper) or additive (Bahdanau)"},
       {"hidden", &C::hidden, "recurrent hidden size"},
       {"attention", &C::attention,
        "recurrent seq2seq attention: none bahdanau luong_dot luong_general"},
@@ -282,6 +284,8 @@ int64_t estimate_train_memory(const TrainConfig& c) {
     const double stacks = c.model == "transformer" ? 2.5 : 1.0;  // encoder + decoder (+ cross)
     params = 2 * V * d + stacks * L * (4 * d * d + 2 * d * f + 8 * d);
     acts = stacks * L * (B * T * (24 * d + 4 * f) + 4 * B * h * T * T) + B * T * V * 3;
+    // Additive scores keep q_i + k_j and its tanh, d/h floats per pair, for every attention.
+    if (c.score == "additive") acts += stacks * L * 2 * B * T * T * d;
   }
   const double floats = 4 * params + acts;  // weights, gradients, two Adam moments; activations
   return static_cast<int64_t>(floats * sizeof(float) * 1.5);  // allocator slack
@@ -332,6 +336,7 @@ void validate_train_config(const TrainConfig& c) {
                       c.d_model, c.nhead));
   require(c.hidden > 0, fmt::format("--hidden must be > 0, got {}", c.hidden));
   require_in("attention", c.attention, {"none", "bahdanau", "luong_dot", "luong_general"});
+  require_in("score", c.score, {"dot", "additive"});
   require(c.min_len > 0, fmt::format("--min_len must be > 0, got {}", c.min_len));
   require(c.max_len >= c.min_len,
           fmt::format("--max_len ({}) must be >= --min_len ({})", c.max_len, c.min_len));

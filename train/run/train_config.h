@@ -34,6 +34,7 @@ struct TrainConfig {
   bool src_eos = false;    // seq2seq: end each source with EOS
   // none learned sinusoidal rope alibi t5_bias, or auto: the model's own (resolved_positional)
   std::string positional = "auto";
+  std::string score = "dot";  // transformers: dot (q.k/sqrt(d)) or additive (w^T tanh(q + k))
   // recurrent models
   int64_t hidden = 128;
   std::string attention = "bahdanau";  // none bahdanau luong_dot luong_general

@@ -27,12 +27,17 @@ real smoothing(const TrainConfig& cfg) {
 }
 
 std::string size_text(const TrainConfig& cfg) {
-  return fmt::format("d_model {}, {} heads, {} layers, ff {}, {} positions", cfg.d_model, cfg.nhead,
-                     cfg.num_layers, cfg.dim_ff, resolved_positional(cfg));
+  return fmt::format("d_model {}, {} heads, {} layers, ff {}, {} positions{}", cfg.d_model,
+                     cfg.nhead, cfg.num_layers, cfg.dim_ff, resolved_positional(cfg),
+                     cfg.score == "additive" ? ", additive scores" : "");
 }
 
 nn::PositionKind positions(const TrainConfig& cfg) {
   return nn::position_kind_from_name(resolved_positional(cfg), "--positional");
+}
+
+nn::AttentionScore score(const TrainConfig& cfg) {
+  return nn::attention_score_from_name(cfg.score, "--score");
 }
 
 class EncoderDecoder final : public TaskModel {
@@ -75,6 +80,7 @@ class EncoderDecoder final : public TaskModel {
     o.norm_first = cfg.norm_first;
     o.num_encoder_layers = o.num_decoder_layers = cfg.num_layers;
     o.positions = positions(cfg);
+    o.score = score(cfg);
     o.src_vocab = o.tgt_vocab = task.tokenizer().vocab_size();
     o.max_len = std::max(limits.src, limits.tgt) + 2;  // + BOS / EOS
     o.pad_id = data::kPad;
@@ -147,6 +153,7 @@ class DecoderOnly final : public TaskModel {
     o.dim_feedforward = cfg.dim_ff;
     o.dropout = cfg.dropout;
     o.positions = positions(cfg);
+    o.score = score(cfg);
     return o;
   }
   TrainConfig cfg_;
@@ -167,6 +174,7 @@ nn::EncoderOnlyOptions encoder_options(const TrainConfig& cfg,
   o.dropout = cfg.dropout;
   o.pad_id = data::kPad;
   o.positions = positions(cfg);
+  o.score = score(cfg);
   // BERT itself is post-norm; "transformer" follows --norm_first.
   if (cfg.model == "transformer") o.norm_first = cfg.norm_first;
   return o;
