@@ -39,7 +39,9 @@ namespace attn::experiments {
   X(rope_relative)               \
   X(gpt_bert_encdec)             \
   X(head_ablation)               \
-  X(attention_shuffle)
+  X(attention_shuffle)           \
+  X(pre_post_norm)               \
+  X(ablate_block)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

@@ -91,6 +91,9 @@ void check_resume_config(const TrainConfig& cfg,
     old.positional = "auto";
     saved["positional"] = resolved_positional(old);
   }
+  // Checkpoints from before the block ablation switches had the whole block.
+  for (const char* part : {"layer_norm", "residual", "feedforward"})
+    if (!saved.contains(part)) saved[part] = "true";
   std::vector<std::string> diffs;
   for (const auto& name : train_option_names()) {
     if (!affects_computation(name, cfg)) continue;
