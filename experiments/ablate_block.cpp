@@ -114,11 +114,11 @@ Score train_variant(const Config& cfg, const std::string& task, const Variant& v
 void run(const Config& cfg, RunContext& ctx) {
   const std::vector<std::string> tasks = task_names(cfg);
   std::map<std::string, std::map<std::string, Score>> scores;  // [task][variant]
-  Table t(fmt::format("{} steps, {} seeds each (means); {} layers per stack, d_model {}, {}",
-                      cfg.get_int("steps"), cfg.get_int("seeds"), cfg.get_int("layers"),
-                      cfg.get_int("d_model"),
-                      cfg.get_bool("norm_first") ? "pre-norm" : "post-norm"),
-          {"task", "variant", "exact match", "token accuracy", "held-out loss", "diverged runs"});
+  Table t(
+      fmt::format("{} steps, {} seeds each (means); {} layers per stack, d_model {}, {}",
+                  cfg.get_int("steps"), cfg.get_int("seeds"), cfg.get_int("layers"),
+                  cfg.get_int("d_model"), cfg.get_bool("norm_first") ? "pre-norm" : "post-norm"),
+      {"task", "variant", "exact match", "token accuracy", "held-out loss", "diverged runs"});
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   for (const auto& task : tasks) {
     ctx.section(fmt::format("Training on {}", task));
@@ -131,7 +131,7 @@ void run(const Config& cfg, RunContext& ctx) {
                     {"variant", v.key},
                     {"exact_match", s.exact},
                     {"token_accuracy", s.token},
-                    {"loss", std::isnan(s.loss) ? nlohmann::ordered_json() : s.loss},
+                    {"loss", finite_or_null(s.loss)},
                     {"diverged_runs", s.failed_runs}});
       ctx.result(fmt::format("{}_{}_exact_match", task, v.key), s.exact);
       ctx.result(fmt::format("{}_{}_token_accuracy", task, v.key), s.token);
@@ -175,18 +175,18 @@ void run(const Config& cfg, RunContext& ctx) {
                        [&](const std::string& task) { return drop(task, key) >= margin; });
   };
   const bool has_sort = scores.count("sort") > 0;
-  cmp.add_exact("without positions the model cannot use order: reversal fails", "yes",
-                yes(drop("reversal", "no_positions") >= margin),
-                fmt::format("reversal token accuracy: intact {:.3f}, no positions {:.3f}",
-                            scores["reversal"]["intact"].token,
-                            scores["reversal"]["no_positions"].token));
+  cmp.add_exact(
+      "without positions the model cannot use order: reversal fails", "yes",
+      yes(drop("reversal", "no_positions") >= margin),
+      fmt::format("reversal token accuracy: intact {:.3f}, no positions {:.3f}",
+                  scores["reversal"]["intact"].token, scores["reversal"]["no_positions"].token));
   if (has_sort) {
     // The document ties positions to order; sort's answer is order-free.
-    cmp.add_exact("a task whose answer ignores input order needs no positions (sort)", "yes",
-                  yes(drop("sort", "no_positions") < margin),
-                  fmt::format("sort token accuracy: intact {:.3f}, no positions {:.3f}",
-                              scores["sort"]["intact"].token,
-                              scores["sort"]["no_positions"].token));
+    cmp.add_exact(
+        "a task whose answer ignores input order needs no positions (sort)", "yes",
+        yes(drop("sort", "no_positions") < margin),
+        fmt::format("sort token accuracy: intact {:.3f}, no positions {:.3f}",
+                    scores["sort"]["intact"].token, scores["sort"]["no_positions"].token));
   }
   cmp.add_exact("removing the residual connections makes training fail", "yes",
                 yes(hurts_all("no_residual")), describe("no_residual"));
@@ -226,13 +226,12 @@ Experiment ablate_block() {
       .add_real("margin", 0.1, "a removal 'hurts' when token accuracy drops by at least this",
                 {.min = 0})
       .add_int("seed", 1, "first seed (weights, data, held-out set)", {.min = 0});
-  e.quick = {{"steps", "120"}, {"eval_size", "60"}, {"d_model", "16"}, {"dim_ff", "32"}};
+  e.quick = {{"steps", "200"}, {"eval_size", "60"}};
   e.check = [](const Config& c) {
     require_divides(c, "nhead", "d_model");
     if (c.get_int("eval_min_len") > c.get_int("max_len"))
       throw UsageError("ablate-block: --eval_min_len must be <= --max_len");
-    for (const auto& task : task_names(c))
-      train::validate_train_config(task_config(c, task, 0));
+    for (const auto& task : task_names(c)) train::validate_train_config(task_config(c, task, 0));
   };
   e.run = run;
   return e;

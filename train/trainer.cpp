@@ -129,8 +129,8 @@ TrainResult Trainer::run(int64_t start_step) {
               "training diverged at step {}: the loss's moving average is {:.3g}, more than {}x "
               "the run's first loss {:.3g} (limit {:.3g}): the updates are blowing up the "
               "weights; {}",
-              s, watch.smoothed(), config_.divergence_factor, watch.reference(),
-              watch.threshold(), kDivergenceAdvice),
+              s, watch.smoothed(), config_.divergence_factor, watch.reference(), watch.threshold(),
+              kDivergenceAdvice),
           s, st.loss);
     }
     r.last_step = s;

@@ -22,11 +22,11 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerOptions& 
   multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(
                                                          o.d_model, o.nhead, gen, ca, dropout_gen));
   if (o.feedforward) {
-    linear1 = register_module(
-        "linear1", std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
+    linear1 = register_module("linear1",
+                              std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
     dropout = register_module("dropout", drop());
-    linear2 = register_module(
-        "linear2", std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
+    linear2 = register_module("linear2",
+                              std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
   }
   if (o.layer_norm) {
     norm1 = register_module("norm1", norm());

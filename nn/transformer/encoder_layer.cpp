@@ -49,13 +49,15 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
       "self_attn", std::make_shared<MultiheadAttention>(o.d_model, o.nhead, gen,
                                                         self_attention_options(o), dropout_gen));
   if (o.feedforward) {
-    linear1 = register_module(
-        "linear1", std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
+    linear1 = register_module("linear1",
+                              std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
     dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout, dropout_gen));
-    linear2 = register_module(
-        "linear2", std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
+    linear2 = register_module("linear2",
+                              std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
   }
-  auto norm = [&] { return std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps, true, o.bias); };
+  auto norm = [&] {
+    return std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps, true, o.bias);
+  };
   if (o.layer_norm) {
     norm1 = register_module("norm1", norm());
     if (o.feedforward) norm2 = register_module("norm2", norm());

@@ -35,7 +35,7 @@ struct TrainConfig {
   bool layer_norm = true;   // the layers' norms and the stacks' final norms
   bool residual = true;     // the residual connection around every sublayer
   bool feedforward = true;  // the feed-forward sublayer of every layer
-  bool src_eos = false;    // seq2seq: end each source with EOS
+  bool src_eos = false;     // seq2seq: end each source with EOS
   // none learned sinusoidal rope alibi t5_bias, or auto: the model's own (resolved_positional)
   std::string positional = "auto";
   // recurrent models
