@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib/checks.sh" "$@"
 
 listed pre-post-norm "001 \(the transformer block: pre-norm versus post-norm\), 000 Algorithm 3 "
 expect 2 "--nhead 5 must divide --d_model 32" run pre-post-norm --nhead 5 --out "$tmp/bad1"
-expect 2 "warmup" run pre-post-norm --steps 40 --out "$tmp/bad2"
+expect 2 "--steps 40 must exceed --warmup 50" run pre-post-norm --steps 40 --out "$tmp/bad2"
 expect 2 "lrs" run pre-post-norm --lrs 0,1e-2 --out "$tmp/bad3"
 for d in bad1 bad2 bad3; do
   [[ -e "$tmp/$d" ]] && fail "a refused pre-post-norm wrote $tmp/$d" || pass "no folder for $d"
