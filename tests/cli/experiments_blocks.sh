@@ -65,8 +65,8 @@ for s in scores:
     assert 0 <= s["exact_match"] <= 1 and 0 <= s["token_accuracy"] <= 1, s
     assert s["diverged_runs"] == 0 and 0 < s["loss"] < 10, s
 tok = {(s["task"], s["variant"]): s["token_accuracy"] for s in scores}
-# measured in the quick run: drops of 0.23 and 0.25 on reversal, 0.59 on sort; +0.002 for sort
-# without positions
+# quick runs with seeds 1-3: reversal loses at least 0.23 without residuals or positions, sort at
+# least 0.53 without residuals; sort without positions is within 0.03 of the intact block
 assert tok[("reversal", "intact")] > tok[("reversal", "no_residual")] + 0.1, tok
 assert tok[("reversal", "intact")] > tok[("reversal", "no_positions")] + 0.1, tok
 assert tok[("sort", "intact")] > tok[("sort", "no_residual")] + 0.3, tok
