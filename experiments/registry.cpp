@@ -40,7 +40,9 @@ namespace attn::experiments {
   X(gpt_bert_encdec)             \
   X(head_ablation)               \
   X(attention_shuffle)           \
-  X(additive_vs_dot)
+  X(additive_vs_dot)             \
+  X(pre_post_norm)               \
+  X(ablate_block)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

@@ -1,6 +1,7 @@
 #include "experiments/run_context.h"
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -37,6 +38,10 @@ std::string timestamp() {
 
 nlohmann::ordered_json tensor_json(const Tensor& t) {
   return tensor_json_at(t, 0, 0);
+}
+
+nlohmann::ordered_json finite_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
 }
 
 std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name) {

@@ -113,6 +113,8 @@ class RunContext {
 
 // Nested JSON arrays of a tensor's values ((2,3) -> [[..],[..]]), a number for rank 0.
 nlohmann::ordered_json tensor_json(const Tensor& t);
+// v as a JSON number, or null when it is NaN or infinite (which JSON cannot hold).
+nlohmann::ordered_json finite_or_null(double v);
 // A fresh folder runs/<name>/<YYYYmmdd-HHMMSS>[-k] under `root` (created, not locked).
 std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name);
 

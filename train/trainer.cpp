@@ -118,17 +118,20 @@ TrainResult Trainer::run(int64_t start_step) {
     const double dt = seconds_since(t0);
     if (!std::isfinite(st.loss)) {
       progress.finish();
-      throw Error(fmt::format("training diverged: the loss is {} at step {}; {}", st.loss, s,
-                              kDivergenceAdvice));
+      throw TrainingDiverged(fmt::format("training diverged: the loss is {} at step {}; {}",
+                                         st.loss, s, kDivergenceAdvice),
+                             s, st.loss);
     }
     if (!watch.healthy(st.loss)) {
       progress.finish();
-      throw Error(fmt::format(
-          "training diverged at step {}: the loss's moving average is {:.3g}, more than {}x "
-          "the run's first loss {:.3g} (limit {:.3g}): the updates are blowing up the weights; "
-          "{}",
-          s, watch.smoothed(), config_.divergence_factor, watch.reference(), watch.threshold(),
-          kDivergenceAdvice));
+      throw TrainingDiverged(
+          fmt::format(
+              "training diverged at step {}: the loss's moving average is {:.3g}, more than {}x "
+              "the run's first loss {:.3g} (limit {:.3g}): the updates are blowing up the "
+              "weights; {}",
+              s, watch.smoothed(), config_.divergence_factor, watch.reference(), watch.threshold(),
+              kDivergenceAdvice),
+          s, st.loss);
     }
     r.last_step = s;
     r.losses.push_back(st.loss);

@@ -20,8 +20,8 @@
 // stops early once metrics[target_metric] >= target_value (or <= when lower is better);
 // records train loss (mean since the last log), tokens/s, learning rate and eval metrics to
 // CSV/JSONL; calls checkpoint every checkpoint_every steps and at the end. A diverging run
-// stops with an attn::Error naming the step (before that step is checkpointed): a NaN or
-// infinite loss, or an exploding one (see divergence_factor).
+// stops with a TrainingDiverged (an attn::Error) naming the step (before that step is
+// checkpointed): a NaN or infinite loss, or an exploding one (see divergence_factor).
 #pragma once
 
 #include <cstdint>
@@ -29,10 +29,25 @@
 #include <string>
 #include <vector>
 
+#include "autograd/error.h"
 #include "train/metrics.h"
 #include "train/progress.h"
 
 namespace attn::train {
+
+// Thrown by Trainer::run when the loss is not finite or explodes: an attn::Error for the CLI
+// (exit code 1), with the step and loss for callers that measure divergence (experiments).
+class TrainingDiverged : public Error {
+ public:
+  TrainingDiverged(const std::string& message, int64_t step, double loss)
+      : Error(message), step_(step), loss_(loss) {}
+  int64_t step() const { return step_; }  // the step whose loss tripped the check
+  double loss() const { return loss_; }   // that step's loss (NaN, inf or finite)
+
+ private:
+  int64_t step_;
+  double loss_;
+};
 
 struct StepStats {
   double loss = 0;

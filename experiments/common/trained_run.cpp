@@ -31,20 +31,26 @@ struct ScratchFolder {
 
 }  // namespace
 
+TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name) {
+  train::validate_train_config(tc);
+  TrainedRun r;
+  auto scratch = std::make_shared<ScratchFolder>();  // removed on return if training throws
+  scratch->path = train::create_unique_folder(fs::temp_directory_path() /
+                                              fmt::format("attnlab-{}-{}", name, ::getpid()));
+  tc.out = scratch->path.string();
+  r.scratch = scratch;
+  r.summary = train::train_task(tc);
+  r.setup = train::make_task_setup(tc);
+  return r;
+}
+
 TrainedRun train_for_experiment(train::TrainConfig tc,
                                 const RunContext& ctx,
                                 const std::string& subfolder) {
+  if (ctx.dir().empty()) return train_in_scratch(std::move(tc), subfolder);
   train::validate_train_config(tc);
+  tc.out = (ctx.dir() / subfolder).string();
   TrainedRun r;
-  if (ctx.dir().empty()) {
-    auto scratch = std::make_shared<ScratchFolder>();
-    scratch->path = train::create_unique_folder(
-        fs::temp_directory_path() / fmt::format("attnlab-{}-{}", subfolder, ::getpid()));
-    tc.out = scratch->path.string();
-    r.scratch = scratch;
-  } else {
-    tc.out = (ctx.dir() / subfolder).string();
-  }
   r.summary = train::train_task(tc);
   r.setup = train::make_task_setup(tc);
   return r;

@@ -37,6 +37,10 @@ struct TrainedRun {
 TrainedRun train_for_experiment(train::TrainConfig tc,
                                 const RunContext& ctx,
                                 const std::string& subfolder);
+// The same, with the training files in a fresh temporary folder (named after `name`) that is
+// removed when the TrainedRun is destroyed: for sweeps of many short runs whose folders nobody
+// reads. A diverging run throws train::TrainingDiverged (and leaves nothing behind).
+TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name);
 
 // The fraction of `set` the seq2seq model answers exactly (greedy decoding, batches of 100,
 // eval mode, no gradient): what the train command reports as exact_match, for a model whose

@@ -19,7 +19,8 @@ namespace {
 
 constexpr const char* kLayerKeys =
     "d_model=8 nhead=2 dim_feedforward=16 dropout=0.1 (off: eval) activation=relu|gelu|gelu_tanh "
-    "layer_norm_eps=1e-5 norm_first=false bias=true n_kv_heads=nhead causal=false";
+    "layer_norm_eps=1e-5 norm_first=false bias=true n_kv_heads=nhead causal=false; ablation "
+    "switches (no PyTorch twin when off) layer_norm=true residual=true feedforward=true";
 
 }  // namespace
 
@@ -35,6 +36,9 @@ TransformerLayerOptions read_layer_options(LayerConfig& c) {
   o.norm_first = c.get_bool("norm_first", false);
   o.bias = c.get_bool("bias", true);
   o.n_kv_heads = c.get_int("n_kv_heads", 0);
+  o.layer_norm = c.get_bool("layer_norm", true);
+  o.residual = c.get_bool("residual", true);
+  o.feedforward = c.get_bool("feedforward", true);
   return o;
 }
 
@@ -98,6 +102,11 @@ std::vector<ParityLayerSpec> transformer_parity_layers() {
       {"pre_gelu_padded",
        with({{"norm_first", "true"}, {"activation", "gelu"}, {"masks", "true"}})},
       {"post_causal_gqa", with({{"causal", "true"}, {"n_kv_heads", "1"}})},
+      // The ablation switches, one at a time (experiments/ablate_block.cpp).
+      {"post_no_layer_norm", with({{"layer_norm", "false"}})},
+      {"pre_no_residual", with({{"norm_first", "true"}, {"residual", "false"}})},
+      {"post_no_residual", with({{"residual", "false"}})},
+      {"post_no_feedforward", with({{"feedforward", "false"}})},
   };
   // masks=true (gradcheck only): a key padding mask hiding the last position of batch 1 and a
   // src_mask hiding key 0 from query 2.
@@ -137,6 +146,9 @@ std::vector<ParityLayerSpec> transformer_parity_layers() {
       {"post_relu_causal", with({{"causal", "true"}})},
       {"pre_gelu_padded",
        with({{"norm_first", "true"}, {"activation", "gelu"}, {"masks", "true"}})},
+      {"pre_no_layer_norm", with({{"norm_first", "true"}, {"layer_norm", "false"}})},
+      {"post_no_residual_causal", with({{"causal", "true"}, {"residual", "false"}})},
+      {"pre_no_feedforward", with({{"norm_first", "true"}, {"feedforward", "false"}})},
   };
   // masks=true (gradcheck only): memory padding hides memory position 3 of batch 0.
   dec.make_inputs = [](LayerConfig& c, Generator& gen) {

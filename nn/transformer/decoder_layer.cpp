@@ -21,17 +21,21 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerOptions& 
       "self_attn", std::make_shared<MultiheadAttention>(o.d_model, o.nhead, gen, sa, dropout_gen));
   multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(
                                                          o.d_model, o.nhead, gen, ca, dropout_gen));
-  linear1 = register_module("linear1",
-                            std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
-  dropout = register_module("dropout", drop());
-  linear2 = register_module("linear2",
-                            std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
-  norm1 = register_module("norm1", norm());
-  norm2 = register_module("norm2", norm());
-  norm3 = register_module("norm3", norm());
+  if (o.feedforward) {
+    linear1 = register_module("linear1",
+                              std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
+    dropout = register_module("dropout", drop());
+    linear2 = register_module("linear2",
+                              std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
+  }
+  if (o.layer_norm) {
+    norm1 = register_module("norm1", norm());
+    norm2 = register_module("norm2", norm());
+    if (o.feedforward) norm3 = register_module("norm3", norm());
+  }
   dropout1 = register_module("dropout1", drop());
   dropout2 = register_module("dropout2", drop());
-  dropout3 = register_module("dropout3", drop());
+  if (o.feedforward) dropout3 = register_module("dropout3", drop());
 }
 
 Var TransformerDecoderLayer::forward(const Var& tgt,
@@ -52,15 +56,9 @@ Var TransformerDecoderLayer::forward(const Var& tgt,
   auto ff = [&](const Var& x) {
     return dropout3->forward(feed_forward(x, *linear1, *linear2, opt_.activation, *dropout));
   };
-  Var x = tgt;
-  if (opt_.norm_first) {
-    x = add(x, sa(norm1->forward(x)));
-    x = add(x, ca(norm2->forward(x)));
-    return add(x, ff(norm3->forward(x)));
-  }
-  x = norm1->forward(add(x, sa(x)));
-  x = norm2->forward(add(x, ca(x)));
-  return norm3->forward(add(x, ff(x)));
+  Var x = sublayer(tgt, sa, norm1.get(), opt_);
+  x = sublayer(x, ca, norm2.get(), opt_);
+  return opt_.feedforward ? sublayer(x, ff, norm3.get(), opt_) : x;
 }
 
 }  // namespace attn::nn

@@ -9,6 +9,7 @@
 //
 // Post-norm (2017):  x = norm1(x + SA(x));  x = norm2(x + CA(x, mem));  x = norm3(x + FF(x))
 // Pre-norm:          x = x + SA(norm1(x));  x = x + CA(norm2(x), mem);  x = x + FF(norm3(x))
+// The ablation switches (layer_norm, residual, feedforward) act as in the encoder layer.
 //
 // Names as PyTorch: self_attn.*, multihead_attn.*, linear1.*, linear2.*, norm1.*, norm2.*,
 // norm3.*. For incremental decoding pass a DecoderLayerCache: the self-attention cache grows by

@@ -35,8 +35,9 @@ DecoderOnlyTransformer::DecoderOnlyTransformer(const DecoderOnlyOptions& o,
   layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < o.num_layers; ++i)
     layers->append(std::make_shared<TransformerEncoderLayer>(lo, gen, dropout_gen_));
-  norm = register_module("norm",
-                         std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps, true, o.bias));
+  if (o.layer_norm)  // the final norm goes with the layers' norms (layer_norm = false)
+    norm = register_module("norm",
+                           std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps, true, o.bias));
   if (!o.tie_weights)
     lm_head =
         register_module("lm_head", std::make_shared<Linear>(o.d_model, o.vocab_size, false, gen));
@@ -62,7 +63,7 @@ Var DecoderOnlyTransformer::forward(const Tensor& ids, std::vector<KVCache>* cac
                                     start + ids.size(1));
   for (size_t i = 0; i < layers->size(); ++i)
     x = (*layers)[i].forward(x, causal, caches ? &(*caches)[i] : nullptr);
-  x = norm->forward(x);
+  if (norm) x = norm->forward(x);
   return lm_head ? lm_head->forward(x) : matmul(x, tok_emb->weight, false, true);
 }
 

@@ -44,7 +44,8 @@
 namespace attn::nn {
 
 // The block options (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, bias,
-// n_kv_heads for GQA/MQA, norm_first) with GPT-like defaults, plus the model's own.
+// n_kv_heads for GQA/MQA, norm_first, the ablation switches) with GPT-like defaults, plus the
+// model's own.
 struct DecoderOnlyOptions : TransformerLayerOptions {
   DecoderOnlyOptions() {
     d_model = 128, nhead = 4, dim_feedforward = 512;
@@ -92,7 +93,7 @@ class DecoderOnlyTransformer : public Module {
   std::shared_ptr<RelativePositionBias> rel_bias;       // null unless t5_bias (causal buckets)
   std::shared_ptr<Dropout> drop;
   std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
-  std::shared_ptr<LayerNorm> norm;
+  std::shared_ptr<LayerNorm> norm;  // the final norm (null with layer_norm = false)
   std::shared_ptr<Linear> lm_head;  // null when tied
 
  private:

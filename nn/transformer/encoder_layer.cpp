@@ -27,6 +27,19 @@ void check_layer_options(const TransformerLayerOptions& o, const char* layer) {
     throw Error(fmt::format("{}: d_model, nhead and dim_feedforward must be positive", layer));
 }
 
+Var sublayer(const Var& x,
+             const std::function<Var(const Var&)>& f,
+             const LayerNorm* norm,
+             const TransformerLayerOptions& o) {
+  auto normed = [norm](const Var& v) { return norm ? norm->forward(v) : v; };
+  if (o.norm_first) {
+    const Var y = f(normed(x));
+    return o.residual ? add(x, y) : y;
+  }
+  const Var y = f(x);
+  return normed(o.residual ? add(x, y) : y);
+}
+
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& o,
                                                  Generator& gen,
                                                  std::shared_ptr<Generator> dropout_gen)
@@ -36,17 +49,23 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
   self_attn = register_module(
       "self_attn", std::make_shared<MultiheadAttention>(o.d_model, o.nhead, gen,
                                                         self_attention_options(o), dropout_gen));
-  linear1 = register_module("linear1",
-                            std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
-  dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout, dropout_gen));
-  linear2 = register_module("linear2",
-                            std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
-  norm1 = register_module("norm1",
-                          std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps, true, o.bias));
-  norm2 = register_module("norm2",
-                          std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps, true, o.bias));
+  if (o.feedforward) {
+    linear1 = register_module("linear1",
+                              std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
+    dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout, dropout_gen));
+    linear2 = register_module("linear2",
+                              std::make_shared<Linear>(o.dim_feedforward, o.d_model, o.bias, gen));
+  }
+  auto norm = [&] {
+    return std::make_shared<LayerNorm>(o.d_model, o.layer_norm_eps, true, o.bias);
+  };
+  if (o.layer_norm) {
+    norm1 = register_module("norm1", norm());
+    if (o.feedforward) norm2 = register_module("norm2", norm());
+  }
   dropout1 = register_module("dropout1", std::make_shared<Dropout>(o.dropout, dropout_gen));
-  dropout2 = register_module("dropout2", std::make_shared<Dropout>(o.dropout, dropout_gen));
+  if (o.feedforward)
+    dropout2 = register_module("dropout2", std::make_shared<Dropout>(o.dropout, dropout_gen));
 }
 
 Var TransformerEncoderLayer::forward(const Var& src, const AttentionMasks& masks, KVCache* cache) {
@@ -56,13 +75,8 @@ Var TransformerEncoderLayer::forward(const Var& src, const AttentionMasks& masks
   auto ff = [&](const Var& x) {
     return dropout2->forward(feed_forward(x, *linear1, *linear2, opt_.activation, *dropout));
   };
-  Var x = src;
-  if (opt_.norm_first) {
-    x = add(x, sa(norm1->forward(x)));
-    return add(x, ff(norm2->forward(x)));
-  }
-  x = norm1->forward(add(x, sa(x)));
-  return norm2->forward(add(x, ff(x)));
+  Var x = sublayer(src, sa, norm1.get(), opt_);
+  return opt_.feedforward ? sublayer(x, ff, norm2.get(), opt_) : x;
 }
 
 }  // namespace attn::nn

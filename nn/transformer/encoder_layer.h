@@ -10,6 +10,8 @@
 // Pre-norm  (norm_first = true):          x = x + SA(norm1(x));   x = x + FF(norm2(x))
 // Pre-norm leaves an identity path from input to output through every layer, which is why deep
 // stacks train without warm-up; post-norm normalises after each residual sum.
+// The ablation switches of TransformerLayerOptions (layer_norm, residual, feedforward) drop a
+// part: its modules are then null and absent from named_parameters() (sublayer() below).
 //
 // Parameter names are PyTorch's: self_attn.{in_proj_weight, in_proj_bias, out_proj.*},
 // linear1.*, linear2.*, norm1.*, norm2.* — a state_dict of nn.TransformerEncoderLayer(d_model,
@@ -17,6 +19,7 @@
 // With a KV cache and a causal mask the same layer is a GPT block decoding one token at a time.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "nn/attention/multihead_attention.h"
@@ -54,5 +57,14 @@ class TransformerEncoderLayer : public Module {
 // and a check that the layer config is usable (a message naming `layer` otherwise).
 MultiheadAttentionOptions self_attention_options(const TransformerLayerOptions& o);
 void check_layer_options(const TransformerLayerOptions& o, const char* layer);
+
+// One sublayer f with its residual connection and layer norm, as the options place them:
+//   post-norm  norm(x + f(x))      pre-norm  x + f(norm(x))
+// with the residual term dropped when o.residual is false and the norm skipped when `norm` is
+// null (o.layer_norm false). Shared by the encoder and decoder layers.
+Var sublayer(const Var& x,
+             const std::function<Var(const Var&)>& f,
+             const LayerNorm* norm,
+             const TransformerLayerOptions& o);
 
 }  // namespace attn::nn

@@ -24,6 +24,14 @@ struct TransformerLayerOptions {
   double layer_norm_eps = 1e-5;
   bool norm_first = false;  // false: x = norm(x + f(x)) (2017); true: x = x + f(norm(x))
   bool bias = true;         // biases of the linear maps and layer norms (PyTorch >= 2.1's flag)
+  // Ablation switches (not in PyTorch; all on = the standard block). Off, the part is not built
+  // (no parameters) and the sublayers compose without it:
+  //   layer_norm = false: x = x + f(x) in both placements; a stack's final norm goes too
+  //   residual = false:   x = norm(f(x)) (post-norm) or x = f(norm(x)) (pre-norm)
+  //   feedforward = false: no FFN sublayer (the layer is attention only, with its norm/residual)
+  bool layer_norm = true;
+  bool residual = true;
+  bool feedforward = true;
   // Beyond PyTorch's layer: grouped-query self-attention, rotary positions in self-attention.
   int64_t n_kv_heads = 0;  // 0 = nhead
   std::optional<RopeStyle> rope;

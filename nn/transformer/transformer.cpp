@@ -75,10 +75,12 @@ Transformer::Transformer(const TransformerOptions& o,
                          Generator& gen,
                          std::shared_ptr<Generator> dropout_gen)
     : Module("Transformer"), opt_(o), dropout_gen_(model_dropout_generator(dropout_gen, gen)) {
-  encoder = register_module("encoder", std::make_shared<TransformerEncoder>(
-                                           o, o.num_encoder_layers, true, gen, dropout_gen_));
-  decoder = register_module("decoder", std::make_shared<TransformerDecoder>(
-                                           o, o.num_decoder_layers, true, gen, dropout_gen_));
+  encoder =
+      register_module("encoder", std::make_shared<TransformerEncoder>(
+                                     o, o.num_encoder_layers, o.layer_norm, gen, dropout_gen_));
+  decoder =
+      register_module("decoder", std::make_shared<TransformerDecoder>(
+                                     o, o.num_decoder_layers, o.layer_norm, gen, dropout_gen_));
   xavier_init_matrices(*this, gen);
 }
 

@@ -11,8 +11,9 @@
 //
 // Names as PyTorch: encoder.layers.N.*, encoder.norm.*, decoder.layers.N.*, decoder.norm.*, so a
 // state_dict of nn.Transformer(d_model, nhead, ..., batch_first=True) loads as is. The final
-// norms are always there, as in nn.Transformer (after a post-norm stack they are one extra
-// LayerNorm; after a pre-norm stack they are what normalises the residual stream at all).
+// norms are there as in nn.Transformer (after a post-norm stack they are one extra LayerNorm;
+// after a pre-norm stack they are what normalises the residual stream at all), unless the
+// layer_norm ablation switch is off.
 // Initialisation as nn.Transformer: every parameter of rank >= 2 is xavier_uniform_.
 // dropout_gen: the generator of every dropout mask in the stack (nn/dropout.h); null makes one
 // seeded from gen.

@@ -267,6 +267,32 @@ TEST_SUITE("train") {
     d.positional = "auto";
     CHECK(quiet(d).start_step == 4);
   }
+
+  TEST_CASE(
+      "resume: an older checkpoint without the block ablation fields had the whole block; a "
+      "changed switch is refused") {
+    const std::string dir = run_dir("ablation-old");
+    const std::string ckpt = dir + "/checkpoint.safetensors";
+    TrainConfig c = tiny("reversal", "transformer", dir);
+    c.schedule = "warmup";
+    quiet(c);
+    nlohmann::json config =
+        nlohmann::json::parse(load_safetensors(ckpt).metadata.at("extra.config"));
+    for (const char* part : {"layer_norm", "residual", "feedforward"}) {
+      CHECK(config.at(part) == "true");
+      config.erase(part);
+    }
+    rewrite_checkpoint_extra(c, ckpt, {{"config", config.dump()}});
+    TrainConfig d = c;
+    d.resume = ckpt;
+    d.steps = 6;
+    d.residual = false;
+    CHECK_THROWS_WITH_AS(quiet(d),
+                         doctest::Contains("--residual is true in the checkpoint but false now"),
+                         UsageError);
+    d.residual = true;
+    CHECK(quiet(d).start_step == 4);
+  }
 }
 
 }  // namespace attn::train

@@ -88,6 +88,14 @@ TEST_SUITE("train") {
       return StepStats{s == 4 ? NAN : 1.0, 1, 0};
     });
     CHECK_THROWS_WITH_AS(t.run(), doctest::Contains("loss is nan at step 4"), Error);
+    // The same stop as a typed error, for callers that count divergences as an outcome.
+    try {
+      t.run();
+      FAIL("no divergence reported");
+    } catch (const TrainingDiverged& e) {
+      CHECK(e.step() == 4);
+      CHECK(std::isnan(e.loss()));
+    }
   }
 
   TEST_CASE("an exploding but finite loss stops the run, naming the step and the way to the op") {
@@ -100,12 +108,15 @@ TEST_SUITE("train") {
         },
         {}, [&](int64_t s) { saved.push_back(s); });
     std::string msg;
+    int64_t diverged_at = 0;
     try {
       t.run();
-    } catch (const Error& e) {
+    } catch (const TrainingDiverged& e) {
       msg = e.what();
+      diverged_at = e.step();
     }
     INFO(msg);
+    CHECK(diverged_at == 9);
     // The moving average m <- 0.9 m + 0.1 loss is 3.3, 6.3, 38.6, 365 at steps 5-8 and 3628
     // at step 9 (loss 3.3e4): over 1000 x 3.3.
     CHECK(msg.find("training diverged at step 9:") != std::string::npos);

@@ -93,6 +93,9 @@ void check_resume_config(const TrainConfig& cfg,
   }
   // Checkpoints from before --score existed used the dot product.
   if (!saved.contains("score")) saved["score"] = "dot";
+  // Checkpoints from before the block ablation switches had the whole block.
+  for (const char* part : {"layer_norm", "residual", "feedforward"})
+    if (!saved.contains(part)) saved[part] = "true";
   std::vector<std::string> diffs;
   for (const auto& name : train_option_names()) {
     if (!affects_computation(name, cfg)) continue;

@@ -31,7 +31,11 @@ struct TrainConfig {
   int64_t dim_ff = 256;
   double dropout = 0.0;
   bool norm_first = true;  // pre-norm: trains without a long warm-up
-  bool src_eos = false;    // seq2seq: end each source with EOS
+  // Ablations of the transformer block (nn/transformer/layer_options.h); all on by default.
+  bool layer_norm = true;   // the layers' norms and the stacks' final norms
+  bool residual = true;     // the residual connection around every sublayer
+  bool feedforward = true;  // the feed-forward sublayer of every layer
+  bool src_eos = false;     // seq2seq: end each source with EOS
   // none learned sinusoidal rope alibi t5_bias, or auto: the model's own (resolved_positional)
   std::string positional = "auto";
   std::string score = "dot";  // transformers: dot (q.k/sqrt(d)) or additive (w^T tanh(q + k))

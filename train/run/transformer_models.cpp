@@ -40,6 +40,22 @@ nn::AttentionScore score(const TrainConfig& cfg) {
   return nn::attention_score_from_name(cfg.score, "--score");
 }
 
+// The block ablation switches of cfg (all on by default) into a model's layer options.
+void set_block_parts(const TrainConfig& cfg, nn::TransformerLayerOptions& o) {
+  o.layer_norm = cfg.layer_norm;
+  o.residual = cfg.residual;
+  o.feedforward = cfg.feedforward;
+}
+
+// "pre-norm", "post-norm", plus the parts an ablation removed: "post-norm, no residual".
+std::string block_text(const TrainConfig& cfg) {
+  std::string s = cfg.norm_first ? "pre-norm" : "post-norm";
+  if (!cfg.layer_norm) s += ", no layer norm";
+  if (!cfg.residual) s += ", no residual";
+  if (!cfg.feedforward) s += ", no feed-forward";
+  return s;
+}
+
 class EncoderDecoder final : public TaskModel {
  public:
   EncoderDecoder(const TrainConfig& cfg,
@@ -65,7 +81,7 @@ class EncoderDecoder final : public TaskModel {
   }
   std::string describe() override {
     return fmt::format("Seq2SeqTransformer({}, {}): {} parameters", size_text(cfg_),
-                       cfg_.norm_first ? "pre-norm" : "post-norm", parameter_count(model_));
+                       block_text(cfg_), parameter_count(model_));
   }
 
  private:
@@ -78,6 +94,7 @@ class EncoderDecoder final : public TaskModel {
     o.dim_feedforward = cfg.dim_ff;
     o.dropout = cfg.dropout;
     o.norm_first = cfg.norm_first;
+    set_block_parts(cfg, o);
     o.num_encoder_layers = o.num_decoder_layers = cfg.num_layers;
     o.positions = positions(cfg);
     o.score = score(cfg);
@@ -135,8 +152,8 @@ class DecoderOnly final : public TaskModel {
     return out;
   }
   std::string describe() override {
-    return fmt::format("DecoderOnlyTransformer({}, pre-norm): {} parameters", size_text(cfg_),
-                       parameter_count(model_));
+    return fmt::format("DecoderOnlyTransformer({}, {}): {} parameters", size_text(cfg_),
+                       block_text(cfg_), parameter_count(model_));
   }
 
  private:
@@ -154,6 +171,8 @@ class DecoderOnly final : public TaskModel {
     o.dropout = cfg.dropout;
     o.positions = positions(cfg);
     o.score = score(cfg);
+    o.norm_first = cfg.norm_first;  // GPT-2's pre-norm unless --norm_first false
+    set_block_parts(cfg, o);
     return o;
   }
   TrainConfig cfg_;
@@ -177,6 +196,7 @@ nn::EncoderOnlyOptions encoder_options(const TrainConfig& cfg,
   o.score = score(cfg);
   // BERT itself is post-norm; "transformer" follows --norm_first.
   if (cfg.model == "transformer") o.norm_first = cfg.norm_first;
+  set_block_parts(cfg, o);
   return o;
 }
 
