@@ -20,6 +20,7 @@
 #include "experiments/common/tape_figure.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
+#include "train/distributed/communicator.h"
 #include "train/run/run_train.h"
 #include "train/run/train_config.h"
 
@@ -208,7 +209,9 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   return 0;
 }
 
-int train_command(const std::vector<std::string>& args) {
+namespace {
+
+int train_on_this_rank(const std::vector<std::string>& args) {
   const RunRequest r = parse_run_args(args, false);
   if (r.help) {
     fmt::print(
@@ -245,6 +248,14 @@ int train_command(const std::vector<std::string>& args) {
   const int code = train::run_train_command(cfg);
   tape_dot.finish(nullptr);
   return code;
+}
+
+}  // namespace
+
+// Under mpirun or srun this process is one rank of a data-parallel run (train/distributed/);
+// started on its own it is the whole run and MPI is never touched.
+int train_command(const std::vector<std::string>& args) {
+  return train::distributed::run_as_rank("attnlab train", [&] { return train_on_this_rank(args); });
 }
 
 int parity_command(const std::string& layer,
