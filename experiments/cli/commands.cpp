@@ -21,6 +21,7 @@
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
 #include "train/distributed/communicator.h"
+#include "train/distributed/data_parallel.h"
 #include "train/run/run_train.h"
 #include "train/run/train_config.h"
 
@@ -212,8 +213,21 @@ int run_experiment(const RunRequest& request, const std::string& command) {
 namespace {
 
 int train_on_this_rank(const std::vector<std::string>& args) {
-  const RunRequest r = parse_run_args(args, false);
+  RunRequest r;
+  train::TrainConfig cfg;
+  // Under mpirun every rank reads the same command line: a mistake in it is reported by every
+  // rank together (exit 2), not by the first rank to see it ending the job.
+  train::distributed::all_or_none(train::distributed::world(), "reading the options", [&] {
+    r = parse_run_args(args, false);
+    if (r.help) return;
+    if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
+    if (!r.name.empty()) train::set_train_option(cfg, "task", r.name);
+    if (!r.out.empty()) train::set_train_option(cfg, "out", r.out);
+    for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
+    train::validate_train_config(cfg);  // every mistake reported before threads or files change
+  });
   if (r.help) {
+    if (train::distributed::world().rank() != 0) return 0;
     fmt::print(
         "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast] "
         "[--detect-anomaly] [--tape-dot FILE]\n\n{}",
@@ -235,12 +249,6 @@ int train_on_this_rank(const std::vector<std::string>& args) {
         "A diverging run (NaN/Inf loss, or a loss 1000x its first) stops with exit status 1.\n");
     return 0;
   }
-  if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
-  train::TrainConfig cfg;
-  if (!r.name.empty()) train::set_train_option(cfg, "task", r.name);
-  if (!r.out.empty()) train::set_train_option(cfg, "out", r.out);
-  for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
-  train::validate_train_config(cfg);  // every mistake reported before threads or files change
   apply_threads(r.threads);
   apply_path(r.reference);
   set_detect_anomaly(r.detect_anomaly);

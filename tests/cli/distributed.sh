@@ -35,6 +35,7 @@ if grep -q "built without MPI" <<<"$out"; then
     fail "built without MPI: the refused run made its folder"
   echo "SKIP the data-parallel checks: this attnlab was built without MPI"
   finish
+  exit 0
 fi
 
 run() {  # run LABEL ARGS...: runs ARGS, failing the test with the log when it fails
@@ -134,6 +135,14 @@ grep -q "resuming at step 50" "$tmp/resume4.log" && grep -q "written with 2 rank
   pass "resume on 4 ranks from a 2-rank checkpoint (noted)" || fail "resume4 log: $(cat "$tmp/resume4.log")"
 
 # ---- faults: a clear error on every rank, no hang ----
+# A bad option on every rank: each rank says so and they end together (exit 2, no MPI_Abort).
+out=$("${mpi[@]}" -np 2 "$bin" "${tiny[@]}" --steps 5 --warmup 10 --schedule cosine \
+      --out "$tmp/f0" 2>&1); rc=$?
+if [[ $rc -ne 124 ]] && grep -q "rank 0 of 2: train: --schedule cosine needs --steps (5) > --warmup (10) (on all 2 ranks)" <<<"$out" &&
+   grep -q "rank 1 of 2: train: --schedule cosine" <<<"$out" && ! grep -q MPI_ABORT <<<"$out" &&
+   [[ ! -e "$tmp/f0" ]]; then
+  pass "a bad option: refused on both ranks together (exit $rc), no folder"
+else fail "a bad option on both ranks (exit $rc): $out"; fi
 # Ranks started with different options.
 out=$("${mpi[@]}" -np 1 "$bin" "${tiny[@]}" --steps 20 --out "$tmp/f1" : \
       -np 1 "$bin" "${tiny[@]}" --steps 30 --out "$tmp/f1" 2>&1); rc=$?
