@@ -183,7 +183,16 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   apply_threads(request.threads);
   apply_path(request.reference, e.reference);
   set_detect_anomaly(request.detect_anomaly);
+  // Under mpirun every rank runs the experiment, and its training (train_task) is data-parallel
+  // across them; rank 0 alone prints and writes the run folder.
+  const train::distributed::Communicator& comm = train::distributed::world();
   RunOptions options;
+  if (comm.rank() != 0) {
+    options.write = false;
+    std::fflush(stdout);
+    if (!std::freopen("/dev/null", "w", stdout))
+      throw Error("attnlab run: cannot silence the output of a rank > 0 (/dev/null)");
+  }
   options.out = request.out;
   options.quick = request.quick;
   options.threads = num_threads();
@@ -202,6 +211,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
     throw;
   } catch (const std::exception& err) {
     ctx.finish(elapsed(), err.what());
+    if (comm.size() > 1) throw;  // run_as_rank ends the other ranks, which may be waiting
     fmt::print(stderr, "attnlab run {}: failed: {}\n", e.name, err.what());
     return 1;
   }

@@ -137,7 +137,11 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    if (*run) return ex::run_experiment(ex::parse_run_args(run->remaining()), command);
+    // Under mpirun, experiments that train do so data-parallel (train/distributed/).
+    if (*run)
+      return attn::train::distributed::run_as_rank("attnlab run", [&] {
+        return ex::run_experiment(ex::parse_run_args(run->remaining()), command);
+      });
     if (*demo)
       return ex::run_experiment(ex::parse_run_args(with_first("demo", demo->remaining())), command);
     if (*train) return ex::train_command(train->remaining());

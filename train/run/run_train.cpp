@@ -185,10 +185,13 @@ void sum_over_ranks(distributed::Communicator& comm,
 }
 
 // What must be equal on every rank of a data-parallel run: every option as given and the
-// computation path. (The thread count may differ: the summed gradient is the same on all.)
+// computation path. Not the files rank 0 alone writes (--out, --save) or its progress display,
+// and not the thread count (the summed gradient is the same on every rank).
 std::map<std::string, std::string> rank_options(const TrainConfig& cfg) {
   std::map<std::string, std::string> o;
-  for (const auto& name : train_option_names()) o["--" + name] = get_train_option(cfg, name);
+  for (const auto& name : train_option_names())
+    if (name != "out" && name != "save" && name != "progress")
+      o["--" + name] = get_train_option(cfg, name);
   o["path (--reference/--fast)"] = path_name();
   return o;
 }
