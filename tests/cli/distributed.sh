@@ -81,29 +81,33 @@ def identical(a, b):
     return all(np.array_equal(wa[k].view(np.uint32), wb[k].view(np.uint32)) for k in wa)
 
 scale = max(float(np.max(np.abs(v))) for v in one.values())
-# The bound (docs/distributed.md). Every parameter but the attention key biases: the N-rank
-# gradient is the one-process gradient up to the order of its float additions (bounded per
-# step in tests/train/distributed/data_parallel_test.cpp), and Adam turns a rounding-level
-# change of a gradient into a rounding-level change of the update. So the weights may drift
-# apart by a few ulps per step: 4 ulps of the largest weight per step over 100 steps is
-# 100 * 4 * 2^-23 * max|w| ~ 5e-5 max|w|. Measured: ~2e-7 (2 ulps) for N = 2 and 4. A wrong
-# weighting of the ranks' gradients (equal 1/N shares) moves weights by ~1e-3 within 10 steps.
-# The key biases (the middle third of in_proj_bias) are left out: their exact gradient is 0
-# (adding a constant to every key of a row leaves its softmax unchanged), so their computed
-# gradient is rounding noise that Adam scales up to steps of size lr; they drift by up to
-# ~1e-3 without changing the function, which the held-out loss check below confirms.
+# The bound (docs/distributed.md). A weight whose gradient is well above rounding level: the
+# N-rank gradient is the one-process gradient up to the order of its float additions (bounded
+# per step in tests/train/distributed/data_parallel_test.cpp), and Adam turns a rounding-level
+# change of such a gradient into a rounding-level change of its update, so the weights drift
+# apart by a few ulps per step at most: 4 ulps of the largest weight per step over 100 steps is
+# tol = 100 * 4 * 2^-23 * max|w| ~ 5e-5 max|w|. Measured here: ~2e-7 (2 ulps).
+# Weights whose gradient is itself at rounding level are exempt: Adam divides a gradient by its
+# own root mean square, so rounding decides the direction of their updates (steps of up to lr).
+# The attention key biases (the middle third of every in_proj_bias) are such weights on every
+# machine: their exact gradient is 0 (a constant added to every key of a row leaves its softmax
+# unchanged). A weight whose gradient cancels to ~1e-8 can be one on another CPU, so up to 0.5%
+# of the other weights may exceed tol too. The function is checked instead: the held-out loss
+# must agree to 1e-5. A wrong weighting of the ranks' gradients changes nearly every update by
+# ~lr/N and fails both checks.
 tol = 4 * 100 * 2.0**-23 * scale
 def diff(run):
     w = weights(run)
     assert w.keys() == one.keys(), run
-    worst = 0.0
-    for k in one:
+    parts = []
+    for k in sorted(one):
         d = np.abs(w[k].astype(np.float64) - one[k])
-        if k.endswith("in_proj_bias"):
+        if k.endswith("in_proj_bias"):  # drop the key biases
             third = d.size // 3
-            d[third:2 * third] = 0
-        worst = max(worst, float(d.max()))
-    return worst
+            d = np.concatenate([d[:third], d[2 * third:]])
+        parts.append(d)
+    d = np.concatenate(parts)
+    return float(np.quantile(d, 0.995)), float(np.mean(d > tol))
 ok = True
 def check(cond, text):
     global ok
@@ -111,8 +115,9 @@ def check(cond, text):
     ok = ok and cond
 check(identical("one", "np1"), "mpirun -np 1: bit-identical to the plain run")
 for run in ["np2", "np4", "half2", "half2-b"]:  # half2*: resumed to step 100 in place
-    e = diff(run)
-    check(e <= tol, f"{run}: max |w - w_one| = {e:.2e} <= {tol:.1e}")
+    q, beyond = diff(run)
+    check(beyond <= 0.005, f"{run}: |w - w_one| <= {tol:.1e} for all but {100 * beyond:.2f}% "
+          f"(<= 0.5%) of the weights (key biases aside); 99.5% are <= {q:.1e}")
 check(identical("np2", "np2-again"), "mpirun -np 2 twice: bit-identical weights")
 c2 = json.load(open(f"{d}/np2/config.json"))
 r2 = json.load(open(f"{d}/np2/results.json"))
