@@ -88,7 +88,8 @@ bool agreed_failure();
 
 // Implementations (single_process.cpp, mpi_communicator.cpp).
 std::unique_ptr<Communicator> make_single_process();
-// Initialises MPI (threads: funneled); only in builds with MPI.
-std::unique_ptr<Communicator> make_mpi_world();
+// Initialises MPI (threads: funneled); collectives wait at most timeout seconds. Only in builds
+// with MPI (attn_mpi).
+std::unique_ptr<Communicator> make_mpi_world(double timeout);
 
 }  // namespace attn::train::distributed

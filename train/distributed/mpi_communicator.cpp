@@ -79,7 +79,7 @@ class InitWatchdog {
 
 class MpiWorld final : public Communicator {
  public:
-  MpiWorld() : timeout_(timeout_seconds()) {
+  explicit MpiWorld(double timeout) : timeout_(timeout) {
     int provided = 0;
     {
       InitWatchdog watchdog(timeout_);
@@ -222,8 +222,8 @@ class MpiWorld final : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_mpi_world() {
-  return std::make_unique<MpiWorld>();
+std::unique_ptr<Communicator> make_mpi_world(double timeout) {
+  return std::make_unique<MpiWorld>(timeout);
 }
 
 }  // namespace attn::train::distributed

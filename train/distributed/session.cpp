@@ -65,8 +65,7 @@ double timeout_seconds() {
 Session::Session(const std::string& command) {
   const int launched = launcher_world_size();
   if (launched > 0 && built_with_mpi()) {
-    timeout_seconds();  // a bad value is refused before MPI starts
-    comm_ = make_mpi_world();
+    comm_ = make_mpi_world(timeout_seconds());  // a bad timeout is refused before MPI starts
     std::snprintf(g_term_message, sizeof g_term_message,
                   "attnlab: rank %d of %d: stopped by the launcher (another rank failed or the "
                   "job was cancelled); files written so far are complete, checkpoints are "
@@ -130,7 +129,7 @@ bool agreed_failure() {
 }
 
 #ifndef ATTN_HAVE_MPI
-std::unique_ptr<Communicator> make_mpi_world() {
+std::unique_ptr<Communicator> make_mpi_world(double) {
   throw Error("this attnlab was built without MPI");
 }
 #endif
