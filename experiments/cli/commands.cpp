@@ -256,7 +256,13 @@ int train_on_this_rank(const std::vector<std::string>& args) {
         "(config.json, metrics,\ncheckpoint) is refused: continue it with --resume "
         "<out>/checkpoint.safetensors, or choose another\n--out. A folder in use by another "
         "attnlab process is refused too (its pid is named).\n"
-        "A diverging run (NaN/Inf loss, or a loss 1000x its first) stops with exit status 1.\n");
+        "A diverging run (NaN/Inf loss, or a loss 1000x its first) stops with exit status 1.\n"
+        "\nData-parallel: `mpirun -np N attnlab train ...` (or srun) splits every global batch "
+        "across N ranks\n(the same examples in the same order as one process; the gradients agree "
+        "to "
+        "float rounding);\nrank 0 writes the run folder.\nATTN_DIST_TIMEOUT (default 120) is how "
+        "many seconds a rank "
+        "waits for the others. See\ndocs/distributed.md.\n");
     return 0;
   }
   apply_threads(r.threads);
