@@ -355,17 +355,18 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
     if (!cfg.resume.empty()) {
       const CheckpointInfo info = load_checkpoint(cfg.resume, state);  // validated before changing
       check_resume_config(cfg, info, cfg.resume);
-      for (const auto& [key, now] : {std::pair<std::string, int>{"threads", num_threads()},
-                                     std::pair<std::string, int>{"ranks", comm.size()}}) {
-        auto was = info.extra.find(key);
-        const std::string before = was == info.extra.end() ? "1" : was->second;
+      // A different thread or rank count changes the order of float additions.
+      auto note = [&](const std::string& what, const std::string& before, int now) {
         if (lead && before != std::to_string(now))
           fmt::print(out,
                      "note: the checkpoint was written with {} {} and this run uses {}; the "
                      "continuation is correct but not bit-identical to an uninterrupted run\n",
-                     before, key, now);
-        if (key == "threads" && was == info.extra.end()) break;  // old files: threads unknown
-      }
+                     before, what, now);
+      };
+      if (auto t = info.extra.find("threads"); t != info.extra.end())
+        note("threads", t->second, num_threads());
+      auto r = info.extra.find("ranks");  // absent: written before data parallelism, 1 rank
+      note("ranks", r == info.extra.end() ? "1" : r->second, comm.size());
       summary.start_step = info.step;
       if (info.step >= cfg.steps)
         throw UsageError(fmt::format(
