@@ -51,6 +51,9 @@ run np1 "${mpi[@]}" -np 1 "$bin" "${tiny[@]}" --steps 100 --out "$tmp/np1"
 run np2 "${mpi[@]}" -np 2 "$bin" "${tiny[@]}" --steps 100 --out "$tmp/np2"
 run np2-again "${mpi[@]}" -np 2 "$bin" "${tiny[@]}" --steps 100 --out "$tmp/np2-again"
 run np4 "${mpi[@]}" -np 4 "$bin" "${tiny[@]}" --steps 100 --out "$tmp/np4"
+# A time limit: rank 0's clock decides for both ranks, which stop after the same step (the
+# run's final check compares every rank's weights).
+run timed "${mpi[@]}" -np 2 "$bin" "${tiny[@]}" --steps 100000 --max_seconds 2 --out "$tmp/timed"
 # Resume with another N: 50 steps on 2 ranks, then 50 more on one process and on 4 ranks.
 run half2 "${mpi[@]}" -np 2 "$bin" "${tiny[@]}" --steps 50 --out "$tmp/half2"
 cp -r "$tmp/half2" "$tmp/half2-b"
@@ -133,6 +136,8 @@ for run in ["np2", "np4"]:
     check(abs(l1 - ln) <= 1e-5 * l1, f"{run}: held-out loss (split over the ranks) {ln:.7f} vs {l1:.7f}")
     check(rn["final_eval"]["exact_match"] == r1["final_eval"]["exact_match"],
           f"{run}: the same held-out exact match {r1['final_eval']['exact_match']:.3f}")
+rt = json.load(open(f"{d}/timed/results.json"))
+check(rt["stop_reason"] == "time limit", f"--max_seconds 2 on 2 ranks: stopped together at step {rt['last_step']}")
 rows = [l for l in open(f"{d}/np2/metrics.csv")]
 check(len(rows) == len(open(f"{d}/one/metrics.csv").readlines()), "one metrics.csv, one row per log")
 sys.exit(0 if ok else 1)
