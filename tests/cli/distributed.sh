@@ -174,6 +174,15 @@ if [[ $rc -ne 0 && $rc -ne 124 ]] && grep -Eq "rank 0 of 2: (stopped by the laun
   pass "a rank killed mid-run: the job stops (exit $rc), rank 0 says why, no temporaries"
 else fail "a rank killed mid-run (exit $rc): $out"; fi
 
+# A rank that hangs mid-run (stopped): the other gives up after ATTN_DIST_TIMEOUT seconds,
+# naming the step it waited in, and the job ends.
+out=$(ATTN_DIST_TIMEOUT=3 "${mpi[@]}" -np 1 "$bin" "${tiny[@]}" --steps 100000 --out "$tmp/f4" : \
+      -np 1 bash -c "\"$bin\" ${tiny[*]} --steps 100000 --out \"$tmp/f4\" & p=\$!; sleep 2; kill -STOP \$p; wait \$p" 2>&1); rc=$?
+if [[ $rc -ne 0 && $rc -ne 124 ]] &&
+   grep -Eq "rank 0 of 2: error: no answer from the other ranks for 3 s during step [0-9]+ \(token count\)" <<<"$out"; then
+  pass "a rank hangs mid-run: rank 0 times out naming the step, the job ends (exit $rc)"
+else fail "a rank hangs mid-run (exit $rc): $out"; fi
+
 # A rank that never arrives (another program in its place): rank 0 gives up after
 # ATTN_DIST_TIMEOUT seconds in MPI_Init, which meets every rank, saying so.
 out=$(ATTN_DIST_TIMEOUT=3 "${mpi[@]}" -np 1 "$bin" "${tiny[@]}" --steps 20 --out "$tmp/f3" : \

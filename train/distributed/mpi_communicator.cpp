@@ -151,8 +151,8 @@ class MpiWorld final : public Communicator {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, text, &len);
-    throw Error(fmt::format("rank {} of {}: MPI failed during {}: {}", rank_, size_, what,
-                            std::string(text, static_cast<size_t>(len))));
+    throw Error(
+        fmt::format("MPI failed during {}: {}", what, std::string(text, static_cast<size_t>(len))));
   }
 
   // Polls the request until it completes or the deadline passes. Spinning keeps a collective
@@ -170,9 +170,9 @@ class MpiWorld final : public Communicator {
         std::this_thread::yield();
       if ((polls & 63) == 0 && Clock::now() > deadline)
         throw Error(fmt::format(
-            "rank {} of {}: no answer from the other ranks for {:.0f} s during {}: a rank has "
-            "died, hangs, or was never started (set ATTN_DIST_TIMEOUT to wait longer)",
-            rank_, size_, timeout_, what));
+            "no answer from the other ranks for {:.0f} s during {}: a rank has died, hangs, or "
+            "was never started (set ATTN_DIST_TIMEOUT to wait longer)",
+            timeout_, what));
     }
   }
 
