@@ -11,6 +11,7 @@
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
 #include "bench/workloads/workloads.h"
+#include "train/distributed/communicator.h"
 
 namespace attn::bench {
 
@@ -83,7 +84,7 @@ int run_bench_command(const BenchOptions& options) {
   std::vector<std::string> ids;
   if (options.workload == "all" || options.workload == "ALL") {
     for (const WorkloadInfo& w : workloads())
-      if (w.available) ids.push_back(w.id);
+      if (w.available && w.in_all) ids.push_back(w.id);
   } else {
     ids.push_back(options.workload);
   }
@@ -96,7 +97,9 @@ int run_bench_command(const BenchOptions& options) {
     throw UsageError(fmt::format("bench: --filter '{}' matches no case of --workload {}",
                                  options.filter, options.workload));
 
-  if (!options.json) {
+  // Under mpirun every rank measures (W7's ranks work together); rank 0 prints.
+  const bool lead = train::distributed::world().rank() == 0;
+  if (!options.json && lead) {
     fmt::print("attnlab bench: {} threads, {} warm-up + {} timed steps per case\n", num_threads(),
                options.warmup, options.steps);
     print_header();
@@ -104,12 +107,13 @@ int run_bench_command(const BenchOptions& options) {
   nlohmann::json results = nlohmann::json::array();
   for (const BenchCase& c : cases) {
     const CaseResult r = measure(c, options.warmup, options.steps);
+    if (!lead) continue;
     if (options.json)
       results.push_back(to_json(r));
     else
       print_row(r);
   }
-  if (options.json) {
+  if (options.json && lead) {
     utsname un{};
     uname(&un);
     const nlohmann::json doc = {{"tool", "attnlab"},        {"date", utc_now()},

@@ -64,6 +64,24 @@ void SeqMetrics::add_nll(double sum_nll, int64_t tokens) {
   nll_tokens_ += tokens;
 }
 
+std::vector<double> SeqMetrics::counts() const {
+  // Counts below 2^53 are exact in a double.
+  return {static_cast<double>(tokens_),     static_cast<double>(correct_tokens_),
+          static_cast<double>(sequences_),  static_cast<double>(exact_),
+          static_cast<double>(nll_tokens_), nll_};
+}
+
+void SeqMetrics::add_counts(const std::vector<double>& c) {
+  if (c.size() != 6)
+    throw Error(fmt::format("SeqMetrics::add_counts: expected 6 counts, got {}", c.size()));
+  tokens_ += static_cast<int64_t>(c[0]);
+  correct_tokens_ += static_cast<int64_t>(c[1]);
+  sequences_ += static_cast<int64_t>(c[2]);
+  exact_ += static_cast<int64_t>(c[3]);
+  nll_tokens_ += static_cast<int64_t>(c[4]);
+  nll_ += c[5];
+}
+
 double SeqMetrics::token_accuracy() const {
   return tokens_ ? static_cast<double>(correct_tokens_) / static_cast<double>(tokens_) : 0.0;
 }

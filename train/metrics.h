@@ -43,6 +43,12 @@ class SeqMetrics {
   int64_t tokens() const { return tokens_; }
   int64_t sequences() const { return sequences_; }
 
+  // Every counter as one vector (token, right-token, sequence, exact, nll-token counts and the
+  // nll sum), so metrics counted on separate ranks can be summed and read as one: after
+  // `a.add_counts(b.counts())`, a reports what one SeqMetrics fed both inputs would.
+  std::vector<double> counts() const;
+  void add_counts(const std::vector<double>& counts);
+
  private:
   int64_t tokens_ = 0, correct_tokens_ = 0, sequences_ = 0, exact_ = 0;
   double nll_ = 0;

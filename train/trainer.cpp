@@ -162,7 +162,10 @@ TrainResult Trainer::run(int64_t start_step) {
         stop = true;
       }
     }
-    if (!stop && config_.max_seconds > 0 && seconds_since(begin) >= config_.max_seconds) {
+    bool out_of_time = config_.max_seconds > 0 && seconds_since(begin) >= config_.max_seconds;
+    if (!stop && config_.max_seconds > 0 && config_.time_limit_vote)
+      out_of_time = config_.time_limit_vote(out_of_time);
+    if (!stop && out_of_time) {
       r.stop_reason = "time limit";
       stop = true;
       if (eval_ && !(config_.eval_every > 0 && s % config_.eval_every == 0) && !last)

@@ -28,6 +28,8 @@ const std::vector<WorkloadInfo>& workloads() {
       {"W5", "attention memory: naive vs blockwise fwd+bwd, d 64, T 1024..16384", true, w5_cases},
       {"W6", "causal vs full attention fwd+bwd (4 heads, d 32), T 128..1024, 4096 tokens", true,
        w6_cases},
+      {"W7", "data-parallel reversal train step (mpirun -np N): step and gradient-sum time", true,
+       w7_cases, false},
   };
   return table;
 }

@@ -23,6 +23,7 @@ struct WorkloadInfo {
   std::string summary;  // one line
   bool available;       // false while the layers it needs are not in the tree yet
   std::vector<BenchCase> (*cases)();
+  bool in_all = true;  // false: only when named (W7 is meant to be run under mpirun)
 };
 
 const std::vector<WorkloadInfo>& workloads();
@@ -35,6 +36,7 @@ std::vector<BenchCase> w3_cases();
 std::vector<BenchCase> w4_cases();
 std::vector<BenchCase> w5_cases();
 std::vector<BenchCase> w6_cases();
+std::vector<BenchCase> w7_cases();
 bool w1_w4_available();
 
 // Random token ids in [lo, hi) as a (rows, cols) tensor, seeded.

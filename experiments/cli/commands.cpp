@@ -20,6 +20,8 @@
 #include "experiments/common/tape_figure.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
+#include "train/distributed/communicator.h"
+#include "train/distributed/data_parallel.h"
 #include "train/run/run_train.h"
 #include "train/run/train_config.h"
 
@@ -181,7 +183,16 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   apply_threads(request.threads);
   apply_path(request.reference, e.reference);
   set_detect_anomaly(request.detect_anomaly);
+  // Under mpirun every rank runs the experiment, and its training (train_task) is data-parallel
+  // across them; rank 0 alone prints and writes the run folder.
+  const train::distributed::Communicator& comm = train::distributed::world();
   RunOptions options;
+  if (comm.rank() != 0) {
+    options.write = false;
+    std::fflush(stdout);
+    if (!std::freopen("/dev/null", "w", stdout))
+      throw Error("attnlab run: cannot silence the output of a rank > 0 (/dev/null)");
+  }
   options.out = request.out;
   options.quick = request.quick;
   options.threads = num_threads();
@@ -200,6 +211,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
     throw;
   } catch (const std::exception& err) {
     ctx.finish(elapsed(), err.what());
+    if (comm.size() > 1) throw;  // run_as_rank ends the other ranks, which may be waiting
     fmt::print(stderr, "attnlab run {}: failed: {}\n", e.name, err.what());
     return 1;
   }
@@ -208,9 +220,24 @@ int run_experiment(const RunRequest& request, const std::string& command) {
   return 0;
 }
 
-int train_command(const std::vector<std::string>& args) {
-  const RunRequest r = parse_run_args(args, false);
+namespace {
+
+int train_on_this_rank(const std::vector<std::string>& args) {
+  RunRequest r;
+  train::TrainConfig cfg;
+  // Under mpirun every rank reads the same command line: a mistake in it is reported by every
+  // rank together (exit 2), not by the first rank to see it ending the job.
+  train::distributed::all_or_none(train::distributed::world(), "reading the options", [&] {
+    r = parse_run_args(args, false);
+    if (r.help) return;
+    if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
+    if (!r.name.empty()) train::set_train_option(cfg, "task", r.name);
+    if (!r.out.empty()) train::set_train_option(cfg, "out", r.out);
+    for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
+    train::validate_train_config(cfg);  // every mistake reported before threads or files change
+  });
   if (r.help) {
+    if (train::distributed::world().rank() != 0) return 0;
     fmt::print(
         "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast] "
         "[--detect-anomaly] [--tape-dot FILE]\n\n{}",
@@ -229,15 +256,15 @@ int train_command(const std::vector<std::string>& args) {
         "(config.json, metrics,\ncheckpoint) is refused: continue it with --resume "
         "<out>/checkpoint.safetensors, or choose another\n--out. A folder in use by another "
         "attnlab process is refused too (its pid is named).\n"
-        "A diverging run (NaN/Inf loss, or a loss 1000x its first) stops with exit status 1.\n");
+        "A diverging run (NaN/Inf loss, or a loss 1000x its first) stops with exit status 1.\n"
+        "\nData-parallel: `mpirun -np N attnlab train ...` (or srun) splits every global batch "
+        "across N ranks\n(the same examples in the same order as one process; the gradients agree "
+        "to "
+        "float rounding);\nrank 0 writes the run folder.\nATTN_DIST_TIMEOUT (default 120) is how "
+        "many seconds a rank "
+        "waits for the others. See\ndocs/distributed.md.\n");
     return 0;
   }
-  if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
-  train::TrainConfig cfg;
-  if (!r.name.empty()) train::set_train_option(cfg, "task", r.name);
-  if (!r.out.empty()) train::set_train_option(cfg, "out", r.out);
-  for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
-  train::validate_train_config(cfg);  // every mistake reported before threads or files change
   apply_threads(r.threads);
   apply_path(r.reference);
   set_detect_anomaly(r.detect_anomaly);
@@ -245,6 +272,14 @@ int train_command(const std::vector<std::string>& args) {
   const int code = train::run_train_command(cfg);
   tape_dot.finish(nullptr);
   return code;
+}
+
+}  // namespace
+
+// Under mpirun or srun this process is one rank of a data-parallel run (train/distributed/);
+// started on its own it is the whole run and MPI is never touched.
+int train_command(const std::vector<std::string>& args) {
+  return train::distributed::run_as_rank("attnlab train", [&] { return train_on_this_rank(args); });
 }
 
 int parity_command(const std::string& layer,

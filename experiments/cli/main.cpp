@@ -27,6 +27,7 @@
 #include "experiments/cli/openmp_spin.h"
 #include "experiments/suggest.h"
 #include "nn/parity/parity_layers.h"
+#include "train/distributed/communicator.h"
 #ifdef ATTN_HAVE_BENCH
 #include "bench/bench_main.h"
 #endif
@@ -90,8 +91,9 @@ int main(int argc, char** argv) {
 
 #ifdef ATTN_HAVE_BENCH
   attn::bench::BenchOptions bench_opt;
-  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W6");
-  bench->add_option("--workload,-w", bench_opt.workload, "W1..W6 or all");
+  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W7");
+  bench->add_option("--workload,-w", bench_opt.workload,
+                    "W1..W7 or all (all = W1..W6; W7 is data-parallel)");
   bench->add_option("--filter", bench_opt.filter, "only cases whose name contains this text");
   bench->add_option("--threads", bench_opt.threads, "threads (0 = all cores, or ATTN_THREADS)");
   bench->add_option("--steps", bench_opt.steps, "timed steps per case");
@@ -135,14 +137,21 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    if (*run) return ex::run_experiment(ex::parse_run_args(run->remaining()), command);
+    // Under mpirun, experiments that train do so data-parallel (train/distributed/).
+    if (*run)
+      return attn::train::distributed::run_as_rank("attnlab run", [&] {
+        return ex::run_experiment(ex::parse_run_args(run->remaining()), command);
+      });
     if (*demo)
       return ex::run_experiment(ex::parse_run_args(with_first("demo", demo->remaining())), command);
     if (*train) return ex::train_command(train->remaining());
     if (reference || fast) ex::apply_path(reference);
     if (*parity) return ex::parity_command(layer, layer_config, weights, inputs, out);
 #ifdef ATTN_HAVE_BENCH
-    if (*bench) return attn::bench::run_bench_command(bench_opt);
+    // Under mpirun the ranks of W7 work together (train/distributed/); alone, MPI is unused.
+    if (*bench)
+      return attn::train::distributed::run_as_rank(
+          "attnlab bench", [&] { return attn::bench::run_bench_command(bench_opt); });
 #endif
   } catch (const attn::UsageError& e) {
     fmt::print(stderr, "attnlab: {}\n", e.what());
