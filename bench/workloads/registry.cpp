@@ -28,6 +28,8 @@ const std::vector<WorkloadInfo>& workloads() {
       {"W5", "attention memory: naive vs blockwise fwd+bwd, d 64, T 1024..16384", true, w5_cases},
       {"W6", "causal vs full attention fwd+bwd (4 heads, d 32), T 128..1024, 4096 tokens", true,
        w6_cases},
+      {"W9", "sliding-window attention fwd+bwd: dense masked vs banded, d 64, w 64, T 512..16384",
+       true, w9_cases},
   };
   return table;
 }
