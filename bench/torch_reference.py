@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The attnlab benchmark workloads (W1..W6) in PyTorch, for side-by-side ratios.
+"""The attnlab benchmark workloads (W1..W6, W9) in PyTorch, for side-by-side ratios.
 
     /usr/bin/python3 bench/torch_reference.py --workload W3 --intra 1 --blas 2 --json
 
