@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The attnlab benchmark workloads (W1..W6) in PyTorch, for side-by-side ratios.
+"""The attnlab benchmark workloads (W1..W6, W9) in PyTorch, for side-by-side ratios.
 
     /usr/bin/python3 bench/torch_reference.py --workload W3 --intra 1 --blas 2 --json
 
@@ -20,7 +20,7 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workload", "-w", default="all", help="W1..W6 or all")
+    p.add_argument("--workload", "-w", default="all", help="W1..W6, W9 or all")
     p.add_argument("--filter", default="", help="only cases whose name contains this")
     p.add_argument("--intra", type=int, default=1, help="PyTorch intra-op (OpenMP) threads")
     p.add_argument("--blas", type=int, default=2, help="OpenBLAS threads")
@@ -309,8 +309,35 @@ def w6_cases():
     return cases
 
 
+# ---- W9: sliding-window attention, dense with a (T,T) band mask (PyTorch has no banded kernel) --
+
+def w9_cases():
+    d, window, cases = 64, 64, []
+    for t in (512, 1024, 2048, 4096, 8192):
+        st = {}
+
+        def setup(st=st, t=t):
+            torch.manual_seed(9)
+            for n in "qkv":
+                st[n] = torch.randn(1, 1, t, d, requires_grad=True)
+            st["dy"] = torch.randn(1, 1, t, d)
+            r = torch.arange(t)
+            st["hidden"] = (r[:, None] - r[None, :]).abs() > window
+
+        def step(st=st):
+            for n in "qkv":
+                st[n].grad = None
+            scores = st["q"] @ st["k"].transpose(-2, -1) / math.sqrt(d)
+            scores = scores.masked_fill(st["hidden"], float("-inf"))
+            (torch.softmax(scores, dim=-1) @ st["v"]).backward(st["dy"])
+
+        cases.append(Case("W9", f"dense masked fwd+bwd T={t}", 2.0 * t * t * d * 6, t, setup,
+                          step, max_steps=3 if t >= 4096 else 0))
+    return cases
+
+
 WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W5": w5_cases,
-             "W6": w6_cases}
+             "W6": w6_cases, "W9": w9_cases}
 
 
 def measure(case, warmup, steps):

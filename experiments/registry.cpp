@@ -42,7 +42,8 @@ namespace attn::experiments {
   X(attention_shuffle)           \
   X(additive_vs_dot)             \
   X(pre_post_norm)               \
-  X(ablate_block)
+  X(ablate_block)                \
+  X(hopfield_capacity)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

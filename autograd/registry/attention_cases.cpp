@@ -70,6 +70,30 @@ OpCase blockwise_row(
           }};
 }
 
+// q (2,2,t,4), k (2,2,t,4), v (2,2,t,3); PyTorch: dense attention with the scores outside the
+// band filled with -inf (the band |i - j| <= w, causal 0 <= i - j <= w).
+OpCase banded_row(std::string name, int64_t t, int64_t window, bool causal) {
+  const int64_t d = 4, dv = 3;
+  const std::string band =
+      causal ? fmt::format(
+                   "(lambda r: (r[:, None] < r[None, :]) | (r[:, None] - r[None, :] > {}))"
+                   "(torch.arange({}))",
+                   window, t)
+             : fmt::format("(lambda r: (r[:, None] - r[None, :]).abs() > {})(torch.arange({}))",
+                           window, t);
+  const std::string torch = fmt::format(
+      "torch.softmax((q @ k.mT / math.sqrt({})).masked_fill({}, float('-inf')), -1) @ v", d, band);
+  return {std::move(name), torch,
+          [=](Generator& g) {
+            return std::vector{float_input("q", Tensor::randn({2, 2, t, d}, g)),
+                               float_input("k", Tensor::randn({2, 2, t, d}, g)),
+                               float_input("v", Tensor::randn({2, 2, t, dv}, g))};
+          },
+          [=](const std::vector<Var>& v) {
+            return banded_attention(v[0], v[1], v[2], window, causal);
+          }};
+}
+
 // attention_weights on q (b,h,tq,4), k (b,hkv,tk,4): PyTorch's softmax of the scaled scores, for
 // causal rows the future (above diagonal tk - tq) filled with -inf; k's heads repeated for grouped
 // heads.
@@ -128,6 +152,11 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(blockwise_row("blockwise_attention_gqa_cache", 4, 2, 3, 7, true, 2));
   // One block; a KV cache (3 new queries of 7 keys); 37 rows, three blocks of 16 with a ragged
   // last one, so rows cross block edges.
+  // The band: both edges clipped (rows near 0 and T), a window wider than T, window 0.
+  rows.push_back(banded_row("banded_attention", 9, 2, false));
+  rows.push_back(banded_row("banded_attention_causal", 9, 3, true));
+  rows.push_back(banded_row("banded_attention_wide", 4, 6, false));
+  rows.push_back(banded_row("banded_attention_window0", 5, 0, true));
   rows.push_back(attention_weights_row("attention_weights_causal", 2, 2, 5, 5, true));
   rows.push_back(attention_weights_row("attention_weights_causal_cache", 2, 2, 3, 7, true));
   rows.push_back(attention_weights_row("attention_weights_causal_blocks", 1, 2, 37, 37, true));

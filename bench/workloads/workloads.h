@@ -37,6 +37,7 @@ std::vector<BenchCase> w4_cases();
 std::vector<BenchCase> w5_cases();
 std::vector<BenchCase> w6_cases();
 std::vector<BenchCase> w7_cases();
+std::vector<BenchCase> w9_cases();
 bool w1_w4_available();
 
 // Random token ids in [lo, hi) as a (rows, cols) tensor, seeded.

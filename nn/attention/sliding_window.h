@@ -12,8 +12,10 @@
 // to L*window. A global token g sees every key and is seen by every query (within the causal
 // limit when causal: g sees j <= g, and every i >= g sees g) — the way a [CLS] token gathers
 // the whole sequence. The mask follows sdpa's convention: 1 = NOT allowed. This layer shows the
-// pattern with a mask over the full score matrix (clear, and gives weights to plot); a kernel
-// that skips the hidden tiles would make it O(T window) in time as well.
+// pattern with a mask over the full score matrix (clear, and gives weights to plot), O(T^2) in
+// time and memory. banded_attention (autograd/functional.h) computes the same outputs and
+// gradients from the band alone, O(T window), without global tokens or padding masks
+// (tests/nn/banded_attention_test.cpp; docs/performance.md, W9).
 #pragma once
 
 #include <cstdint>
