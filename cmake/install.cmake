@@ -17,6 +17,14 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(ATTN_INSTALL_LIBS attn_autograd attn_autograd_f64 attn_nn attn_nn_f64 attn_data attn_train)
+# With MPI, attn_train links attn_mpi (train/distributed/mpi_communicator.cpp): a static library
+# brings its own dependencies along, so attn_mpi is installed too, and the package finds MPI.
+if(TARGET attn_mpi)
+  list(APPEND ATTN_INSTALL_LIBS attn_mpi)
+  set(ATTN_PACKAGE_NEEDS_MPI ON)
+else()
+  set(ATTN_PACKAGE_NEEDS_MPI OFF)
+endif()
 foreach(lib ${ATTN_INSTALL_LIBS})
   # The build reads headers from the source tree. An installed copy adds include/attnlab, where
   # the headers' own includes ("autograd/tensor.h") resolve, and include, for <attnlab/...>.
