@@ -39,7 +39,9 @@ namespace attn::experiments {
   X(rope_relative)               \
   X(gpt_bert_encdec)             \
   X(head_ablation)               \
-  X(attention_shuffle)
+  X(attention_shuffle)           \
+  X(depth_hops)                  \
+  X(length_extrapolation)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
