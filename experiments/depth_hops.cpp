@@ -293,6 +293,27 @@ void run(const Config& cfg, RunContext& ctx) {
         fmt::format("{} hop{}: the fewest layers that solve it is k", k, k == 1 ? "" : "s"),
         std::to_string(k), layers_text(f), reason);
   }
+  // The claim's other half: depth is necessary. A cell with fewer layers than hops is solved only
+  // if the model found something better than one lookup per layer (pointer doubling).
+  int64_t shallow_solved = 0, shallow_cells = 0;
+  double shallow_best = 0;
+  for (int64_t l = 0; l < nl; ++l)
+    for (int64_t h = 0; h < nh; ++h)
+      if (layers[l] < hops[h]) {
+        ++shallow_cells;
+        shallow_solved += mean[l * nh + h] >= solved;
+        shallow_best = std::max(shallow_best, static_cast<double>(mean[l * nh + h]));
+      }
+  ctx.result("shallow_cells_solved", shallow_solved);
+  ctx.result("shallow_best_accuracy", shallow_best);
+  if (shallow_cells > 0)
+    cmp.add_exact(
+        "no model with fewer layers than hops solves it (L < k fails)", "yes",
+        shallow_solved == 0 ? "yes" : "no",
+        fmt::format(
+            "{} of {} cells with L < k solved; best accuracy among them {:.3f}{}", shallow_solved,
+            shallow_cells, shallow_best,
+            shallow_solved == 0 ? "" : ": pointer doubling lets L layers reach 2^L - 1 hops"));
   ctx.compare(cmp);
 }
 
@@ -303,7 +324,7 @@ Experiment depth_hops() {
   e.name = "depth-hops";
   e.source = "000 \"Seeing ≠ Walking\" (L layers, L steps)";
   e.purpose = "k-hop pointer chasing against depth: how many layers does k hops take?";
-  e.typical_time = "~3 min";
+  e.typical_time = "~2-3 min (quick ~5 s)";
   e.config.add_ints("hops", {1, 2, 3, 4}, "pointer steps k (columns of the grid)", {.min = 1})
       .add_ints("layers", {1, 2, 3, 4}, "encoder layers L (rows of the grid)", {.min = 1})
       .add_ints("seeds", {1}, "seeds per cell (the map shows their mean)", {.min = 0})
