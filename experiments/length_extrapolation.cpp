@@ -135,6 +135,9 @@ Evaluation evaluate(nn::DecoderOnlyTransformer& model,
     // Attention mass beyond the trained distances, every layer and head, queries i >= train_len.
     for (size_t k = 0; k < model.layers->size(); ++k) {
       const Tensor& w = (*model.layers)[k].self_attn->last_weights();  // (B,H,T,T)
+      if (w.rank() != 4 || w.size(2) != t || w.size(3) != t)
+        throw Error("length-extrapolation: block " + std::to_string(k) +
+                    " recorded no (B,H,T,T) attention weights");
       const int64_t rows = w.size(0) * w.size(1);
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t i = train_len; i < t; ++i) {
