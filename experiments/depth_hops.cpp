@@ -278,8 +278,10 @@ void run(const Config& cfg, RunContext& ctx) {
     const int64_t k = hops[h];
     std::string reason;
     if (f < 0)
-      reason = fmt::format("no depth in the grid reached {:.2f}; the best mean accuracy is {:.3f}",
-                           solved, best_in_column(mean, h));
+      reason = fmt::format(
+          "no depth in the grid reached {:.2f} within {} steps per cell (the best mean accuracy "
+          "is {:.3f}): the step budget, not only depth, limits this column; try a larger --steps",
+          solved, cfg.get_int("steps"), best_in_column(mean, h));
     else if (f > k)
       reason = fmt::format(
           "with {} layer(s) or fewer the mean accuracy stays below {:.2f} (chance about {:.3f}): "

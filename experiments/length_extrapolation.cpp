@@ -2,7 +2,7 @@
 // train a small character language model on windows of 32 characters with each positional
 // scheme, then read longer texts (32 to 512 characters) and measure next-character accuracy.
 //
-//   attnlab run length-extrapolation                          # ~1 min on 2 cores
+//   attnlab run length-extrapolation                          # ~40 s on 2 cores
 //   attnlab run length-extrapolation --eval_lengths 32,64,128 --variants rope,alibi
 //
 // Why this task: the documents' claim ("train short, test long") is about language models, and
@@ -361,7 +361,7 @@ Experiment length_extrapolation() {
   e.name = "length-extrapolation";
   e.source = "000 §VIII, 001 (positional encoding, ALiBi), 004 §4.1 (length extrapolation)";
   e.purpose = "Train a char LM on 32 characters, read 32-512: which positions extrapolate?";
-  e.typical_time = "~1 min (quick ~15 s)";
+  e.typical_time = "~40 s (quick ~6 s)";
   e.config
       .add_string("variants", fmt::format("{}", fmt::join(kVariants, ",")),
                   "comma-separated: positional schemes (none learned sinusoidal rope alibi "
