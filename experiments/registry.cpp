@@ -43,7 +43,9 @@ namespace attn::experiments {
   X(additive_vs_dot)             \
   X(pre_post_norm)               \
   X(ablate_block)                \
-  X(hopfield_capacity)
+  X(hopfield_capacity)           \
+  X(depth_hops)                  \
+  X(length_extrapolation)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

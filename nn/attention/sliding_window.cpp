@@ -32,6 +32,20 @@ Tensor sliding_window_mask(int64_t t,
   return mask;
 }
 
+Tensor causal_window_mask(int64_t tq, int64_t tk, int64_t window) {
+  if (tq <= 0 || tk < tq || window < 0)
+    throw Error(fmt::format(
+        "causal_window_mask: need 0 < tq <= tk and window >= 0, got tq={} tk={} window={}", tq, tk,
+        window));
+  Tensor mask({tq, tk});
+  for (int64_t i = 0; i < tq; ++i)
+    for (int64_t j = 0; j < tk; ++j) {
+      const int64_t dist = tk - tq + i - j;  // how far key j lies behind the query
+      mask[i * tk + j] = (dist >= 0 && dist <= window) ? 0 : 1;
+    }
+  return mask;
+}
+
 SlidingWindowAttention::SlidingWindowAttention(int64_t d_model,
                                                int64_t nhead,
                                                int64_t window,

@@ -34,6 +34,11 @@ Tensor sliding_window_mask(int64_t t,
                            bool causal = false,
                            const std::vector<int64_t>& global_tokens = {});
 
+// (Tq,Tk) 0/1 mask of a causal window for the LAST tq of tk positions (a decoding step with a KV
+// cache has tq = 1): query i sits at position p = tk - tq + i and sees key j when
+// 0 <= p - j <= window. With tq = tk it equals sliding_window_mask(t, window, true).
+Tensor causal_window_mask(int64_t tq, int64_t tk, int64_t window);
+
 // Multi-head self-attention restricted to the window. Parameters q_proj, k_proj, v_proj,
 // out_proj (see projected_attention.h).
 class SlidingWindowAttention : public ProjectedAttention {

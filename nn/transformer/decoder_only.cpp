@@ -4,6 +4,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "nn/attention/sliding_window.h"
 #include "nn/init.h"
 #include "nn/positional/sinusoidal.h"
 
@@ -15,6 +16,9 @@ DecoderOnlyTransformer::DecoderOnlyTransformer(const DecoderOnlyOptions& o,
     : Module("DecoderOnlyTransformer"),
       opt_(o),
       dropout_gen_(model_dropout_generator(std::move(dropout_gen), gen)) {
+  if (o.attention_window < 0)
+    throw Error(fmt::format("DecoderOnlyTransformer: attention_window must be >= 0, got {}",
+                            o.attention_window));
   if (o.vocab_size <= 0 || o.max_len <= 0 || o.num_layers <= 0)
     throw Error(fmt::format(
         "DecoderOnlyTransformer: vocab_size, max_len and num_layers must be positive, got {}, {}, "
@@ -58,6 +62,8 @@ Var DecoderOnlyTransformer::forward(const Tensor& ids, std::vector<KVCache>* cac
   x = drop->forward(x);
   AttentionMasks causal;
   causal.causal = true;
+  if (opt_.attention_window > 0)
+    causal.attn_mask = causal_window_mask(ids.size(1), start + ids.size(1), opt_.attention_window);
   // ALiBi / T5: one score bias for every block, for the T new queries over all start + T keys.
   causal.bias = position_score_bias(opt_.positions, rel_bias.get(), opt_.nhead, ids.size(1),
                                     start + ids.size(1));

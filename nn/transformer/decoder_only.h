@@ -59,6 +59,10 @@ struct DecoderOnlyOptions : TransformerLayerOptions {
   // learned, is bounded by max_len; rope, alibi, t5_bias and none work at any length.
   PositionKind positions = PositionKind::kLearned;
   RopeStyle rope_style = RopeStyle::kRotateHalf;  // with PositionKind::kRope
+  // > 0: sliding-window attention (Mistral): each query sees itself and the attention_window
+  // keys before it, in every block, so L blocks see L * attention_window tokens back. 0: the
+  // whole prefix (GPT).
+  int64_t attention_window = 0;
   bool tie_weights = true;
   double init_std = 0.02;
 };

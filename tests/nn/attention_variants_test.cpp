@@ -1,6 +1,7 @@
 // The attention variants against their definitions: blockwise == naive softmax attention
 // (values and gradients), linear attention's parallel == recurrent forms, the sliding-window
-// mask, and the llama block (KV cache, causality, kernels, GQA).
+// mask (and its use in the decoder-only model), and the llama block (KV cache, causality, kernels,
+// GQA).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/sdpa.h"
 #include "nn/attention/sliding_window.h"
+#include "nn/transformer/decoder_only.h"
 #include "nn/transformer/llama_block.h"
 
 namespace attn::nn {
@@ -236,6 +238,63 @@ TEST_SUITE("nn") {
         CHECK(mgc.at({i, j}) == ((band && j <= i) || gc ? 0 : 1));
       }
     CHECK_THROWS_AS(sliding_window_mask(4, 1, false, {4}), Error);
+  }
+
+  TEST_CASE("causal window mask: the causal band, and a decoding step's rows are its last rows") {
+    const int64_t t = 9, w = 3;
+    const Tensor full = causal_window_mask(t, t, w);
+    CHECK(max_abs_diff(full, sliding_window_mask(t, w, /*causal=*/true)) == 0);
+    const Tensor step = causal_window_mask(2, t, w);  // the last two queries of nine
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < t; ++j) CHECK(step.at({i, j}) == full.at({t - 2 + i, j}));
+    CHECK(causal_window_mask(1, t, 0).at({0, t - 1}) == 0);  // window 0: only itself
+    CHECK(causal_window_mask(1, t, 0).at({0, t - 2}) == 1);
+    CHECK_THROWS_AS(causal_window_mask(3, 2, 1), Error);
+    CHECK_THROWS_AS(causal_window_mask(2, 2, -1), Error);
+  }
+
+  TEST_CASE("decoder-only with attention_window: L blocks reach L * window tokens back, no more") {
+    DecoderOnlyOptions o;
+    o.vocab_size = 11, o.max_len = 32, o.d_model = 16, o.nhead = 2, o.dim_feedforward = 32;
+    o.num_layers = 2, o.dropout = 0, o.positions = PositionKind::kRope;
+    const int64_t t = 20, w = 3, p = 4;  // token p is changed; L * w = 6
+    Tensor ids({1, t});
+    for (int64_t i = 0; i < t; ++i) ids[i] = static_cast<real>(1 + (i * 7) % 10);
+    Tensor changed = ids.clone();
+    changed[p] = static_cast<real>(1 + (static_cast<int64_t>(ids[p]) % 10));
+    Generator g1(5), g2(5);
+    DecoderOnlyTransformer full(o, g1);
+    o.attention_window = w;
+    DecoderOnlyTransformer windowed(o, g2);  // the same weights (same seed, same parameters)
+    NoGrad off;
+    const Tensor a = windowed.forward(ids).value(), b = windowed.forward(changed).value();
+    const int64_t v = a.size(2);
+    auto moved = [&](int64_t pos) {
+      double m = 0;
+      for (int64_t c = 0; c < v; ++c)
+        m = std::max(m, double(std::abs(a[pos * v + c] - b[pos * v + c])));
+      return m;
+    };
+    for (int64_t pos = 0; pos < t; ++pos) {
+      CAPTURE(pos);
+      if (pos < p || pos > p + o.num_layers * w)
+        CHECK(moved(pos) == 0);
+      else
+        CHECK(moved(pos) > 0);
+    }
+    // A window that covers the whole sequence changes nothing.
+    o.attention_window = t;
+    Generator g3(5);
+    DecoderOnlyTransformer wide(o, g3);
+    CHECK(max_abs_diff(wide.forward(ids).value(), full.forward(ids).value()) <= 1e-6);
+    // Cached generation (one query over all cached keys) equals recomputation.
+    windowed.eval();
+    Generator unused(0);
+    const Tensor prompt = Tensor::from_vector({1, 3}, {2, 5, 7});
+    CHECK(max_abs_diff(windowed.generate(prompt, 12, {}, unused, std::nullopt, true),
+                       windowed.generate(prompt, 12, {}, unused, std::nullopt, false)) == 0);
+    o.attention_window = -1;
+    CHECK_THROWS_AS(DecoderOnlyTransformer(o, g3), Error);
   }
 
   TEST_CASE("SlidingWindowAttention: outputs depend only on keys inside the window") {
