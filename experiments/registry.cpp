@@ -39,7 +39,8 @@ namespace attn::experiments {
   X(rope_relative)               \
   X(gpt_bert_encdec)             \
   X(head_ablation)               \
-  X(attention_shuffle)
+  X(attention_shuffle)           \
+  X(mqa_gqa)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
