@@ -117,8 +117,8 @@ void train_variant(Variant& v,
                    int64_t vocab,
                    uint64_t seed) {
   Generator init(seed), data_gen(seed * 7919 + 1);
-  v.model = std::make_shared<nn::DecoderOnlyTransformer>(model_options(cfg, vocab, v.kv_heads),
-                                                         init);
+  v.model =
+      std::make_shared<nn::DecoderOnlyTransformer>(model_options(cfg, vocab, v.kv_heads), init);
   v.parameters = count_parameters(*v.model);
   v.model->train();
   const std::vector<Var> params = v.model->parameters();
@@ -141,8 +141,7 @@ void train_variant(Variant& v,
     opt.step();
     v.losses.push_back(loss.item());
   }
-  v.train_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  v.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // ---- 1. cache bytes ----
@@ -219,7 +218,8 @@ Agreement compare_decoding(nn::DecoderOnlyTransformer& model,
         }
   };
   compare(model.forward(columns(0, t0), &caches).value(), 0);
-  for (int64_t t = t0; t < total; ++t) compare(model.forward(columns(t, t + 1), &caches).value(), t);
+  for (int64_t t = t0; t < total; ++t)
+    compare(model.forward(columns(t, t + 1), &caches).value(), t);
   return a;
 }
 
@@ -267,8 +267,8 @@ DecodeTimes time_decoding(std::vector<Variant>& vs,
         m->forward(full);
       });
     }
-    const std::vector<Timing> t = time_interleaved(
-        works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
+    const std::vector<Timing> t =
+        time_interleaved(works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
     for (size_t i = 0; i < vs.size(); ++i) {
       dt.cached_ms[i].push_back(t[2 * i].median_s * 1e3);
       dt.recompute_ms[i].push_back(t[2 * i + 1].median_s * 1e3);
@@ -328,7 +328,8 @@ void run(const Config& cfg, RunContext& ctx) {
                 t0 = cfg.get_int("prompt_len");
   Tensor prompts({nb, t0}), next({nb, 1});
   for (int64_t r = 0; r < nb; ++r) {
-    for (int64_t j = 0; j < t0; ++j) prompts[r * t0 + j] = static_cast<real>(windows[r].src[static_cast<size_t>(j)]);
+    for (int64_t j = 0; j < t0; ++j)
+      prompts[r * t0 + j] = static_cast<real>(windows[r].src[static_cast<size_t>(j)]);
     next[r] = static_cast<real>(windows[r].src[static_cast<size_t>(t0)]);
   }
   const nn::DecoderOnlyOptions& o = mha.model->options();
@@ -341,11 +342,11 @@ void run(const Config& cfg, RunContext& ctx) {
   for (Variant& v : vs) {
     bytes.push_back(measure_cache(v, prompts, next));
     const CacheBytes& c = bytes.back();
-    cb.add_row({v.name, std::to_string(v.kv_heads), std::to_string(c.per_token),
-                std::to_string(c.closed_form),
-                fixed(static_cast<double>(bytes[0].per_token) / static_cast<double>(c.per_token),
-                      2),
-                std::to_string(c.at_prompt), c.shapes_ok ? "yes" : "NO"});
+    cb.add_row(
+        {v.name, std::to_string(v.kv_heads), std::to_string(c.per_token),
+         std::to_string(c.closed_form),
+         fixed(static_cast<double>(bytes[0].per_token) / static_cast<double>(c.per_token), 2),
+         std::to_string(c.at_prompt), c.shapes_ok ? "yes" : "NO"});
   }
   ctx.table(cb);
   const double gqa_ratio =
@@ -363,10 +364,10 @@ void run(const Config& cfg, RunContext& ctx) {
 
   // ---- same tokens ----
   ctx.section("Cached and recomputed decoding agree");
-  Table ag(fmt::format("Greedy decoding of {} new tokens after {} prompts of {} characters",
-                       cfg.get_int("decode_tokens"), nb, t0),
-           {"attention", "tokens compared", "tokens that differ", "max |logit diff|",
-            "max |logit|"});
+  Table ag(
+      fmt::format("Greedy decoding of {} new tokens after {} prompts of {} characters",
+                  cfg.get_int("decode_tokens"), nb, t0),
+      {"attention", "tokens compared", "tokens that differ", "max |logit diff|", "max |logit|"});
   std::vector<Agreement> agree;
   for (Variant& v : vs) {
     agree.push_back(compare_decoding(*v.model, prompts, cfg.get_int("decode_tokens")));
@@ -491,9 +492,9 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.compare(cmp);
 
   // ---- figures and CSVs ----
-  CsvWriter tcsv = ctx.csv("decode_times", {"P", "mha_cached_ms", "mha_recompute_ms",
-                                            "gqa_cached_ms", "gqa_recompute_ms", "mqa_cached_ms",
-                                            "mqa_recompute_ms"});
+  CsvWriter tcsv =
+      ctx.csv("decode_times", {"P", "mha_cached_ms", "mha_recompute_ms", "gqa_cached_ms",
+                               "gqa_recompute_ms", "mqa_cached_ms", "mqa_recompute_ms"});
   for (size_t j = 0; j < ps.size(); ++j)
     tcsv.row({ps[j], dt.cached_ms[0][j], dt.recompute_ms[0][j], dt.cached_ms[1][j],
               dt.recompute_ms[1][j], dt.cached_ms[2][j], dt.recompute_ms[2][j]});
@@ -581,15 +582,13 @@ Experiment mqa_gqa() {
                {.min = 1})
       .add_int("prompt_len", 16, "characters per prompt", {.min = 1})
       .add_int("decode_tokens", 32, "greedy tokens generated per prompt", {.min = 1})
-      .add_ints("prefixes", {16, 64, 256, 1024}, "prefix lengths P to time decoding at",
-                {.min = 1})
+      .add_ints("prefixes", {16, 64, 256, 1024}, "prefix lengths P to time decoding at", {.min = 1})
       .add_int("reps", 15, "timed rounds per prefix at most (the median is reported)", {.min = 1})
       .add_real("budget_s", 4.0, "about this many seconds of timing per prefix", {.min = 0})
       .add_int("timing_threads", 1, "threads for the timing (0 = the CLI's --threads)", {.min = 0})
       .add_int("seed", 1, "random seed (initialisation and batches)", {.min = 0});
-  e.quick = {{"steps", "80"},     {"sentences", "1000"}, {"prefixes", "16,64,256"},
-             {"reps", "5"},       {"budget_s", "0.5"},   {"decode_tokens", "16"},
-             {"warmup", "10"}};
+  e.quick = {{"steps", "80"},     {"sentences", "1000"},   {"prefixes", "16,64,256"}, {"reps", "5"},
+             {"budget_s", "0.5"}, {"decode_tokens", "16"}, {"warmup", "10"}};
   e.check = check;
   e.run = run;
   return e;
