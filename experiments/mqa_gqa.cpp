@@ -542,6 +542,10 @@ void check(const Config& cfg) {
   require_divides(cfg, "nhead", "d_model");
   require_divides(cfg, "gqa_kv_heads", "nhead");
   const int64_t nhead = cfg.get_int("nhead"), gqa = cfg.get_int("gqa_kv_heads");
+  if ((cfg.get_int("d_model") / nhead) % 2 != 0)
+    throw UsageError(fmt::format(
+        "mqa-gqa: rotary positions need an even head width: --d_model {} / --nhead {} = {}",
+        cfg.get_int("d_model"), nhead, cfg.get_int("d_model") / nhead));
   if (gqa <= 1 || gqa >= nhead)
     throw UsageError(fmt::format(
         "mqa-gqa: --gqa_kv_heads {} must lie strictly between 1 (MQA) and --nhead {} (MHA)", gqa,
@@ -552,6 +556,13 @@ void check(const Config& cfg) {
   if (cfg.get_int("prompt_len") >= cfg.get_int("block_len"))
     throw UsageError(fmt::format("mqa-gqa: --prompt_len {} must be below --block_len {}",
                                  cfg.get_int("prompt_len"), cfg.get_int("block_len")));
+  // The held-out tenth of the corpus must hold at least one window (and its next character).
+  const data::CharCorpus corpus(data::toy_grammar_text(cfg.get_int("sentences"), 7));
+  if (static_cast<int64_t>(corpus.val_ids().size()) <= cfg.get_int("block_len"))
+    throw UsageError(fmt::format(
+        "mqa-gqa: --sentences {} hold out {} characters, fewer than one window of --block_len {} "
+        "+ 1",
+        cfg.get_int("sentences"), corpus.val_ids().size(), cfg.get_int("block_len")));
   const std::vector<int64_t> p = cfg.get_ints("prefixes");
   if (p.size() < 2 || !std::is_sorted(p.begin(), p.end()) || p.front() == p.back())
     throw UsageError("mqa-gqa: --prefixes needs at least two increasing lengths");

@@ -21,7 +21,10 @@ expect 2 "--prompt_len 64 must be below --block_len 64" run mqa-gqa --prompt_len
   --out "$tmp/bad4"
 expect 2 "--warmup 100 must be below --steps 50" run mqa-gqa --steps 50 --warmup 100 \
   --out "$tmp/bad5"
-for d in bad1 bad2 bad3 bad4 bad5; do
+expect 2 "rotary positions need an even head width" run mqa-gqa --d_model 24 --out "$tmp/bad6"
+expect 2 "fewer than one window of --block_len 500" run mqa-gqa --sentences 50 --block_len 500 \
+  --out "$tmp/bad7"
+for d in bad1 bad2 bad3 bad4 bad5 bad6 bad7; do
   [[ -e "$tmp/$d" ]] && fail "a refused mqa-gqa wrote $tmp/$d" || pass "no folder for $d"
 done
 
