@@ -1,4 +1,4 @@
-// mqa-gqa [004 §3.2 (llama3 Attention: n_kv_heads, cache_k / cache_v), §4.1]: multi-head,
+// mqa-gqa [004 §3.2 (llama3 Attention: n_kv_heads, cache_k / cache_v), §1.3, §4.1]: multi-head,
 // grouped-query and multi-query attention at equal width — the same d_model and query heads,
 // n_kv_heads = nhead (MHA), a divisor of it (GQA) and 1 (MQA) — trained as character language
 // models on the built-in toy-grammar corpus, then decoded with and without a KV cache.
@@ -453,7 +453,7 @@ void run(const Config& cfg, RunContext& ctx) {
 
   // ---- the document beside ours ----
   const double band = cfg.get_real("quality_band");
-  DocumentComparison cmp("004 §3.2 (llama3 Attention) and §1.3: the claims, checked");
+  DocumentComparison cmp("004 §3.2 (llama3 Attention), §1.3, §4.1: the claims, checked");
   cmp.add(fmt::format("cache shrinks MHA / GQA = nhead / n_kv_heads = {} / {}", nhead, gqa),
           static_cast<double>(nhead) / static_cast<double>(gqa), gqa_ratio, 0.0, "", 2);
   cmp.add(fmt::format("cache shrinks MHA / MQA = nhead = {}", nhead), static_cast<double>(nhead),
@@ -573,7 +573,7 @@ void check(const Config& cfg) {
 Experiment mqa_gqa() {
   Experiment e;
   e.name = "mqa-gqa";
-  e.source = "004 §3.2 (llama3 n_kv_heads, KV cache), §1.3";
+  e.source = "004 §3.2 (llama3 n_kv_heads, KV cache), §1.3, §4.1";
   e.purpose = "MHA vs GQA vs MQA: KV-cache bytes, cached vs recomputed decoding, LM quality";
   e.typical_time = "~2 min";
   e.config.add_int("d_model", 64, "model width (every variant)", {.min = 1})
