@@ -45,7 +45,8 @@ namespace attn::experiments {
   X(ablate_block)                \
   X(hopfield_capacity)           \
   X(depth_hops)                  \
-  X(length_extrapolation)
+  X(length_extrapolation)         \
+  X(mqa_gqa)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
