@@ -45,7 +45,7 @@ namespace attn::experiments {
   X(ablate_block)                \
   X(hopfield_capacity)           \
   X(depth_hops)                  \
-  X(length_extrapolation)         \
+  X(length_extrapolation)        \
   X(mqa_gqa)
 // ---------------------------------------------------------------------------------------------
 
