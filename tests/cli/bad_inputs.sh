@@ -242,7 +242,7 @@ done
 # ---- attnlab bench -----------------------------------------------------------------------------
 if "$bin" bench --help >/dev/null 2>&1; then
   section "attnlab bench"
-  bad 2 "W9|workload" bench --workload W9
+  bad 2 "W99|workload" bench --workload W99
   bad 2 "threads" bench --threads abc
   bad 2 "threads" bench --threads -3
   bad 2 "steps" bench --steps abc
