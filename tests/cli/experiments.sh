@@ -35,7 +35,7 @@ expect 2 "expected key=value, got 'nhead'" parity mha --config nhead --weights a
 expect 2 "must be a positive multiple of num_heads" parity mha --config embed_dim=10 --config num_heads=3 \
   --weights a --inputs b --out c
 if "$bin" --help | grep -q "^  bench"; then
-  expect 2 "unknown workload 'W9'" bench --workload W9
+  expect 2 "unknown workload 'W99'" bench --workload W99
 else
   echo "SKIP attnlab bench: not built (ATTN_BUILD_BENCH=OFF)"
 fi
