@@ -40,7 +40,8 @@ namespace attn::experiments {
   X(gpt_bert_encdec)             \
   X(head_ablation)               \
   X(attention_shuffle)           \
-  X(hopfield_capacity)
+  X(hopfield_capacity)           \
+  X(sparse_challenge)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
