@@ -14,10 +14,10 @@
 // the whole sequence. The mask follows sdpa's convention: 1 = NOT allowed. This layer shows the
 // pattern with a mask over the full score matrix (clear, and gives weights to plot), O(T^2) in
 // time and memory: the reference path. On the fast path (attn::reference_mode() off), without
-// global tokens or a padding mask, forward calls banded_attention (autograd/functional.h), which
-// computes the same outputs and gradients from the band alone, O(T window)
-// (tests/nn/banded_attention_test.cpp; docs/performance.md, W9); it returns no weights then
-// (AttentionOutput::weights is an empty Var()).
+// a padding mask, forward calls banded_attention (autograd/functional.h), which computes the
+// same outputs and gradients from the band and the global rows and columns alone,
+// O(T (window + g)) (tests/nn/banded_attention_test.cpp; docs/performance.md, W9); it returns
+// no weights then (AttentionOutput::weights is an empty Var()).
 #pragma once
 
 #include <cstdint>
