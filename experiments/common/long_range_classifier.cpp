@@ -9,7 +9,8 @@ LongRangeBlock::LongRangeBlock(const LongRangeClassifierOptions& o, Generator& g
   attn_norm_ = register_module("attn_norm", std::make_shared<nn::LayerNorm>(o.d_model));
   if (o.banded)
     banded_ = register_module(
-        "attn", std::make_shared<nn::SlidingWindowAttention>(o.d_model, o.nhead, o.window, gen));
+        "attn", std::make_shared<nn::SlidingWindowAttention>(o.d_model, o.nhead, o.window, gen,
+                                                             /*causal=*/false, o.global_tokens));
   else
     dense_ = register_module(
         "attn",

@@ -11,7 +11,8 @@
 //
 // attn is nn::MultiheadAttention (dense: every token sees all T, the fused O(T^2) kernel on the
 // fast path) or nn::SlidingWindowAttention (banded: token i sees |i - j| <= window; on the fast
-// path the O(T window) banded_attention op). Same parameter names and counts either way. Mean
+// path the O(T window) banded_attention op), optionally with global tokens (then O(T (window +
+// g))). Same parameter names and counts either way. Mean
 // pooling instead of a [CLS] slot: with a window a [CLS] token would see only its neighbours,
 // while the mean reads all positions, so a task fails only if no single position can see the
 // evidence it needs (after L layers position p has seen [p - L window, p + L window]).
@@ -38,6 +39,8 @@ struct LongRangeClassifierOptions {
   int64_t vocab = 0, max_len = 0, d_model = 32, nhead = 2, layers = 2, window = 16;
   int64_t classes = 2;
   bool banded = false;  // false: full attention
+  // banded only: global token positions (Longformer), which see and are seen by every position.
+  std::vector<int64_t> global_tokens = {};
 };
 
 // One pre-norm layer: x + attn(LN(x)), then + FF(LN(x)).

@@ -8,9 +8,9 @@
 # success curve is too flat near the level for a tight bound); attention's own scale
 # 1/sqrt(d) holds fewer than beta = 1 but still more than the classical network at d = 32.
 # Bad settings exit 2 and leave no run folder.
-# sparse-challenge (003 Challenge) in quick mode (T = 32 .. 1024 timed, both models trained at
+# sparse-challenge (003 Challenge) in quick mode (T = 32 .. 1024 timed, the models trained at
 # T = 64 with window 4): the exact peak tensor bytes of one forward + backward grow linearly in T
-# for banded attention and nearly quadratically for dense; the banded model stays at chance on
+# for banded attention (with or without two global tokens) and nearly quadratically for dense; the banded model stays at chance on
 # match (no position sees both markers: structural, not a training outcome) and both learn
 # majority. Timings are recorded but never asserted (they depend on the machine and its load).
 #   tests/cli/experiments_sparse.sh BUILD_DIR
@@ -60,8 +60,8 @@ done
 check sparse-challenge '
 ts = res["lengths"]
 assert ts == [32, 64, 128, 256, 512, 1024], ts
-for k in ("step_ms_banded", "step_ms_dense", "peak_tensor_mib_banded", "peak_tensor_mib_dense",
-          "step_ratio_dense_over_banded"):
+for k in ("step_ms_banded", "step_ms_dense", "step_ms_global", "peak_tensor_mib_banded",
+          "peak_tensor_mib_dense", "peak_tensor_mib_global", "step_ratio_dense_over_banded"):
     assert len(res[k]) == len(ts) and all(v > 0 for v in res[k]), (k, res[k])
 assert isinstance(res["crossover_text"], str) and res["crossover_text"], res
 band, dense = res["peak_tensor_mib_banded"], res["peak_tensor_mib_dense"]
@@ -72,6 +72,13 @@ for i in range(3, len(ts)):
 assert dense[-1] / dense[-2] >= 3.5, dense
 assert dense[-1] >= 3 * band[-1], (dense, band)
 assert 0.9 <= res["memory_slope_banded"] <= 1.1, res["memory_slope_banded"]
+# two global tokens add two full rows and two slots per row: a little more than the band, still
+# linear, far below dense
+glob = res["peak_tensor_mib_global"]
+for i in range(3, len(ts)):
+    assert band[i] <= glob[i] <= 1.1 * band[i], (ts[i], glob, band)
+    assert 1.8 <= glob[i] / glob[i - 1] <= 2.2, (ts[i], glob)
+assert 0.9 <= res["memory_slope_global"] <= 1.1, res["memory_slope_global"]
 assert res["memory_slope_dense"] >= 1.6, res["memory_slope_dense"]
 # accuracy at T = 64 (300 held-out examples, chance 0.5, standard error 0.03)
 assert res["train_lengths"] == [64], res["train_lengths"]

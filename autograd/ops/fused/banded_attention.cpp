@@ -96,7 +96,7 @@ struct BandedAttentionOp final : Op {
       real* oi = o.data() + row * dv;
       if (m_row >= 0) {  // a global query: a full (causal: lower) row
         real* pr = pg.data() + (b * n_global + m_row) * t_len;
-        softmax_row(qi, kb, pr, key_end(i), [](int64_t j) { return j; });
+        softmax_row(qi, kb, pr, key_end(i));
         for (int64_t j = 0; j < key_end(i); ++j) axpy(pr[j], vb + j * dv, oi, dv);
         return;
       }
@@ -194,11 +194,10 @@ struct BandedAttentionOp final : Op {
   const char* name() const override { return "banded_attention"; }
 
  private:
-  // A full softmax row over keys key_of(0 .. n-1): pr[j] = softmax_j(scale q_i . k_key_of(j)).
-  template <class KeyOf>
-  void softmax_row(const real* qi, const real* kb, real* pr, int64_t n, KeyOf key_of) const {
+  // A full softmax row over the keys 0 .. n-1: pr[j] = softmax_j(scale q_i . k_j).
+  void softmax_row(const real* qi, const real* kb, real* pr, int64_t n) const {
     real m = -std::numeric_limits<real>::infinity();
-    for (int64_t j = 0; j < n; ++j) m = std::max(m, pr[j] = scale * dot(qi, kb + key_of(j) * d, d));
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, pr[j] = scale * dot(qi, kb + j * d, d));
     real sum = 0;
     for (int64_t j = 0; j < n; ++j) sum += pr[j] = std::exp(pr[j] - m);
     for (int64_t j = 0; j < n; ++j) pr[j] /= sum;
