@@ -32,6 +32,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/mode.h"
 #include "autograd/tape.h"
 #include "data/tasks/long_range.h"
 #include "experiments/common/interleaved_timing.h"
@@ -358,6 +359,11 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.note(fmt::format("Models: d_model {}, {} heads, {} layers, window {} (banded).",
                        cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers"),
                        cfg.get_int("window")));
+  if (reference_mode())
+    ctx.note(
+        "Reference path (a Debug build's default, or --reference): the banded layers run as the "
+        "textbook masked dense attention over the full (T,T) score matrix, so Part 2 measures "
+        "O(T^2) memory and time for every model. Run with --fast for the banded_attention op.");
   accuracy_part(cfg, ctx);
   summary(cfg, ctx, timing_part(cfg, ctx));
 }
