@@ -137,28 +137,27 @@ struct BandedAttentionOp final : Op {
       const real* kb = k.data() + b * t_len * d;
       const real* vb = v.data() + b * t_len * dv;
       real* dqi = dq.data() + row * d;
-      // key_of(n) is the key row of entry n of this row's weights; n runs over `entries`.
-      auto gradient_row = [&](const real* pr, real* sr, const std::vector<int64_t>& entries,
-                              const auto& key_of) {
+      // each_entry(f) calls f(n, j) for every entry n of this row's weights, j its key row.
+      auto gradient_row = [&](const real* pr, real* sr, const auto& each_entry) {
         real row_dot = 0;
-        for (int64_t n : entries) row_dot += pr[n] * (sr[n] = dot(gi, vb + key_of(n) * dv, dv));
-        for (int64_t n : entries) {
+        each_entry(
+            [&](int64_t n, int64_t j) { row_dot += pr[n] * (sr[n] = dot(gi, vb + j * dv, dv)); });
+        each_entry([&](int64_t n, int64_t j) {
           sr[n] = pr[n] * (sr[n] - row_dot);
-          axpy(scale * sr[n], kb + key_of(n) * d, dqi, d);
-        }
+          axpy(scale * sr[n], kb + j * d, dqi, d);
+        });
       };
-      std::vector<int64_t> entries;
-      if (m_row >= 0) {
-        for (int64_t j = 0; j < key_end(i); ++j) entries.push_back(j);
+      if (m_row >= 0) {  // a global query's full row
         const int64_t off = (b * n_global + m_row) * t_len;
-        gradient_row(pg.data() + off, dsg.data() + off, entries, [](int64_t j) { return j; });
+        gradient_row(pg.data() + off, dsg.data() + off, [&](const auto& f) {
+          for (int64_t j = 0; j < key_end(i); ++j) f(j, j);
+        });
         return;
       }
-      for (int64_t c = slot_begin(i); c < slot_end(i); ++c) entries.push_back(c);
-      for (int64_t g = 0; g < n_global; ++g)
-        if (global_slot_visible(i, g)) entries.push_back(width + g);
-      gradient_row(p.data() + row * slots, ds.data() + row * slots, entries, [&](int64_t n) {
-        return n < width ? i - window + n : globals[static_cast<size_t>(n - width)];
+      gradient_row(p.data() + row * slots, ds.data() + row * slots, [&](const auto& f) {
+        for (int64_t c = slot_begin(i); c < slot_end(i); ++c) f(c, i - window + c);
+        for (int64_t g = 0; g < n_global; ++g)
+          if (global_slot_visible(i, g)) f(width + g, globals[static_cast<size_t>(g)]);
       });
     });
     kernels::parallel_for(batch * t_len, (width + n_global) * (d + dv), [&](int64_t key) {
