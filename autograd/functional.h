@@ -147,10 +147,17 @@ Var blockwise_attention(const Var& q,
 // Sliding-window attention holding only the band: query i sees keys j with |i - j| <= window
 // (causal: 0 <= i - j <= window), softmax(scale q_i . k_j) over those. Scores and weights are
 // stored as (...,T,2 window+1) ((...,T,window+1) causal): O(T window) memory and
-// O(T window D) time, forward and backward. Equal to nn::SlidingWindowAttention's masked dense
-// path. q (...,T,D), k (...,T,D), v (...,T,Dv) -> (...,T,Dv); scale 0 means 1/sqrt(D).
-Var banded_attention(
-    const Var& q, const Var& k, const Var& v, int64_t window, bool causal = false, real scale = 0);
+// O(T window D) time, forward and backward. Global tokens (Longformer) see every key and are
+// seen by every query (causal: only keys j <= i), g of them add O(T g) to both. Equal to
+// nn::SlidingWindowAttention's masked dense path (nn::sliding_window_mask). q (...,T,D),
+// k (...,T,D), v (...,T,Dv) -> (...,T,Dv); scale 0 means 1/sqrt(D); global positions in [0, T).
+Var banded_attention(const Var& q,
+                     const Var& k,
+                     const Var& v,
+                     int64_t window,
+                     bool causal = false,
+                     real scale = 0,
+                     const std::vector<int64_t>& global_tokens = {});
 // Attention's weights and a causal product that skip what a causal mask hides
 // (kernels/causal_blocks.h): p = softmax(scale q k^T) over the keys each query sees (causal: key
 // j <= i + Tk - Tq, 0 elsewhere; else all keys), the scores and softmax fused per block of rows;

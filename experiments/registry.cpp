@@ -46,7 +46,9 @@ namespace attn::experiments {
   X(hopfield_capacity)           \
   X(depth_hops)                  \
   X(length_extrapolation)        \
-  X(mqa_gqa)
+  X(mqa_gqa)                     \
+  X(hopfield_capacity)           \
+  X(sparse_challenge)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();

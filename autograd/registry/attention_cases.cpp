@@ -2,6 +2,7 @@
 // causal linear attention. Each PyTorch expression spells the computation out from primitives
 // (PyTorch has no single function for any of them), so parity also checks our formulas.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "autograd/registry/registry.h"
 
@@ -72,7 +73,8 @@ OpCase blockwise_row(
 
 // q (2,2,t,4), k (2,2,t,4), v (2,2,t,3); PyTorch: dense attention with the scores outside the
 // band filled with -inf (the band |i - j| <= w, causal 0 <= i - j <= w).
-OpCase banded_row(std::string name, int64_t t, int64_t window, bool causal) {
+OpCase banded_row(
+    std::string name, int64_t t, int64_t window, bool causal, std::vector<int64_t> globals = {}) {
   const int64_t d = 4, dv = 3;
   const std::string band =
       causal ? fmt::format(
@@ -81,8 +83,19 @@ OpCase banded_row(std::string name, int64_t t, int64_t window, bool causal) {
                    window, t)
              : fmt::format("(lambda r: (r[:, None] - r[None, :]).abs() > {})(torch.arange({}))",
                            window, t);
+  // Global tokens: their rows and columns are visible (causal: on or below the diagonal).
+  std::string hidden = band;
+  if (!globals.empty()) {
+    const std::string g = fmt::format("torch.isin(torch.arange({}), torch.tensor([{}]))", t,
+                                      fmt::join(globals, ", "));
+    const std::string via = "(" + g + "[:, None] | " + g + "[None, :])";
+    hidden = causal
+                 ? fmt::format("({} & ~({} & torch.ones({}, {}).tril().bool()))", band, via, t, t)
+                 : fmt::format("({} & ~{})", band, via);
+  }
   const std::string torch = fmt::format(
-      "torch.softmax((q @ k.mT / math.sqrt({})).masked_fill({}, float('-inf')), -1) @ v", d, band);
+      "torch.softmax((q @ k.mT / math.sqrt({})).masked_fill({}, float('-inf')), -1) @ v", d,
+      hidden);
   return {std::move(name), torch,
           [=](Generator& g) {
             return std::vector{float_input("q", Tensor::randn({2, 2, t, d}, g)),
@@ -90,7 +103,7 @@ OpCase banded_row(std::string name, int64_t t, int64_t window, bool causal) {
                                float_input("v", Tensor::randn({2, 2, t, dv}, g))};
           },
           [=](const std::vector<Var>& v) {
-            return banded_attention(v[0], v[1], v[2], window, causal);
+            return banded_attention(v[0], v[1], v[2], window, causal, 0, globals);
           }};
 }
 
@@ -157,6 +170,8 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(banded_row("banded_attention_causal", 9, 3, true));
   rows.push_back(banded_row("banded_attention_wide", 4, 6, false));
   rows.push_back(banded_row("banded_attention_window0", 5, 0, true));
+  rows.push_back(banded_row("banded_attention_global", 9, 1, false, {0, 6}));
+  rows.push_back(banded_row("banded_attention_global_causal", 9, 1, true, {2, 8}));
   rows.push_back(attention_weights_row("attention_weights_causal", 2, 2, 5, 5, true));
   rows.push_back(attention_weights_row("attention_weights_causal_cache", 2, 2, 3, 7, true));
   rows.push_back(attention_weights_row("attention_weights_causal_blocks", 1, 2, 37, 37, true));

@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "autograd/error.h"
+#include "autograd/functional.h"
+#include "autograd/mode.h"
 
 namespace attn::nn {
 
@@ -64,6 +66,12 @@ SlidingWindowAttention::SlidingWindowAttention(int64_t d_model,
 AttentionOutput SlidingWindowAttention::forward(
     const Var& x, const std::optional<Tensor>& key_padding_mask) const {
   const HeadsQKV a = project(x);
+  if (!reference_mode() && !key_padding_mask) {
+    // Fast path: the band and the global rows and columns alone, O(T (window + g)) (the same
+    // outputs and gradients as the masked path below, tests/nn/banded_attention_test.cpp); no
+    // (T,T) weights exist to return.
+    return {combine(banded_attention(a.q, a.k, a.v, window_, causal_, 0, global_)), Var()};
+  }
   SdpaOptions opt;
   opt.masks.attn_mask = sliding_window_mask(x.size(1), window_, causal_, global_);
   opt.masks.key_padding_mask = key_padding_mask;

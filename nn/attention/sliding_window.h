@@ -13,9 +13,11 @@
 // limit when causal: g sees j <= g, and every i >= g sees g) — the way a [CLS] token gathers
 // the whole sequence. The mask follows sdpa's convention: 1 = NOT allowed. This layer shows the
 // pattern with a mask over the full score matrix (clear, and gives weights to plot), O(T^2) in
-// time and memory. banded_attention (autograd/functional.h) computes the same outputs and
-// gradients from the band alone, O(T window), without global tokens or padding masks
-// (tests/nn/banded_attention_test.cpp; docs/performance.md, W9).
+// time and memory: the reference path. On the fast path (attn::reference_mode() off), without
+// a padding mask, forward calls banded_attention (autograd/functional.h), which computes the
+// same outputs and gradients from the band and the global rows and columns alone,
+// O(T (window + g)) (tests/nn/banded_attention_test.cpp; docs/performance.md, W9); it returns
+// no weights then (AttentionOutput::weights is an empty Var()).
 #pragma once
 
 #include <cstdint>
@@ -51,7 +53,8 @@ class SlidingWindowAttention : public ProjectedAttention {
                          std::vector<int64_t> global_tokens = {},
                          bool bias = true);
 
-  // x (B,T,d_model) -> out (B,T,d_model), weights (B,H,T,T) (zero outside the window).
+  // x (B,T,d_model) -> out (B,T,d_model), weights (B,H,T,T) (zero outside the window; Var() on
+  // the banded fast path).
   // key_padding_mask (B,T), 1 = padding, as in sdpa.
   AttentionOutput forward(const Var& x,
                           const std::optional<Tensor>& key_padding_mask = std::nullopt) const;

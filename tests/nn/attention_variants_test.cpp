@@ -10,6 +10,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/mode.h"
 #include "nn/attention/blockwise_attention.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/sdpa.h"
@@ -298,29 +299,37 @@ TEST_SUITE("nn") {
   }
 
   TEST_CASE("SlidingWindowAttention: outputs depend only on keys inside the window") {
-    Generator gen(31);
-    SlidingWindowAttention swa(8, 2, /*window=*/1, gen, /*causal=*/false, {0});
-    const int64_t t = 7;
-    Var x = Var::parameter(Tensor::randn({1, t, 8}, gen));
-    AttentionOutput a = swa.forward(x);
-    const Tensor& wts = a.weights.value();  // (1,2,T,T)
-    for (int64_t h = 0; h < 2; ++h)
-      for (int64_t i = 0; i < t; ++i)
-        for (int64_t j = 0; j < t; ++j)
-          if (std::abs(i - j) > 1 && i != 0 && j != 0) CHECK(wts.at({0, h, i, j}) == 0);
-    // d out[3] / d x[j]: exactly 0 through the tape for every j outside token 3's window
-    // (2..4) that is not the global token 0, i.e. j = 1, 5, 6.
-    Tensor gy({1, t, 8});
-    for (int64_t c = 0; c < 8; ++c) gy.at({0, 3, c}) = 1;
-    a.out.backward(gy);
-    for (int64_t j = 0; j < t; ++j) {
-      double norm = 0;
-      for (int64_t c = 0; c < 8; ++c) norm += std::abs(x.grad().at({0, j, c}));
-      CAPTURE(j);
-      if (j == 1 || j == 5 || j == 6)
-        CHECK(norm == 0);
-      else
-        CHECK(norm > 0);
+    // Both paths: the reference path's (T,T) weights vanish outside the pattern; on the fast path
+    // (banded_attention, no weights returned) the tape's gradients show the same pattern.
+    for (const bool reference : {true, false}) {
+      CAPTURE(reference);
+      ReferenceModeScope mode(reference);
+      Generator gen(31);
+      SlidingWindowAttention swa(8, 2, /*window=*/1, gen, /*causal=*/false, {0});
+      const int64_t t = 7;
+      Var x = Var::parameter(Tensor::randn({1, t, 8}, gen));
+      AttentionOutput a = swa.forward(x);
+      if (reference) {
+        const Tensor& wts = a.weights.value();  // (1,2,T,T)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t i = 0; i < t; ++i)
+            for (int64_t j = 0; j < t; ++j)
+              if (std::abs(i - j) > 1 && i != 0 && j != 0) CHECK(wts.at({0, h, i, j}) == 0);
+      }
+      // d out[3] / d x[j]: exactly 0 through the tape for every j outside token 3's window
+      // (2..4) that is not the global token 0, i.e. j = 1, 5, 6.
+      Tensor gy({1, t, 8});
+      for (int64_t c = 0; c < 8; ++c) gy.at({0, 3, c}) = 1;
+      a.out.backward(gy);
+      for (int64_t j = 0; j < t; ++j) {
+        double norm = 0;
+        for (int64_t c = 0; c < 8; ++c) norm += std::abs(x.grad().at({0, j, c}));
+        CAPTURE(j);
+        if (j == 1 || j == 5 || j == 6)
+          CHECK(norm == 0);
+        else
+          CHECK(norm > 0);
+      }
     }
   }
 

@@ -1,7 +1,8 @@
 // banded_attention (autograd/ops/fused/banded_attention.cpp) against the masked dense
 // sliding-window attention it replaces: sdpa with nn::sliding_window_mask, the path of
 // nn::SlidingWindowAttention. Outputs and all three gradients agree, causal or not, with the band
-// clipped at both ends, a window wider than T, and window 0 (each token sees only itself).
+// clipped at both ends, a window wider than T, window 0 (each token sees only itself), and global
+// tokens (Longformer: they see and are seen by every position).
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -40,10 +41,27 @@ TEST_SUITE("nn") {
     struct Case {
       int64_t t, window;
       bool causal;
+      std::vector<int64_t> globals = {};
     };
-    for (const Case c : {Case{23, 3, false}, Case{23, 3, true}, Case{6, 9, false}, Case{6, 9, true},
-                         Case{11, 0, false}, Case{11, 0, true}, Case{40, 7, true}}) {
-      INFO("t=", c.t, " window=", c.window, " causal=", c.causal);
+    // Global tokens at the ends, in the middle, inside another's band, repeated, with window 0
+    // and with a window wider than T (then every global key is already in the band).
+    const std::vector<Case> cases = {Case{23, 3, false},
+                                     Case{23, 3, true},
+                                     Case{6, 9, false},
+                                     Case{6, 9, true},
+                                     Case{11, 0, false},
+                                     Case{11, 0, true},
+                                     Case{40, 7, true},
+                                     Case{23, 3, false, {0}},
+                                     Case{23, 3, true, {0, 22}},
+                                     Case{23, 2, false, {5, 6, 17}},
+                                     Case{23, 2, true, {11, 5, 11}},
+                                     Case{11, 0, false, {4}},
+                                     Case{11, 0, true, {0, 10}},
+                                     Case{6, 9, false, {2}},
+                                     Case{30, 4, true, {29}}};
+    for (const Case& c : cases) {
+      INFO("t=", c.t, " window=", c.window, " causal=", c.causal, " globals=", c.globals.size());
       Generator gen(c.t * 10 + c.window);
       const int64_t d = 8, dv = 5;
       const std::vector<Tensor> in = {Tensor::randn({2, 3, c.t, d}, gen),
@@ -51,11 +69,11 @@ TEST_SUITE("nn") {
                                       Tensor::randn({2, 3, c.t, dv}, gen)};
       const Tensor gy = Tensor::randn({2, 3, c.t, dv}, gen);
       const Run band = run(in, gy, [&](const Var& q, const Var& k, const Var& v) {
-        return banded_attention(q, k, v, c.window, c.causal);
+        return banded_attention(q, k, v, c.window, c.causal, 0, c.globals);
       });
       const Run dense = run(in, gy, [&](const Var& q, const Var& k, const Var& v) {
         SdpaOptions opt;
-        opt.masks.attn_mask = sliding_window_mask(c.t, c.window, c.causal);
+        opt.masks.attn_mask = sliding_window_mask(c.t, c.window, c.causal, c.globals);
         return scaled_dot_product_attention(q, k, v, opt).out;
       });
       CHECK(max_abs_diff(band.y, dense.y) <= 1e-5);
@@ -79,6 +97,8 @@ TEST_SUITE("nn") {
     tape().clear();
     CHECK_THROWS_AS(banded_attention(q, slice(q, 2, 0, 10), slice(q, 2, 0, 10), 2), Error);
     CHECK_THROWS_AS(banded_attention(q, q, q, -1), Error);
+    CHECK_THROWS_AS(banded_attention(q, q, q, 2, false, 0, {t}), Error);
+    CHECK_THROWS_AS(banded_attention(q, q, q, 2, false, 0, {-1}), Error);
   }
 }
 

@@ -4,6 +4,9 @@
 // j runs from i - w to i); slots whose j falls outside [0, T) are hidden (weight 0). Scores,
 // weights and their gradients live in (batch, T, W) arrays: O(T w) memory and O(T w D) time,
 // forward and backward, where masking a (T,T) matrix costs O(T^2) in both.
+// Global tokens (Longformer): g positions whose query reads every key (a full row, kept in a
+// (batch, g, T) array) and whose key every query reads (g extra slots per row, used when the band
+// does not already hold that key); causal, only keys j <= i either way. O(T (w + g)) in all.
 //
 // Replaces: matmul(q, k^T) -> mul_scalar -> masked_fill(sliding_window_mask) -> softmax ->
 // matmul (nn::SlidingWindowAttention's dense path, whose weights are zero outside the band);
@@ -41,89 +44,145 @@ void axpy(real alpha, const real* x, real* y, int64_t n) {
 
 struct BandedAttentionOp final : Op {
   Tensor q, k, v;  // the inputs (shared storage, no copy)
-  Tensor p;        // (batch, T, W): the weights of the band, 0 in hidden slots
-  int64_t batch = 1, t_len = 0, d = 0, dv = 0, window = 0, width = 0;
+  Tensor p;        // (batch, T, W + g): each ordinary row's band slots, then its g global slots
+  Tensor pg;       // (batch, g, T): the full rows of the g global queries
+  std::vector<int64_t> globals;       // the global positions, sorted, distinct
+  std::vector<int64_t> global_index;  // (T): m when position i is globals[m], else -1
+  int64_t batch = 1, t_len = 0, d = 0, dv = 0, window = 0, width = 0, slots = 0, n_global = 0;
   bool causal = false;
   real scale = 1;
 
-  // The first and one-past-last slot of row i whose key lies in [0, T).
+  // The first and one-past-last band slot of row i whose key lies in [0, T).
   int64_t slot_begin(int64_t i) const { return std::max<int64_t>(0, window - i); }
   int64_t slot_end(int64_t i) const { return std::min(width, t_len - i + window); }
+  // Whether ordinary row i reads global key globals[m] through its global slot W + m: when the
+  // band does not already hold it, and (causal) it is not in the future.
+  bool global_slot_visible(int64_t i, int64_t m) const {
+    const int64_t j = globals[static_cast<size_t>(m)], dist = i - j;
+    const bool in_band = causal ? (dist >= 0 && dist <= window) : std::abs(dist) <= window;
+    return !in_band && (!causal || j <= i);
+  }
+  // Keys [0, key_end(i)) of a global query row.
+  int64_t key_end(int64_t i) const { return causal ? i + 1 : t_len; }
 
-  // q (...,T,D), k (...,T,D), v (...,T,Dv) -> o (...,T,Dv). Per row i, over its visible slots c
-  // (key j = i - w + c):
-  //   s_c = scale q_i . k_j,   p_c = exp(s_c - max s) / sum_c' exp(s_c' - max s),
-  //   o_i = sum_c p_c v_j.
+  // q (...,T,D), k (...,T,D), v (...,T,Dv) -> o (...,T,Dv). An ordinary row i reads its band
+  // slots c (key j = i - w + c) and the global keys outside the band; a global row reads every
+  // key (causal: j <= i). Over the keys S_i a row reads:
+  //   s_j = scale q_i . k_j,   p_j = exp(s_j - max s) / sum_{j' in S_i} exp(s_j' - max s),
+  //   o_i = sum_{j in S_i} p_j v_j.
   Tensor forward(const Tensor& q_in,
                  const Tensor& k_in,
                  const Tensor& v_in,
                  int64_t window_in,
                  bool is_causal,
-                 real scale_in) {
+                 real scale_in,
+                 const std::vector<int64_t>& global_in) {
     q = q_in, k = k_in, v = v_in, window = window_in, causal = is_causal;
-    check_shapes();
+    check_shapes(global_in);
     width = causal ? window + 1 : 2 * window + 1;
+    slots = width + n_global;
     scale = scale_in != 0 ? scale_in : static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
     Shape out_shape = q.shape();
     out_shape.back() = dv;
     Tensor o = Tensor::zeros(out_shape);
-    p = Tensor::zeros({batch, t_len, width});
-    kernels::parallel_for(batch * t_len, width * (d + dv), [&](int64_t row) {
-      const int64_t b = row / t_len, i = row % t_len, c0 = slot_begin(i), c1 = slot_end(i);
+    p = Tensor::zeros({batch, t_len, slots});
+    pg = Tensor::zeros({batch, std::max<int64_t>(n_global, 1), t_len});
+    kernels::parallel_for(batch * t_len, slots * (d + dv), [&](int64_t row) {
+      const int64_t b = row / t_len, i = row % t_len;
+      const int64_t m_row = global_index[static_cast<size_t>(i)];
       const real* qi = q.data() + row * d;
-      const int64_t j0 = b * t_len + i - window;  // slot c reads key row j0 + c
-      const real* kb = k.data();
-      const real* vb = v.data();
-      real* pr = p.data() + row * width;
+      const real* kb = k.data() + b * t_len * d;  // this batch's keys and values
+      const real* vb = v.data() + b * t_len * dv;
+      real* oi = o.data() + row * dv;
+      if (m_row >= 0) {  // a global query: a full (causal: lower) row
+        real* pr = pg.data() + (b * n_global + m_row) * t_len;
+        softmax_row(qi, kb, pr, key_end(i));
+        for (int64_t j = 0; j < key_end(i); ++j) axpy(pr[j], vb + j * dv, oi, dv);
+        return;
+      }
+      real* pr = p.data() + row * slots;
+      const int64_t c0 = slot_begin(i), c1 = slot_end(i), j0 = i - window;
       real m = -std::numeric_limits<real>::infinity();
       for (int64_t c = c0; c < c1; ++c)
         m = std::max(m, pr[c] = scale * dot(qi, kb + (j0 + c) * d, d));
+      for (int64_t g = 0; g < n_global; ++g)
+        if (global_slot_visible(i, g))
+          m = std::max(m, pr[width + g] = scale * dot(qi, kb + globals[g] * d, d));
       real sum = 0;
       for (int64_t c = c0; c < c1; ++c) sum += pr[c] = std::exp(pr[c] - m);
-      real* oi = o.data() + row * dv;
+      for (int64_t g = 0; g < n_global; ++g)
+        if (global_slot_visible(i, g)) sum += pr[width + g] = std::exp(pr[width + g] - m);
       for (int64_t c = c0; c < c1; ++c) axpy(pr[c] /= sum, vb + (j0 + c) * dv, oi, dv);
+      for (int64_t g = 0; g < n_global; ++g)
+        if (global_slot_visible(i, g)) axpy(pr[width + g] /= sum, vb + globals[g] * dv, oi, dv);
     });
     return o;
   }
 
-  // Given dO (...,T,Dv), per row i and visible slot c (key j = i - w + c):
-  //   dP_c = dO_i . v_j,   D_i = sum_c p_c dP_c (= dO_i . o_i),   dS_c = p_c (dP_c - D_i),
-  //   dq_i = scale sum_c dS_c k_j.
-  // Each key j is slot c = j - i + w of the rows i = j + w - c, so its gradients gather over the
-  // W rows around it (no two jobs write the same row: parallel without atomics):
-  //   dk_j = scale sum_c dS_{i,c} q_i,   dv_j = sum_c p_{i,c} dO_i.
+  // Given dO (...,T,Dv), per row i and key j it reads (weight p_j):
+  //   dP_j = dO_i . v_j,   D_i = sum_j p_j dP_j (= dO_i . o_i),   dS_j = p_j (dP_j - D_i),
+  //   dq_i = scale sum_j dS_j k_j,   dk_j += scale dS_j q_i,   dv_j += p_j dO_i.
+  // The row pass computes dS and dq. The key pass gathers, per key j, from every row that read
+  // it: the band rows i = j + w - c (slot c), the global query rows, and, when j is global, the
+  // ordinary rows' global slot for j — so no two jobs write the same row: no atomics.
   void backward() override {
-    const Tensor& g = dy();
-    Tensor ds = Tensor::zeros({batch, t_len, width});
+    const Tensor& gy = dy();
+    Tensor ds = Tensor::zeros(p.shape()), dsg = Tensor::zeros(pg.shape());
     Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
            dvv = Tensor::zeros(v.shape());
-    kernels::parallel_for(batch * t_len, width * (d + dv), [&](int64_t row) {
-      const int64_t b = row / t_len, i = row % t_len, c0 = slot_begin(i), c1 = slot_end(i);
-      const real* gi = g.data() + row * dv;
-      const int64_t j0 = b * t_len + i - window;  // slot c is key row j0 + c
-      const real* kb = k.data();
-      const real* vb = v.data();
-      const real* pr = p.data() + row * width;
-      real* sr = ds.data() + row * width;
-      real row_dot = 0;
-      for (int64_t c = c0; c < c1; ++c)
-        row_dot += pr[c] * (sr[c] = dot(gi, vb + (j0 + c) * dv, dv));
+    kernels::parallel_for(batch * t_len, slots * (d + dv), [&](int64_t row) {
+      const int64_t b = row / t_len, i = row % t_len;
+      const int64_t m_row = global_index[static_cast<size_t>(i)];
+      const real* gi = gy.data() + row * dv;
+      const real* kb = k.data() + b * t_len * d;
+      const real* vb = v.data() + b * t_len * dv;
       real* dqi = dq.data() + row * d;
-      for (int64_t c = c0; c < c1; ++c) {
-        sr[c] = pr[c] * (sr[c] - row_dot);
-        axpy(scale * sr[c], kb + (j0 + c) * d, dqi, d);
+      // each_entry(f) calls f(n, j) for every entry n of this row's weights, j its key row.
+      auto gradient_row = [&](const real* pr, real* sr, const auto& each_entry) {
+        real row_dot = 0;
+        each_entry(
+            [&](int64_t n, int64_t j) { row_dot += pr[n] * (sr[n] = dot(gi, vb + j * dv, dv)); });
+        each_entry([&](int64_t n, int64_t j) {
+          sr[n] = pr[n] * (sr[n] - row_dot);
+          axpy(scale * sr[n], kb + j * d, dqi, d);
+        });
+      };
+      if (m_row >= 0) {  // a global query's full row
+        const int64_t off = (b * n_global + m_row) * t_len;
+        gradient_row(pg.data() + off, dsg.data() + off, [&](const auto& f) {
+          for (int64_t j = 0; j < key_end(i); ++j) f(j, j);
+        });
+        return;
       }
+      gradient_row(p.data() + row * slots, ds.data() + row * slots, [&](const auto& f) {
+        for (int64_t c = slot_begin(i); c < slot_end(i); ++c) f(c, i - window + c);
+        for (int64_t g = 0; g < n_global; ++g)
+          if (global_slot_visible(i, g)) f(width + g, globals[static_cast<size_t>(g)]);
+      });
     });
-    kernels::parallel_for(batch * t_len, width * (d + dv), [&](int64_t key) {
+    kernels::parallel_for(batch * t_len, (width + n_global) * (d + dv), [&](int64_t key) {
       const int64_t b = key / t_len, j = key % t_len;
       real* dkj = dk.data() + key * d;
       real* dvj = dvv.data() + key * dv;
-      for (int64_t c = 0; c < width; ++c) {
-        const int64_t i = j + window - c;  // the row that reads key j in slot c
+      auto gather = [&](int64_t r, real dsv, real pv) {  // row r (in the batch) read key j
+        axpy(scale * dsv, q.data() + r * d, dkj, d);
+        axpy(pv, gy.data() + r * dv, dvj, dv);
+      };
+      for (int64_t c = 0; c < width; ++c) {  // band rows (global rows hold zeros here)
+        const int64_t i = j + window - c;    // the row that reads key j in slot c
         if (i < 0 || i >= t_len) continue;
         const int64_t r = b * t_len + i;
-        axpy(scale * ds[r * width + c], q.data() + r * d, dkj, d);
-        axpy(p[r * width + c], g.data() + r * dv, dvj, dv);
+        gather(r, ds[r * slots + c], p[r * slots + c]);
+      }
+      for (int64_t g = 0; g < n_global; ++g) {  // global query rows
+        const int64_t off = (b * n_global + g) * t_len + j;
+        gather(b * t_len + globals[static_cast<size_t>(g)], dsg[off], pg[off]);
+      }
+      const int64_t m_key = global_index[static_cast<size_t>(j)];
+      if (m_key < 0) return;
+      for (int64_t i = 0; i < t_len; ++i) {  // ordinary rows through their global slot
+        const int64_t r = b * t_len + i;
+        gather(r, ds[r * slots + width + m_key], p[r * slots + width + m_key]);
       }
     });
     accumulate(0, dq);
@@ -134,7 +193,16 @@ struct BandedAttentionOp final : Op {
   const char* name() const override { return "banded_attention"; }
 
  private:
-  void check_shapes() {
+  // A full softmax row over the keys 0 .. n-1: pr[j] = softmax_j(scale q_i . k_j).
+  void softmax_row(const real* qi, const real* kb, real* pr, int64_t n) const {
+    real m = -std::numeric_limits<real>::infinity();
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, pr[j] = scale * dot(qi, kb + j * d, d));
+    real sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += pr[j] = std::exp(pr[j] - m);
+    for (int64_t j = 0; j < n; ++j) pr[j] /= sum;
+  }
+
+  void check_shapes(const std::vector<int64_t>& global_in) {
     const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
     auto fail = [&](const std::string& why) {
       return Error(fmt::format("banded_attention: {}: q {}, k {}, v {}", why, shape_str(qs),
@@ -149,13 +217,26 @@ struct BandedAttentionOp final : Op {
     if (t_len == 0 || d == 0) throw fail("empty attention");
     if (window < 0) throw fail(fmt::format("window must be >= 0, got {}", window));
     batch = q.numel() / (t_len * d);
+    globals = global_in;
+    std::sort(globals.begin(), globals.end());
+    globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+    for (int64_t g : globals)
+      if (g < 0 || g >= t_len) throw fail(fmt::format("global token {} outside [0, {})", g, t_len));
+    n_global = static_cast<int64_t>(globals.size());
+    global_index.assign(static_cast<size_t>(t_len), -1);
+    for (int64_t m = 0; m < n_global; ++m) global_index[static_cast<size_t>(globals[m])] = m;
   }
 };
 
-Var banded_attention(
-    const Var& q, const Var& k, const Var& v, int64_t window, bool causal, real scale) {
+Var banded_attention(const Var& q,
+                     const Var& k,
+                     const Var& v,
+                     int64_t window,
+                     bool causal,
+                     real scale,
+                     const std::vector<int64_t>& global_tokens) {
   auto op = std::make_unique<BandedAttentionOp>();
-  Tensor y = op->forward(q.value(), k.value(), v.value(), window, causal, scale);
+  Tensor y = op->forward(q.value(), k.value(), v.value(), window, causal, scale, global_tokens);
   return record(std::move(op), {q, k, v}, std::move(y));
 }
 

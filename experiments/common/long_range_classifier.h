@@ -1,0 +1,77 @@
+// A small pre-norm transformer encoder that classifies a whole sequence, with either full
+// (dense) or sliding-window (banded) self-attention: the two models of sparse-challenge.
+//
+//   LongRangeClassifier m({.vocab = 12, .max_len = 1024, .d_model = 32, .nhead = 2,
+//                          .layers = 2, .window = 16, .banded = true}, gen);
+//   Var logits = m.forward(ids);   // ids (B,T) token ids as reals -> logits (B,2)
+//
+//   x = tok(ids) + PE[0:T]                               (sinusoidal positions, no parameters)
+//   per layer:  x = x + attn(LN(x)),  x = x + FF(LN(x))  (FF: d -> 2d -> d, GELU)
+//   logits = head(mean_t LN(x_t))                        (mean pooling: every position counts)
+//
+// attn is nn::MultiheadAttention (dense: every token sees all T, the fused O(T^2) kernel on the
+// fast path) or nn::SlidingWindowAttention (banded: token i sees |i - j| <= window; on the fast
+// path the O(T window) banded_attention op), optionally with global tokens (then O(T (window +
+// g))). Same parameter names and counts either way. Mean
+// pooling instead of a [CLS] slot: with a window a [CLS] token would see only its neighbours,
+// while the mean reads all positions, so a task fails only if no single position can see the
+// evidence it needs (after L layers position p has seen [p - L window, p + L window]).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "autograd/generator.h"
+#include "nn/attention/multihead_attention.h"
+#include "nn/attention/sliding_window.h"
+#include "nn/embedding.h"
+#include "nn/feedforward.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/module_list.h"
+#include "nn/norms.h"
+#include "nn/positional/sinusoidal.h"
+
+namespace attn::experiments {
+
+struct LongRangeClassifierOptions {
+  int64_t vocab = 0, max_len = 0, d_model = 32, nhead = 2, layers = 2, window = 16;
+  int64_t classes = 2;
+  bool banded = false;  // false: full attention
+  // banded only: global token positions (Longformer), which see and are seen by every position.
+  std::vector<int64_t> global_tokens = {};
+};
+
+// One pre-norm layer: x + attn(LN(x)), then + FF(LN(x)).
+class LongRangeBlock final : public nn::Module {
+ public:
+  LongRangeBlock(const LongRangeClassifierOptions& o, Generator& gen);
+  Var forward(const Var& x);  // x (B,T,d_model) -> (B,T,d_model)
+
+ private:
+  std::shared_ptr<nn::LayerNorm> attn_norm_, ff_norm_;
+  std::shared_ptr<nn::MultiheadAttention> dense_;       // set when !banded
+  std::shared_ptr<nn::SlidingWindowAttention> banded_;  // set when banded
+  std::shared_ptr<nn::FeedForward> ff_;
+};
+
+class LongRangeClassifier final : public nn::Module {
+ public:
+  LongRangeClassifier(const LongRangeClassifierOptions& o, Generator& gen);
+
+  // ids (B,T) with T <= max_len -> logits (B,classes).
+  Var forward(const Tensor& ids);
+
+  const LongRangeClassifierOptions& options() const { return o_; }
+
+ private:
+  LongRangeClassifierOptions o_;
+  std::shared_ptr<nn::Embedding> tok_;
+  std::shared_ptr<nn::SinusoidalPositionalEncoding> pos_;
+  std::shared_ptr<nn::ModuleList<LongRangeBlock>> layers_;
+  std::shared_ptr<nn::LayerNorm> final_norm_;
+  std::shared_ptr<nn::Linear> head_;
+};
+
+}  // namespace attn::experiments
