@@ -47,7 +47,6 @@ namespace attn::experiments {
   X(depth_hops)                  \
   X(length_extrapolation)        \
   X(mqa_gqa)                     \
-  X(hopfield_capacity)           \
   X(sparse_challenge)
 // ---------------------------------------------------------------------------------------------
 
