@@ -50,10 +50,6 @@ double flop_crossover(double d) {  // T where the two counts are equal
   return (4 * d * d + 8 * d + 1) / (4 * d + 5);
 }
 
-nlohmann::ordered_json number_or_null(double x) {
-  return std::isnan(x) ? nlohmann::ordered_json() : nlohmann::ordered_json(x);
-}
-
 void counted_part(const Config& cfg, RunContext& ctx, const std::vector<double>& ts) {
   const double d = static_cast<double>(cfg.get_int("d"));
   ctx.section("Counted FLOPs (one head, batch 1, multiply-add = 2)");
@@ -290,8 +286,8 @@ void run(const Config& cfg, RunContext& ctx) {
   const double from = ts.back() / 8;
   const double s_soft = log_log_slope(ts, tm.softmax, from),
                s_lin = log_log_slope(ts, tm.linear, from);
-  ctx.result("measured_crossover_T", number_or_null(cross));
-  ctx.result("measured_crossover_T_causal", number_or_null(cross_causal));
+  ctx.result("measured_crossover_T", finite_or_null(cross));
+  ctx.result("measured_crossover_T_causal", finite_or_null(cross_causal));
   ctx.result("softmax_growth_exponent", s_soft);
   ctx.result("linear_growth_exponent", s_lin);
   ctx.result("linear_faster_at_largest_T", ratio.back() > 1);

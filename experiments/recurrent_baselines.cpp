@@ -281,10 +281,6 @@ std::string pct(double v) {
   return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 100 * v);
 }
 
-nlohmann::ordered_json number_or_null(double v) {
-  return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v);
-}
-
 Outcome train_and_score(const ModelSpec& spec,
                         const Config& cfg,
                         const std::vector<int64_t>& lengths,
@@ -504,10 +500,10 @@ void record_results(const std::vector<Outcome>& outs,
                          {"final_train_loss", o.final_loss},
                          {"exact_match", o.exact},
                          {"token_accuracy", o.token},
-                         {"exact_match_trained_lengths", number_or_null(o.exact_in)},
-                         {"exact_match_longer_lengths", number_or_null(o.exact_beyond)},
-                         {"token_accuracy_trained_lengths", number_or_null(o.token_in)},
-                         {"token_accuracy_longer_lengths", number_or_null(o.token_beyond)},
+                         {"exact_match_trained_lengths", finite_or_null(o.exact_in)},
+                         {"exact_match_longer_lengths", finite_or_null(o.exact_beyond)},
+                         {"token_accuracy_trained_lengths", finite_or_null(o.token_in)},
+                         {"token_accuracy_longer_lengths", finite_or_null(o.token_beyond)},
                          {"loss_curve_seconds", o.curve_s},
                          {"loss_curve_steps", o.curve_step},
                          {"loss_curve", o.curve_loss},
