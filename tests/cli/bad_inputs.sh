@@ -149,6 +149,7 @@ done < <("$bin" train --help | grep -E '^  --')
 bad 2 "task|did you mean" "${tr[@]}" --task bogus
 bad 2 "tape-dot.*does not exist" "${tr[@]}" --tape-dot files/missing-dir/graph.dot
 bad 2 "model|did you mean" "${tr[@]}" --model bogus
+bad 2 "n_kv_heads.*nhead" "${tr[@]}" --n-kv-heads 3
 bad 2 "nhead.*d_model|d_model.*nhead|divide" "${tr[@]}" --d-model 10 --nhead 3
 bad 2 "eval_max_len|eval_min_len" "${tr[@]}" --eval-min-len 9 --eval-max-len 4
 

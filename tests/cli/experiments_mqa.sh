@@ -63,4 +63,29 @@ for name, s in st.items():
 assert len(r["figures"]) == 3, r["figures"]
 '
 
+# attnlab train --n_kv_heads: the GPT's key/value projections shrink to n_kv_heads x head_dim
+# rows, the query projection keeps d_model; the encoder-decoder and additive scores refuse it.
+expect 2 "--n_kv_heads (3) must divide --nhead (4)" train charlm --model gpt --nhead 4 \
+  --n_kv_heads 3 --out "$tmp/kvbad1"
+expect 2 "the encoder-decoder's decoder has no grouped-query attention" train reversal \
+  --model transformer --n_kv_heads 2 --out "$tmp/kvbad2"
+expect 2 "--n_kv_heads 2 needs --score dot" train charlm --model gpt --n_kv_heads 2 \
+  --score additive --out "$tmp/kvbad3"
+if "$bin" train charlm --model gpt --d_model 32 --nhead 4 --n_kv_heads 1 --steps 20 --warmup 5 \
+  --eval_every 0 --eval_size 8 --out "$tmp/kv1" >"$tmp/kv1.log" 2>&1 &&
+  /usr/bin/python3 - "$tmp/kv1/checkpoint.safetensors" <<'PY'
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+shapes = {k: v["shape"] for k, v in header.items() if k.endswith("_proj.weight")}
+for layer in (0, 1):
+    p = f"model.layers.{layer}.self_attn."
+    assert shapes[p + "q_proj.weight"] == [32, 32], shapes
+    assert shapes[p + "k_proj.weight"] == [8, 32] and shapes[p + "v_proj.weight"] == [8, 32], shapes
+PY
+then pass "train --n_kv_heads 1: k/v projections (8,32), q (32,32)"
+else fail "train --n_kv_heads 1: $(tail -3 "$tmp/kv1.log")"; fi
+grep -qF "4 heads (1 key/value)" "$tmp/kv1.log" && pass "the model line names the key/value heads" ||
+  fail "no '(1 key/value)' in: $(head -2 "$tmp/kv1.log")"
+
 finish

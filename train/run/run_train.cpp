@@ -95,6 +95,8 @@ void check_resume_config(const TrainConfig& cfg,
   }
   // Checkpoints from before --score existed used the dot product.
   if (!saved.contains("score")) saved["score"] = "dot";
+  // Checkpoints from before --n_kv_heads existed had one key/value head per query head.
+  if (!saved.contains("n_kv_heads")) saved["n_kv_heads"] = "0";
   // Checkpoints from before the block ablation switches had the whole block.
   for (const char* part : {"layer_norm", "residual", "feedforward"})
     if (!saved.contains(part)) saved[part] = "true";

@@ -40,6 +40,8 @@ const std::vector<Option>& options() {
       {"seed", &C::seed, "seed of every generator (weights, data, dropout)"},
       {"d_model", &C::d_model, "transformer width"},
       {"nhead", &C::nhead, "attention heads (must divide d_model)"},
+      {"n_kv_heads", &C::n_kv_heads,
+       "gpt/bert self-attention: key/value heads, 0 = nhead (MHA), 1 = MQA, else GQA"},
       {"num_layers", &C::num_layers, "layers per stack (recurrent: stacked layers)"},
       {"dim_ff", &C::dim_ff, "feed-forward inner width"},
       {"dropout", &C::dropout, "dropout probability"},
@@ -319,6 +321,19 @@ void validate_train_config(const TrainConfig& c) {
   require(c.d_model % c.nhead == 0,
           fmt::format("--nhead ({}) must divide --d_model ({}): each head gets d_model/nhead dims",
                       c.nhead, c.d_model));
+  require(c.n_kv_heads >= 0 && (c.n_kv_heads == 0 || c.nhead % c.n_kv_heads == 0),
+          fmt::format("--n_kv_heads ({}) must divide --nhead ({}): each key/value head serves "
+                      "nhead/n_kv_heads query heads (0 means nhead)",
+                      c.n_kv_heads, c.nhead));
+  require(c.n_kv_heads == 0 || c.n_kv_heads == c.nhead || c.score == "dot",
+          fmt::format("--n_kv_heads {} needs --score dot: additive scores keep one key per query "
+                      "head",
+                      c.n_kv_heads));
+  require(c.n_kv_heads == 0 || c.n_kv_heads == c.nhead || !seq2seq || c.model != "transformer",
+          fmt::format("--n_kv_heads {} is for gpt and bert (and encoder classifiers): the "
+                      "encoder-decoder's decoder has no grouped-query attention; use --model gpt "
+                      "for '{}'",
+                      c.n_kv_heads, c.task));
   require(c.num_layers > 0, fmt::format("--num_layers must be > 0, got {}", c.num_layers));
   require(c.dim_ff > 0, fmt::format("--dim_ff must be > 0, got {}", c.dim_ff));
   require(c.dropout >= 0 && c.dropout < 1,

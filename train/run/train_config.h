@@ -27,6 +27,7 @@ struct TrainConfig {
   // model size (transformer family)
   int64_t d_model = 64;
   int64_t nhead = 4;
+  int64_t n_kv_heads = 0;  // key/value heads: 0 = nhead (MHA), 1 = MQA, else GQA (divides nhead)
   int64_t num_layers = 2;  // per stack (encoder and decoder each for the transformer)
   int64_t dim_ff = 256;
   double dropout = 0.0;

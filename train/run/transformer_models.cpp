@@ -27,8 +27,10 @@ real smoothing(const TrainConfig& cfg) {
 }
 
 std::string size_text(const TrainConfig& cfg) {
-  return fmt::format("d_model {}, {} heads, {} layers, ff {}, {} positions{}", cfg.d_model,
-                     cfg.nhead, cfg.num_layers, cfg.dim_ff, resolved_positional(cfg),
+  const bool grouped = cfg.n_kv_heads > 0 && cfg.n_kv_heads != cfg.nhead;
+  return fmt::format("d_model {}, {} heads{}, {} layers, ff {}, {} positions{}", cfg.d_model,
+                     cfg.nhead, grouped ? fmt::format(" ({} key/value)", cfg.n_kv_heads) : "",
+                     cfg.num_layers, cfg.dim_ff, resolved_positional(cfg),
                      cfg.score == "additive" ? ", additive scores" : "");
 }
 
@@ -40,8 +42,10 @@ nn::AttentionScore score(const TrainConfig& cfg) {
   return nn::attention_score_from_name(cfg.score, "--score");
 }
 
-// The block ablation switches of cfg (all on by default) into a model's layer options.
+// The block ablation switches (all on by default) and the key/value head count of cfg into a
+// model's layer options.
 void set_block_parts(const TrainConfig& cfg, nn::TransformerLayerOptions& o) {
+  o.n_kv_heads = cfg.n_kv_heads;
   o.layer_norm = cfg.layer_norm;
   o.residual = cfg.residual;
   o.feedforward = cfg.feedforward;
