@@ -39,7 +39,7 @@ TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name) {
                                               fmt::format("attnlab-{}-{}", name, ::getpid()));
   tc.out = scratch->path.string();
   r.scratch = scratch;
-  r.summary = train::train_task(tc);
+  r.summary = train::train_task(tc, nullptr);  // no "run folder /tmp/..." line: it vanishes
   r.setup = train::make_task_setup(tc);
   return r;
 }

@@ -364,7 +364,7 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
       check_resume_config(cfg, info, cfg.resume);
       // A different thread or rank count changes the order of float additions.
       auto note = [&](const std::string& what, const std::string& before, int now) {
-        if (lead && before != std::to_string(now))
+        if (lead && out && before != std::to_string(now))
           fmt::print(out,
                      "note: the checkpoint was written with {} {} and this run uses {}; the "
                      "continuation is correct but not bit-identical to an uninterrupted run\n",
@@ -400,13 +400,15 @@ TrainSummary train_task(const TrainConfig& cfg_in, std::FILE* out) {
     cj["detect_anomaly"] = detect_anomaly();
     cj["build"] = build_summary();  // version, kernel target and BLAS core: timings depend on them
     write_file_atomically((fs::path(cfg.out) / "config.json").string(), cj.dump(2) + "\n");
-    fmt::print(out, "train {} with {}: {}\n  run folder {}, {} threads{}{}\n", cfg.task, cfg.model,
-               summary.model_description, cfg.out, num_threads(),
-               comm.size() > 1
-                   ? fmt::format(" on each of {} ranks ({})", comm.size(), comm.describe())
-                   : "",
-               summary.start_step ? fmt::format(", resuming at step {}", summary.start_step) : "");
-    std::fflush(out);
+    if (out) {
+      fmt::print(
+          out, "train {} with {}: {}\n  run folder {}, {} threads{}{}\n", cfg.task, cfg.model,
+          summary.model_description, cfg.out, num_threads(),
+          comm.size() > 1 ? fmt::format(" on each of {} ranks ({})", comm.size(), comm.describe())
+                          : "",
+          summary.start_step ? fmt::format(", resuming at step {}", summary.start_step) : "");
+      std::fflush(out);
+    }
   }
 
   const std::vector<Var> params = model->module().parameters();

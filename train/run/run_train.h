@@ -43,7 +43,8 @@ struct TrainSummary {
   std::shared_ptr<TaskModel> model;
 };
 
-// Validates (attn::UsageError before any work), trains, writes the run folder.
+// Validates (attn::UsageError before any work), trains, writes the run folder. `out` gets the
+// model line and notes; nullptr prints neither (sweeps of scratch runs, whose folders vanish).
 TrainSummary train_task(const TrainConfig& cfg, std::FILE* out = stdout);
 // train_task plus the printed summary; returns 0 on a finished run. Lets attn::UsageError
 // (exit 2) and attn::Error (exit 1) through to the CLI.
