@@ -15,19 +15,11 @@
 #include "nn/attention/linformer_attention.h"
 #include "nn/attention/lsh_attention.h"
 #include "nn/attention/synthesizer_attention.h"
-#include "nn/parity/parity_layers.h"
+#include "nn/parity/table_helpers.h"
 
 namespace attn::nn {
 
 namespace {
-
-template <class M>
-ParityLayer layer_of(std::shared_ptr<M> m) {
-  ParityLayer layer;
-  layer.module = m;
-  layer.forward = [m](LayerInputs& in) { return m->forward(in.input("x")); };
-  return layer;
-}
 
 using Build = std::function<ParityLayer(LayerConfig&, Generator&, int64_t d, int64_t h)>;
 

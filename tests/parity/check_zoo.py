@@ -21,16 +21,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_layers import SINGLE, Runner, seeded  # noqa: E402
-
-
-def split(x, h):  # (B,T,h*D) -> (B,h,T,D)
-    b, t, e = x.shape
-    return x.reshape(b, t, h, e // h).transpose(1, 2)
-
-
-def merge(x):  # (B,h,T,D) -> (B,T,h*D)
-    b, h, t, d = x.shape
-    return x.transpose(1, 2).reshape(b, t, h * d)
+from check_variants import merge, split  # noqa: E402
 
 
 def later(t):  # True where key j comes after query i
