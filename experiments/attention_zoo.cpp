@@ -224,6 +224,13 @@ Accuracies accuracy_part(const Config& cfg, RunContext& ctx, const std::vector<Z
         index_of(vs, "softmax") >= 0 ? a.recall[static_cast<size_t>(index_of(vs, "softmax"))]
                                      : NAN));
   }
+  if (const int d = index_of(vs, "dual-chunk"); d >= 0)
+    ctx.note(fmt::format(
+        "dual-chunk is trained here at lengths within its training length, where DCA's indices "
+        "are exactly plain RoPE's (tests/nn/zoo_attention_test.cpp): its accuracies ({:.3f} "
+        "recall, {:.3f} {}) are those of RoPE attention in this model and budget. DCA's own "
+        "claim, reading longer inputs, is Part 3.",
+        a.recall[static_cast<size_t>(d)], a.long_range[static_cast<size_t>(d)], mode));
   std::vector<std::string> names;
   for (const ZooVariant& v : vs) names.push_back(v.name);
   BarChart bars;
@@ -425,9 +432,10 @@ void compare(RunContext& ctx,
               std::isnan(one_chunk) ? std::string()
               : a.recall[soft] - one_chunk > 0.1
                   ? fmt::format("the same layer with every key in one chunk (no hashing) reaches "
-                                "only {:.3f}: the loss comes with shared QK (the matching key "
-                                "itself is the most similar key, not the value after it), not "
-                                "with the buckets",
+                                "only {:.3f}: the loss comes with Reformer's form of attention "
+                                "(keys = the normalised queries, own position hidden: the key "
+                                "most like the query is the matching key itself, not the value "
+                                "after it), not with the buckets",
                                 one_chunk)
                   : fmt::format("the same layer with every key in one chunk reaches {:.3f}: the "
                                 "loss comes with the buckets (the key sought is not in a chunk "
