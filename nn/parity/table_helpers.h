@@ -27,6 +27,15 @@ Tensor causal_mask(int64_t t);
 // activation, layer_norm_eps, norm_first, bias, n_kv_heads), with PyTorch's names.
 TransformerLayerOptions read_layer_options(LayerConfig& c);
 
+// A row's layer whose forward is m->forward(x) on the input "x" (the attention variants).
+template <class M>
+ParityLayer layer_of(std::shared_ptr<M> m) {
+  ParityLayer layer;
+  layer.module = m;
+  layer.forward = [m](LayerInputs& in) { return m->forward(in.input("x")); };
+  return layer;
+}
+
 // The mha row's layer and inputs, shared by every row built on MultiheadAttention
 // (attention_layers.cpp): inputs x, optional memory (key = value = memory), key_padding_mask,
 // attn_mask; causal adds a causal mask; extra output attn_weights. The inputs' config keys:
