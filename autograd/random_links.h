@@ -4,7 +4,7 @@
 //
 //   RandomLinks l = draw_random_links(/*t=*/512, /*window=*/16, /*causal=*/false, {0},
 //                                     /*per_row=*/3, /*seed=*/7);
-//   Var y = banded_attention(q, k, v, 16, false, 0, {0}, l);   // the fast path
+//   Var y = banded_attention(q, k, v, 16, false, 0, {0}, l);   // autograd/functional.h
 //   Tensor m = nn::sliding_window_mask(512, 16, false, {0}, l); // the dense reference's mask
 //
 // The rule (the same for the fast path, the dense mask and the PyTorch parity check, which reads
@@ -15,8 +15,6 @@
 
 #include <cstdint>
 #include <vector>
-
-#include "autograd/var.h"
 
 namespace attn {
 
@@ -38,17 +36,5 @@ RandomLinks draw_random_links(int64_t t,
                               const std::vector<int64_t>& global_tokens,
                               int64_t per_row,
                               uint64_t seed);
-
-// banded_attention (autograd/functional.h) where row i also reads the keys links lists for it
-// (r extra slots per row: O(T (window + g + r)) time and memory, forward and backward). Throws
-// attn::Error when links breaks the rule above or does not have one row per position.
-Var banded_attention(const Var& q,
-                     const Var& k,
-                     const Var& v,
-                     int64_t window,
-                     bool causal,
-                     real scale,
-                     const std::vector<int64_t>& global_tokens,
-                     const RandomLinks& links);
 
 }  // namespace attn

@@ -25,7 +25,6 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/random_links.h"
 
 namespace attn {
 
@@ -83,25 +82,26 @@ struct BandedAttentionOp final : Op {
       if (const int64_t j = links.key(i, n); j >= 0) f(width + n_global + n, j);
   }
 
+  BandedAttentionOp(int64_t window_in, bool is_causal, real scale_in)
+      : window(window_in), causal(is_causal), scale(scale_in) {}
+
   // q (...,T,D), k (...,T,D), v (...,T,Dv) -> o (...,T,Dv). An ordinary row i reads its band
   // slots c (key j = i - w + c), the global keys outside the band and its links; a global row
   // reads every key (causal: j <= i). Over the keys S_i a row reads:
   //   s_j = scale q_i . k_j,   p_j = exp(s_j - max s) / sum_{j' in S_i} exp(s_j' - max s),
   //   o_i = sum_{j in S_i} p_j v_j.
+  // (window, causal and scale come from the constructor; scale 0 means 1/sqrt(D).)
   Tensor forward(const Tensor& q_in,
                  const Tensor& k_in,
                  const Tensor& v_in,
-                 int64_t window_in,
-                 bool is_causal,
-                 real scale_in,
                  const std::vector<int64_t>& global_in,
                  const RandomLinks& links_in) {
-    q = q_in, k = k_in, v = v_in, window = window_in, causal = is_causal;
+    q = q_in, k = k_in, v = v_in;
     check_shapes(global_in);
     width = causal ? window + 1 : 2 * window + 1;
     check_links(links_in);
     slots = width + n_global + links.per_row;
-    scale = scale_in != 0 ? scale_in : static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
+    if (scale == 0) scale = static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
     Shape out_shape = q.shape();
     out_shape.back() = dv;
     Tensor o = Tensor::zeros(out_shape);
@@ -292,21 +292,10 @@ Var banded_attention(const Var& q,
                      int64_t window,
                      bool causal,
                      real scale,
-                     const std::vector<int64_t>& global_tokens) {
-  return banded_attention(q, k, v, window, causal, scale, global_tokens, RandomLinks{});
-}
-
-Var banded_attention(const Var& q,
-                     const Var& k,
-                     const Var& v,
-                     int64_t window,
-                     bool causal,
-                     real scale,
                      const std::vector<int64_t>& global_tokens,
-                     const RandomLinks& links) {
-  auto op = std::make_unique<BandedAttentionOp>();
-  Tensor y =
-      op->forward(q.value(), k.value(), v.value(), window, causal, scale, global_tokens, links);
+                     const RandomLinks& random_links) {
+  auto op = std::make_unique<BandedAttentionOp>(window, causal, scale);
+  Tensor y = op->forward(q.value(), k.value(), v.value(), global_tokens, random_links);
   return record(std::move(op), {q, k, v}, std::move(y));
 }
 
