@@ -1,4 +1,5 @@
-// Sliding-window (local) attention with optional global tokens (Longformer / Mistral style).
+// Sliding-window (local) attention with optional global tokens and random links (Mistral,
+// Longformer, BigBird).
 //
 //   using namespace attn::nn;
 //   Tensor m = sliding_window_mask(/*t=*/16, /*window=*/2);       // (16,16), 1 = hidden
@@ -6,6 +7,8 @@
 //   SdpaOptions o;  o.masks.attn_mask = m;                        // use with any sdpa call
 //   SlidingWindowAttention swa(/*d_model=*/64, /*nhead=*/4, /*window=*/8, gen);
 //   AttentionOutput a = swa.forward(x);                           // x (B,T,64); a.weights banded
+//   SlidingWindowAttention bigbird(64, 4, 8, gen, /*causal=*/false, /*global_tokens=*/{0},
+//                                  /*bias=*/true, /*random_links=*/3, /*random_seed=*/1);
 //
 // Query i sees key j when |i - j| <= window (causal: 0 <= i - j <= window), so each token reads
 // at most 2*window+1 (causal: window+1) neighbours; stacking L layers widens the receptive field
@@ -21,9 +24,9 @@
 // matrix (clear, and gives weights to plot), O(T^2) in time and memory: the reference path. On the
 // fast path (attn::reference_mode() off), without a padding mask, forward calls banded_attention
 // (autograd/functional.h), which computes the same outputs and gradients from the band and the
-// global rows and columns alone, O(T (window + g + r)) (tests/nn/banded_attention_test.cpp;
-// docs/performance.md, W9); it returns no weights then (AttentionOutput::weights is an empty
-// Var()).
+// global rows and columns and the links alone, O(T (window + g + r))
+// (tests/nn/banded_attention_test.cpp; docs/performance.md, W9); it returns no weights then
+// (AttentionOutput::weights is an empty Var()).
 #pragma once
 
 #include <cstdint>
