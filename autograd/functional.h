@@ -21,6 +21,7 @@
 
 #include "autograd/generator.h"
 #include "autograd/ops/recurrent_cells.h"
+#include "autograd/random_links.h"
 #include "autograd/tape.h"
 #include "autograd/var.h"
 
@@ -148,16 +149,20 @@ Var blockwise_attention(const Var& q,
 // (causal: 0 <= i - j <= window), softmax(scale q_i . k_j) over those. Scores and weights are
 // stored as (...,T,2 window+1) ((...,T,window+1) causal): O(T window) memory and
 // O(T window D) time, forward and backward. Global tokens (Longformer) see every key and are
-// seen by every query (causal: only keys j <= i), g of them add O(T g) to both. Equal to
-// nn::SlidingWindowAttention's masked dense path (nn::sliding_window_mask). q (...,T,D),
-// k (...,T,D), v (...,T,Dv) -> (...,T,Dv); scale 0 means 1/sqrt(D); global positions in [0, T).
+// seen by every query (causal: only keys j <= i), g of them add O(T g) to both. Random links
+// (BigBird, autograd/random_links.h): row i also reads the r keys random_links lists for it
+// (draw_random_links), O(T r) more. Equal to nn::SlidingWindowAttention's masked dense path
+// (nn::sliding_window_mask). q (...,T,D), k (...,T,D), v (...,T,Dv) -> (...,T,Dv); scale 0
+// means 1/sqrt(D); global positions in [0, T); links that break random_links.h's rule (or list
+// a number of rows other than T) throw attn::Error.
 Var banded_attention(const Var& q,
                      const Var& k,
                      const Var& v,
                      int64_t window,
                      bool causal = false,
                      real scale = 0,
-                     const std::vector<int64_t>& global_tokens = {});
+                     const std::vector<int64_t>& global_tokens = {},
+                     const RandomLinks& random_links = {});
 // Attention's weights and a causal product that skip what a causal mask hides
 // (kernels/causal_blocks.h): p = softmax(scale q k^T) over the keys each query sees (causal: key
 // j <= i + Tk - Tq, 0 elsewhere; else all keys), the scores and softmax fused per block of rows;

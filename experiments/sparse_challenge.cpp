@@ -11,7 +11,9 @@
 // banded_attention op, proven equal to the masked dense reference path by
 // tests/nn/banded_attention_test.cpp and the layer registry's reference-mode test). A third
 // model adds --globals global tokens to the window (Longformer: they see and are seen by every
-// position), the challenge's "local neighbourhood plus global summary tokens".
+// position), the challenge's "local neighbourhood plus global summary tokens". With
+// --random_links r > 0 that model also reads r random keys per query (BigBird's window + global
+// + random, autograd/random_links.h); the default 0 leaves it Longformer's.
 //
 // Tasks (data/tasks/long_range.h): majority ('a' more often than 'b': every position counts,
 // but each only needs to report itself, so local windows suffice) and match (the characters
@@ -53,6 +55,11 @@ constexpr double kMiB = 1024.0 * 1024.0;
 constexpr int kNumModels = 3;
 const char* const kModels[kNumModels] = {"banded", "dense", "global"};
 
+// The third model's name in tables and figures.
+std::string third_model(const Config& cfg) {
+  return cfg.get_int("random_links") > 0 ? "banded + global + random" : "banded + global";
+}
+
 // --globals positions spread evenly over T: 0, T/g, 2T/g, ...
 std::vector<int64_t> global_positions(int64_t count, int64_t t) {
   std::vector<int64_t> g;
@@ -76,8 +83,9 @@ Batch make_batch(const data::LongRangeTask& task, int64_t b, int64_t t, Generato
   return out;
 }
 
-// Model `which` (an index into kModels) for length t.
-LongRangeClassifierOptions model_options(const Config& cfg, int64_t vocab, int64_t t, int which) {
+// Model `which` (an index into kModels) for length t; seed draws the third model's random links.
+LongRangeClassifierOptions model_options(
+    const Config& cfg, int64_t vocab, int64_t t, int which, uint64_t seed) {
   return {.vocab = vocab,
           .max_len = t,
           .d_model = cfg.get_int("d_model"),
@@ -86,7 +94,9 @@ LongRangeClassifierOptions model_options(const Config& cfg, int64_t vocab, int64
           .window = cfg.get_int("window"),
           .banded = which != 1,
           .global_tokens =
-              which == 2 ? global_positions(cfg.get_int("globals"), t) : std::vector<int64_t>{}};
+              which == 2 ? global_positions(cfg.get_int("globals"), t) : std::vector<int64_t>{},
+          .random_links = which == 2 ? cfg.get_int("random_links") : 0,
+          .random_seed = seed};
 }
 
 data::LongRangeTask make_task(const std::string& mode, int64_t t) {
@@ -124,7 +134,7 @@ Trained train_and_eval(
     const Config& cfg, const std::string& mode, int64_t t, int which, uint64_t seed) {
   const data::LongRangeTask task = make_task(mode, t);
   Generator init(seed), data_gen(seed + 1), eval_gen(seed + 2);
-  LongRangeClassifier m(model_options(cfg, task.tokenizer().vocab_size(), t, which), init);
+  LongRangeClassifier m(model_options(cfg, task.tokenizer().vocab_size(), t, which, seed), init);
   train::Adam opt(m.parameters(), {.lr = cfg.get_real("lr")});
   const int64_t steps = cfg.get_int("steps"), batch = cfg.get_int("batch");
   const double s = seconds_of([&] {
@@ -158,9 +168,10 @@ void accuracy_part(const Config& cfg, RunContext& ctx) {
   const int64_t w = cfg.get_int("window"), layers = cfg.get_int("layers");
   ctx.section(fmt::format("Part 1: accuracy after {} steps of batch {} ({} held-out examples)",
                           cfg.get_int("steps"), cfg.get_int("batch"), cfg.get_int("eval_size")));
+  const std::string third = third_model(cfg);
   Table t("Held-out accuracy (chance 0.5) and training time per step",
-          {"task", "T", "banded", "dense", "banded + global", "banded ms/step", "dense ms/step",
-           "banded + global ms/step", "4 L w < T?"});
+          {"task", "T", "banded", "dense", third, "banded ms/step", "dense ms/step",
+           third + " ms/step", "4 L w < T?"});
   std::vector<std::string> lines;
   for (const std::string mode : {"majority", "match"}) {
     std::vector<double> acc[kNumModels], ms[kNumModels];
@@ -178,8 +189,8 @@ void accuracy_part(const Config& cfg, RunContext& ctx) {
       ctx.result(fmt::format("{}_accuracy_{}", mode, kModels[m]), acc[m]);
       ctx.result(fmt::format("{}_train_ms_per_step_{}", mode, kModels[m]), ms[m]);
     }
-    lines.push_back(fmt::format("{}: banded {:.3f}, dense {:.3f}, banded + global {:.3f} (T = {}).",
-                                mode, fmt::join(acc[0], ", "), fmt::join(acc[1], ", "),
+    lines.push_back(fmt::format("{}: banded {:.3f}, dense {:.3f}, {} {:.3f} (T = {}).", mode,
+                                fmt::join(acc[0], ", "), fmt::join(acc[1], ", "), third,
                                 fmt::join(acc[2], ", "), fmt::join(ts, ", ")));
     if (mode == "match" && *std::max_element(acc[1].begin(), acc[1].end()) < 0.6)
       lines.push_back(
@@ -216,8 +227,8 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
   Table t(
       "Time per training step (median of the interleaved rounds) and peak tensor memory of "
       "one forward + backward",
-      {"T", "banded ms", "dense ms", "+ global ms", "dense / banded", "banded MiB", "dense MiB",
-       "+ global MiB"});
+      {"T", "banded ms", "dense ms", third_model(cfg) + " ms", "dense / banded", "banded MiB",
+       "dense MiB", third_model(cfg) + " MiB"});
   CsvWriter csv =
       ctx.csv("timing", {"T", "banded_ms", "dense_ms", "global_ms", "banded_min_ms", "dense_min_ms",
                          "global_min_ms", "banded_bytes", "dense_bytes", "global_bytes"});
@@ -231,7 +242,7 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
     for (int m = 0; m < kNumModels; ++m) {
       Generator init(ctx.seed());
       ms.push_back(std::make_unique<LongRangeClassifier>(
-          model_options(cfg, task.tokenizer().vocab_size(), T, m), init));
+          model_options(cfg, task.tokenizer().vocab_size(), T, m, ctx.seed()), init));
       opts.push_back(
           std::make_unique<train::Adam>(ms[m]->parameters(), train::AdamOptions{.lr = 1e-3}));
       bytes[m] = static_cast<double>(
@@ -330,8 +341,10 @@ void summary(const Config& cfg, RunContext& ctx, const Measured& r) {
   cmp.add("dense attention memory ~ T^2 (exponent)", 2.0, slope_mem[1], 0.35,
           "exponent over the three longest lengths; the T-linear activations pull it below 2", 2);
   cmp.add("a local + sparse scheme: near-linear memory (exponent)", 1.0, slope_mem[0], 0.2, "", 2);
-  cmp.add("local + global summary tokens: near-linear memory (exponent)", 1.0, slope_mem[2], 0.2,
-          "", 2);
+  cmp.add(cfg.get_int("random_links") > 0
+              ? "local + global summary tokens + random links: near-linear memory (exponent)"
+              : "local + global summary tokens: near-linear memory (exponent)",
+          1.0, slope_mem[2], 0.2, "", 2);
   cmp.add_exact("the sparse scheme gets faster than full attention at long T", "yes",
                 ratio.back() > 1 ? "yes" : "no",
                 ratio.back() > 1 ? "" : "not within the measured lengths: try longer --lengths");
@@ -344,14 +357,14 @@ void summary(const Config& cfg, RunContext& ctx, const Measured& r) {
   pt.log_x = pt.log_y = true;
   pt.series = {{"banded (window)", r.ts, r.ms[0]},
                {"dense (full)", r.ts, r.ms[1]},
-               {"banded + global tokens", r.ts, r.ms[2]}};
+               {third_model(cfg), r.ts, r.ms[2]}};
   ctx.figure("step_time", line_plot_svg(pt), "Time per training step against T, log-log");
   LinePlot pm = pt;
   pm.title = "Peak tensor memory of one forward + backward";
   pm.y_label = "MiB (exact tensor bytes)";
   pm.series = {{"banded (window)", r.ts, r.mib[0]},
                {"dense (full)", r.ts, r.mib[1]},
-               {"banded + global tokens", r.ts, r.mib[2]}};
+               {third_model(cfg), r.ts, r.mib[2]}};
   ctx.figure("peak_memory", line_plot_svg(pm), "Peak tensor memory against T, log-log");
 }
 
@@ -359,6 +372,14 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.note(fmt::format("Models: d_model {}, {} heads, {} layers, window {} (banded).",
                        cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers"),
                        cfg.get_int("window")));
+  ctx.result("random_links", cfg.get_int("random_links"));
+  if (cfg.get_int("random_links") > 0)
+    ctx.note(fmt::format(
+        "Third model: the window, {} global tokens and {} random keys per query (BigBird), drawn "
+        "once per layer and length (layer l from seed + l) among the keys a query does not "
+        "otherwise read; one step along a random link can jump anywhere in the sequence, so the "
+        "model can pair distant tokens directly as well as through the global tokens.",
+        cfg.get_int("globals"), cfg.get_int("random_links")));
   if (reference_mode())
     ctx.note(
         "Reference path (a Debug build's default, or --reference): the banded layers run as the "
@@ -384,6 +405,9 @@ Experiment sparse_challenge() {
       .add_ints("train_lengths", {256}, "lengths T at which both models are trained")
       .add_int("window", 16, "banded: each token sees |i - j| <= window", {.min = 0})
       .add_int("globals", 2, "global tokens of the third model, at 0, T/g, 2T/g, ...", {.min = 1})
+      .add_int("random_links", 0,
+               "random keys per query of the third model (BigBird; 0: window + globals only)",
+               {.min = 0})
       .add_int("d_model", 32, "model width", {.min = 2})
       .add_int("nhead", 2, "attention heads", {.min = 1})
       .add_int("layers", 2, "encoder layers", {.min = 1})

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "autograd/random_links.h"
 #include "autograd/registry/registry.h"
 
 namespace attn {
@@ -72,10 +73,17 @@ OpCase blockwise_row(
 }
 
 // q (2,2,t,4), k (2,2,t,4), v (2,2,t,3); PyTorch: dense attention with the scores outside the
-// band filled with -inf (the band |i - j| <= w, causal 0 <= i - j <= w).
-OpCase banded_row(
-    std::string name, int64_t t, int64_t window, bool causal, std::vector<int64_t> globals = {}) {
+// band filled with -inf (the band |i - j| <= w, causal 0 <= i - j <= w), except global rows and
+// columns and per_row random links (drawn here with seed 3; PyTorch's mask opens the same
+// (row, key) pairs, written out from the list).
+OpCase banded_row(std::string name,
+                  int64_t t,
+                  int64_t window,
+                  bool causal,
+                  std::vector<int64_t> globals = {},
+                  int64_t per_row = 0) {
   const int64_t d = 4, dv = 3;
+  const RandomLinks links = draw_random_links(t, window, causal, globals, per_row, 3);
   const std::string band =
       causal ? fmt::format(
                    "(lambda r: (r[:, None] < r[None, :]) | (r[:, None] - r[None, :] > {}))"
@@ -93,6 +101,15 @@ OpCase banded_row(
                  ? fmt::format("({} & ~({} & torch.ones({}, {}).tril().bool()))", band, via, t, t)
                  : fmt::format("({} & ~{})", band, via);
   }
+  std::vector<int64_t> link_rows, link_keys;
+  for (int64_t i = 0; i < links.rows(); ++i)
+    for (int64_t n = 0; n < links.per_row; ++n)
+      if (links.key(i, n) >= 0) link_rows.push_back(i), link_keys.push_back(links.key(i, n));
+  if (!link_rows.empty())
+    hidden = fmt::format(
+        "({} & ~torch.zeros({}, {}, dtype=torch.bool).index_put((torch.tensor([{}]), "
+        "torch.tensor([{}])), torch.tensor(True)))",
+        hidden, t, t, fmt::join(link_rows, ", "), fmt::join(link_keys, ", "));
   const std::string torch = fmt::format(
       "torch.softmax((q @ k.mT / math.sqrt({})).masked_fill({}, float('-inf')), -1) @ v", d,
       hidden);
@@ -103,7 +120,7 @@ OpCase banded_row(
                                float_input("v", Tensor::randn({2, 2, t, dv}, g))};
           },
           [=](const std::vector<Var>& v) {
-            return banded_attention(v[0], v[1], v[2], window, causal, 0, globals);
+            return banded_attention(v[0], v[1], v[2], window, causal, 0, globals, links);
           }};
 }
 
@@ -172,6 +189,10 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(banded_row("banded_attention_window0", 5, 0, true));
   rows.push_back(banded_row("banded_attention_global", 9, 1, false, {0, 6}));
   rows.push_back(banded_row("banded_attention_global_causal", 9, 1, true, {2, 8}));
+  // BigBird: random links beside the band and global tokens (causal: only to the past).
+  rows.push_back(banded_row("banded_attention_random", 9, 1, false, {}, 2));
+  rows.push_back(banded_row("banded_attention_random_global", 10, 1, false, {0, 6}, 3));
+  rows.push_back(banded_row("banded_attention_random_causal", 10, 1, true, {4}, 2));
   rows.push_back(attention_weights_row("attention_weights_causal", 2, 2, 5, 5, true));
   rows.push_back(attention_weights_row("attention_weights_causal_cache", 2, 2, 3, 7, true));
   rows.push_back(attention_weights_row("attention_weights_causal_blocks", 1, 2, 37, 37, true));

@@ -30,7 +30,9 @@ const std::vector<WorkloadInfo>& workloads() {
        w6_cases},
       {"W7", "data-parallel reversal train step (mpirun -np N): step and gradient-sum time", true,
        w7_cases, false},
-      {"W9", "sliding-window attention fwd+bwd: dense masked vs banded, d 64, w 64, T 512..16384",
+      {"W9",
+       "sliding-window attention fwd+bwd: dense masked vs banded (and + 8 random links), d 64, "
+       "w 64, T 512..16384",
        true, w9_cases},
   };
   return table;

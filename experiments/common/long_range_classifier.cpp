@@ -4,13 +4,14 @@
 
 namespace attn::experiments {
 
-LongRangeBlock::LongRangeBlock(const LongRangeClassifierOptions& o, Generator& gen)
+LongRangeBlock::LongRangeBlock(const LongRangeClassifierOptions& o, int64_t layer, Generator& gen)
     : Module("LongRangeBlock") {
   attn_norm_ = register_module("attn_norm", std::make_shared<nn::LayerNorm>(o.d_model));
   if (o.banded)
     banded_ = register_module(
-        "attn", std::make_shared<nn::SlidingWindowAttention>(o.d_model, o.nhead, o.window, gen,
-                                                             /*causal=*/false, o.global_tokens));
+        "attn", std::make_shared<nn::SlidingWindowAttention>(
+                    o.d_model, o.nhead, o.window, gen, /*causal=*/false, o.global_tokens,
+                    /*bias=*/true, o.random_links, o.random_seed + static_cast<uint64_t>(layer)));
   else
     dense_ = register_module(
         "attn",
@@ -33,7 +34,8 @@ LongRangeClassifier::LongRangeClassifier(const LongRangeClassifierOptions& o, Ge
   pos_ = register_module("pos",
                          std::make_shared<nn::SinusoidalPositionalEncoding>(o.max_len, o.d_model));
   layers_ = register_module("layers", std::make_shared<nn::ModuleList<LongRangeBlock>>());
-  for (int64_t l = 0; l < o.layers; ++l) layers_->append(std::make_shared<LongRangeBlock>(o, gen));
+  for (int64_t l = 0; l < o.layers; ++l)
+    layers_->append(std::make_shared<LongRangeBlock>(o, l, gen));
   final_norm_ = register_module("final_norm", std::make_shared<nn::LayerNorm>(o.d_model));
   head_ = register_module("head", std::make_shared<nn::Linear>(o.d_model, o.classes, true, gen));
 }

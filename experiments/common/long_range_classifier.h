@@ -11,8 +11,9 @@
 //
 // attn is nn::MultiheadAttention (dense: every token sees all T, the fused O(T^2) kernel on the
 // fast path) or nn::SlidingWindowAttention (banded: token i sees |i - j| <= window; on the fast
-// path the O(T window) banded_attention op), optionally with global tokens (then O(T (window +
-// g))). Same parameter names and counts either way. Mean
+// path the O(T window) banded_attention op), optionally with global tokens and r random links
+// per query (BigBird; then O(T (window + g + r))). Same parameter names and counts either way.
+// Mean
 // pooling instead of a [CLS] slot: with a window a [CLS] token would see only its neighbours,
 // while the mean reads all positions, so a task fails only if no single position can see the
 // evidence it needs (after L layers position p has seen [p - L window, p + L window]).
@@ -41,12 +42,16 @@ struct LongRangeClassifierOptions {
   bool banded = false;  // false: full attention
   // banded only: global token positions (Longformer), which see and are seen by every position.
   std::vector<int64_t> global_tokens = {};
+  // banded only: random keys per query (BigBird, autograd/random_links.h); layer l draws its
+  // links from random_seed + l, so the layers link different pairs.
+  int64_t random_links = 0;
+  uint64_t random_seed = 0;
 };
 
 // One pre-norm layer: x + attn(LN(x)), then + FF(LN(x)).
 class LongRangeBlock final : public nn::Module {
  public:
-  LongRangeBlock(const LongRangeClassifierOptions& o, Generator& gen);
+  LongRangeBlock(const LongRangeClassifierOptions& o, int64_t layer, Generator& gen);
   Var forward(const Var& x);  // x (B,T,d_model) -> (B,T,d_model)
 
  private:

@@ -13,7 +13,8 @@ namespace attn::nn {
 Tensor sliding_window_mask(int64_t t,
                            int64_t window,
                            bool causal,
-                           const std::vector<int64_t>& global_tokens) {
+                           const std::vector<int64_t>& global_tokens,
+                           const RandomLinks& links) {
   if (t <= 0 || window < 0)
     throw Error(fmt::format("sliding_window_mask: need t > 0 and window >= 0, got t={} window={}",
                             t, window));
@@ -31,6 +32,15 @@ Tensor sliding_window_mask(int64_t t,
       const bool via_global = (global[i] || global[j]) && (!causal || j <= i);
       mask[i * t + j] = (in_window || via_global) ? 0 : 1;
     }
+  if (links.per_row > 0 && links.rows() != t)
+    throw Error(
+        fmt::format("sliding_window_mask: random links for {} rows, t={}", links.rows(), t));
+  for (int64_t i = 0; i < links.rows(); ++i)
+    for (int64_t n = 0; n < links.per_row; ++n)
+      if (const int64_t j = links.key(i, n); j >= t || j < -1)
+        throw Error(fmt::format("sliding_window_mask: random link {} outside [0, {})", j, t));
+      else if (j >= 0)
+        mask[i * t + j] = 0;
   return mask;
 }
 
@@ -54,26 +64,39 @@ SlidingWindowAttention::SlidingWindowAttention(int64_t d_model,
                                                Generator& gen,
                                                bool causal,
                                                std::vector<int64_t> global_tokens,
-                                               bool bias)
+                                               bool bias,
+                                               int64_t random_links,
+                                               uint64_t random_seed)
     : ProjectedAttention("SlidingWindowAttention", d_model, nhead, gen, bias),
       window_(window),
       causal_(causal),
-      global_(std::move(global_tokens)) {
+      global_(std::move(global_tokens)),
+      random_links_(random_links),
+      random_seed_(random_seed) {
   if (window < 0)
     throw Error(fmt::format("SlidingWindowAttention: window must be >= 0, got {}", window));
+  if (random_links < 0)
+    throw Error(
+        fmt::format("SlidingWindowAttention: random_links must be >= 0, got {}", random_links));
+}
+
+RandomLinks SlidingWindowAttention::links_for(int64_t t) const {
+  if (random_links_ == 0) return {};
+  return draw_random_links(t, window_, causal_, global_, random_links_, random_seed_);
 }
 
 AttentionOutput SlidingWindowAttention::forward(
     const Var& x, const std::optional<Tensor>& key_padding_mask) const {
   const HeadsQKV a = project(x);
+  const RandomLinks links = links_for(x.size(1));
   if (!reference_mode() && !key_padding_mask) {
-    // Fast path: the band and the global rows and columns alone, O(T (window + g)) (the same
-    // outputs and gradients as the masked path below, tests/nn/banded_attention_test.cpp); no
-    // (T,T) weights exist to return.
-    return {combine(banded_attention(a.q, a.k, a.v, window_, causal_, 0, global_)), Var()};
+    // Fast path: the band, the global rows and columns and the links alone, O(T (window + g +
+    // r)) (the same outputs and gradients as the masked path below,
+    // tests/nn/banded_attention_test.cpp); no (T,T) weights exist to return.
+    return {combine(banded_attention(a.q, a.k, a.v, window_, causal_, 0, global_, links)), Var()};
   }
   SdpaOptions opt;
-  opt.masks.attn_mask = sliding_window_mask(x.size(1), window_, causal_, global_);
+  opt.masks.attn_mask = sliding_window_mask(x.size(1), window_, causal_, global_, links);
   opt.masks.key_padding_mask = key_padding_mask;
   AttentionOutput r = scaled_dot_product_attention(a.q, a.k, a.v, opt);
   r.out = combine(r.out);

@@ -4,6 +4,7 @@
 //   linear_attention     LinearAttention (q/k/v/out_proj), phi = elu + 1
 //   blockwise_attention  BlockwiseAttention (q/k/v/out_proj), the online-softmax kernel
 //   sliding_window       SlidingWindowAttention (q/k/v/out_proj), banded mask + global tokens
+//                        + random links (written out as random_links, (T, r), -1 = none)
 //   llama_block          LlamaBlock (attention.wq.., feed_forward.w1.., *_norm)
 // Input: x (B,T,d_model); the output is the layer's (B,T,d_model).
 #include <memory>
@@ -70,19 +71,36 @@ ParityLayerSpec sliding_window_spec() {
   return projected_spec(
       "sliding_window",
       "SlidingWindowAttention: d_model=8 nhead=2 window=1 causal=false global_first=false "
-      "(token 0 global) bias=true",
+      "(token 0 global) bias=true random_links=0 random_seed=0 (BigBird; the links are written "
+      "out as random_links (T, r), -1 = an empty slot)",
       [](LayerConfig& c, Generator& gen, int64_t d, int64_t h, bool causal, bool bias) {
         std::vector<int64_t> global;
         if (c.get_bool("global_first", false)) global.push_back(0);
-        auto m = std::make_shared<SlidingWindowAttention>(d, h, c.get_int("window", 1), gen, causal,
-                                                          global, bias);
+        auto m = std::make_shared<SlidingWindowAttention>(
+            d, h, c.get_int("window", 1), gen, causal, global, bias, c.get_int("random_links", 0),
+            static_cast<uint64_t>(c.get_int("random_seed", 0)));
+        auto t = std::make_shared<int64_t>(0);  // the last forward's length
         ParityLayer layer;
         layer.module = m;
-        layer.forward = [m](LayerInputs& in) { return m->forward(in.input("x")).out; };
+        layer.forward = [m, t](LayerInputs& in) {
+          const Var x = in.input("x");
+          *t = x.size(1);
+          return m->forward(x).out;
+        };
+        if (m->random_links() > 0)
+          layer.extra_outputs = [m, t] {
+            const RandomLinks l = m->links_for(*t);
+            Tensor keys({*t, l.per_row});
+            for (int64_t e = 0; e < keys.numel(); ++e)
+              keys[e] = static_cast<real>(l.keys[static_cast<size_t>(e)]);
+            return TensorMap{{"random_links", keys}};
+          };
         return layer;
       },
       {{"global", {{"global_first", "true"}}},
-       {"causal_w2", {{"window", "2"}, {"causal", "true"}}}});
+       {"causal_w2", {{"window", "2"}, {"causal", "true"}}},
+       {"bigbird", {{"global_first", "true"}, {"random_links", "2"}, {"random_seed", "3"}}},
+       {"bigbird_causal", {{"causal", "true"}, {"random_links", "2"}, {"random_seed", "4"}}}});
 }
 
 ParityLayerSpec llama_block_spec() {

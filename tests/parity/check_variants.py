@@ -11,6 +11,7 @@ Prints `OK <layer/config> <group> maxdiff=...` per tensor group; exits 1 on any 
 """
 import math
 import os
+import subprocess
 import sys
 
 import torch
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_layers import BLOCK, SINGLE, FeedForwardRef, RMSNormRef, Runner, seeded  # noqa: E402
+import safetensors_io  # noqa: E402
 
 
 def split(x, h):  # (B,T,h*D) -> (B,h,T,D)
@@ -87,7 +89,8 @@ class SoftmaxAttentionRef(ProjectedRef):
         return softmax_attention(q, k, v, self.mask_fn(q.shape[2]))
 
 
-def window_hidden(window, causal, global_tokens):
+def window_hidden(window, causal, global_tokens, links=None):
+    """links (T, r): row i also sees key links[i, n] (BigBird's random links; -1 = none)."""
     def make(t):
         i = torch.arange(t)[:, None]
         j = torch.arange(t)[None, :]
@@ -99,8 +102,30 @@ def window_hidden(window, causal, global_tokens):
         via_global = g[:, None] | g[None, :]
         if causal:
             via_global &= j <= i
-        return ~(band | via_global)
+        linked = torch.zeros(t, t, dtype=torch.bool)
+        if links is not None:
+            rows, slots = (links >= 0).nonzero(as_tuple=True)
+            linked[rows, links[rows, slots].long()] = True
+        return ~(band | via_global | linked)
     return make
+
+
+def dumped_links(run, config, t, d):
+    """The random links attnlab's sliding_window layer uses at length t, as it writes them out
+    (random_links, (T, r)): one forward on throwaway weights and inputs."""
+    stem = os.path.join(run.dir, "sliding_window_links_probe")
+    ref = SoftmaxAttentionRef(d, config["nhead"], None)
+    safetensors_io.save(stem + ".w.safetensors",
+                        {k: v.detach().numpy() for k, v in ref.state_dict().items()})
+    safetensors_io.save(stem + ".in.safetensors", {"x": torch.zeros(1, t, d).numpy(),
+                                                   "gy": torch.zeros(1, t, d).numpy()})
+    cmd = [run.exe, "parity", "sliding_window", "--config"]
+    cmd += [f"{k}={v}" for k, v in config.items()]
+    cmd += ["--weights", stem + ".w.safetensors", "--inputs", stem + ".in.safetensors",
+            "--out", stem + ".out.safetensors"]
+    subprocess.run(cmd, check=True, capture_output=True)
+    out, _ = safetensors_io.load(stem + ".out.safetensors")
+    return torch.from_numpy(out["random_links"])
 
 
 def rope(x, style, theta, start=0):
@@ -180,6 +205,18 @@ def cases(run):
         ref = SoftmaxAttentionRef(D, H, window_hidden(window, causal, [0] if global_first else []))
         run.check(f"sliding_window/w={window},causal={causal},global={global_first}",
                   "sliding_window", cfg, ref, x(), fwd, SINGLE)
+
+    # BigBird: the window, global tokens and r random links per row, the mask opened at the
+    # (row, key) pairs attnlab dumps; T = 12 leaves room for links outside the band.
+    for window, causal, global_first, r in ((1, False, True, 2), (2, True, False, 3)):
+        cfg = {"d_model": D, "nhead": H, "window": window, "causal": str(causal).lower(),
+               "global_first": str(global_first).lower(), "random_links": r, "random_seed": 7}
+        links = dumped_links(run, cfg, 12, D)
+        seeded(15)
+        ref = SoftmaxAttentionRef(D, H, window_hidden(window, causal,
+                                                      [0] if global_first else [], links))
+        run.check(f"sliding_window/w={window},causal={causal},global={global_first},random={r}",
+                  "sliding_window", cfg, ref, x(12), fwd, SINGLE)
 
     for dim, nh, nkv, hidden, style, kernel in ((8, 2, 2, 16, "interleaved", "sdpa"),
                                                 (16, 4, 2, 24, "interleaved", "sdpa"),

@@ -7,6 +7,9 @@
 // Global tokens (Longformer): g positions whose query reads every key (a full row, kept in a
 // (batch, g, T) array) and whose key every query reads (g extra slots per row, used when the band
 // does not already hold that key); causal, only keys j <= i either way. O(T (w + g)) in all.
+// Random links (BigBird, autograd/random_links.h): r more slots per ordinary row, each a key the
+// row reads nowhere else (outside the band, not global, causal: in the past), listed per row;
+// the key pass finds the rows that link to a key through an inverse list. O(T (w + g + r)).
 //
 // Replaces: matmul(q, k^T) -> mul_scalar -> masked_fill(sliding_window_mask) -> softmax ->
 // matmul (nn::SlidingWindowAttention's dense path, whose weights are zero outside the band);
@@ -44,11 +47,15 @@ void axpy(real alpha, const real* x, real* y, int64_t n) {
 
 struct BandedAttentionOp final : Op {
   Tensor q, k, v;  // the inputs (shared storage, no copy)
-  Tensor p;        // (batch, T, W + g): each ordinary row's band slots, then its g global slots
+  Tensor p;        // (batch, T, W + g + r): each ordinary row's band, global and link slots
   Tensor pg;       // (batch, g, T): the full rows of the g global queries
   std::vector<int64_t> globals;       // the global positions, sorted, distinct
   std::vector<int64_t> global_index;  // (T): m when position i is globals[m], else -1
   int64_t batch = 1, t_len = 0, d = 0, dv = 0, window = 0, width = 0, slots = 0, n_global = 0;
+  RandomLinks links;                  // (T, r) link keys per row, -1 = empty
+  std::vector<int64_t> linked_start;  // (T + 1): the rows linking to key j are entries
+  std::vector<int64_t> linked_row;    // [linked_start[j], linked_start[j+1]) of linked_row
+  std::vector<int64_t> linked_slot;   // and, for each, the link slot n (0 .. r-1) it used
   bool causal = false;
   real scale = 1;
 
@@ -64,24 +71,37 @@ struct BandedAttentionOp final : Op {
   }
   // Keys [0, key_end(i)) of a global query row.
   int64_t key_end(int64_t i) const { return causal ? i + 1 : t_len; }
+  // Calls f(n, j) for every key j ordinary row i reads, n its slot in the row's (W + g + r)
+  // entries: the band, the global keys outside it, the row's random links.
+  template <class F>
+  void each_key(int64_t i, const F& f) const {
+    for (int64_t c = slot_begin(i); c < slot_end(i); ++c) f(c, i - window + c);
+    for (int64_t g = 0; g < n_global; ++g)
+      if (global_slot_visible(i, g)) f(width + g, globals[static_cast<size_t>(g)]);
+    for (int64_t n = 0; n < links.per_row; ++n)
+      if (const int64_t j = links.key(i, n); j >= 0) f(width + n_global + n, j);
+  }
+
+  BandedAttentionOp(int64_t window_in, bool is_causal, real scale_in)
+      : window(window_in), causal(is_causal), scale(scale_in) {}
 
   // q (...,T,D), k (...,T,D), v (...,T,Dv) -> o (...,T,Dv). An ordinary row i reads its band
-  // slots c (key j = i - w + c) and the global keys outside the band; a global row reads every
-  // key (causal: j <= i). Over the keys S_i a row reads:
+  // slots c (key j = i - w + c), the global keys outside the band and its links; a global row
+  // reads every key (causal: j <= i). Over the keys S_i a row reads:
   //   s_j = scale q_i . k_j,   p_j = exp(s_j - max s) / sum_{j' in S_i} exp(s_j' - max s),
   //   o_i = sum_{j in S_i} p_j v_j.
+  // (window, causal and scale come from the constructor; scale 0 means 1/sqrt(D).)
   Tensor forward(const Tensor& q_in,
                  const Tensor& k_in,
                  const Tensor& v_in,
-                 int64_t window_in,
-                 bool is_causal,
-                 real scale_in,
-                 const std::vector<int64_t>& global_in) {
-    q = q_in, k = k_in, v = v_in, window = window_in, causal = is_causal;
+                 const std::vector<int64_t>& global_in,
+                 const RandomLinks& links_in) {
+    q = q_in, k = k_in, v = v_in;
     check_shapes(global_in);
     width = causal ? window + 1 : 2 * window + 1;
-    slots = width + n_global;
-    scale = scale_in != 0 ? scale_in : static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
+    check_links(links_in);
+    slots = width + n_global + links.per_row;
+    if (scale == 0) scale = static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
     Shape out_shape = q.shape();
     out_shape.back() = dv;
     Tensor o = Tensor::zeros(out_shape);
@@ -101,20 +121,12 @@ struct BandedAttentionOp final : Op {
         return;
       }
       real* pr = p.data() + row * slots;
-      const int64_t c0 = slot_begin(i), c1 = slot_end(i), j0 = i - window;
-      real m = -std::numeric_limits<real>::infinity();
-      for (int64_t c = c0; c < c1; ++c)
-        m = std::max(m, pr[c] = scale * dot(qi, kb + (j0 + c) * d, d));
-      for (int64_t g = 0; g < n_global; ++g)
-        if (global_slot_visible(i, g))
-          m = std::max(m, pr[width + g] = scale * dot(qi, kb + globals[g] * d, d));
-      real sum = 0;
-      for (int64_t c = c0; c < c1; ++c) sum += pr[c] = std::exp(pr[c] - m);
-      for (int64_t g = 0; g < n_global; ++g)
-        if (global_slot_visible(i, g)) sum += pr[width + g] = std::exp(pr[width + g] - m);
-      for (int64_t c = c0; c < c1; ++c) axpy(pr[c] /= sum, vb + (j0 + c) * dv, oi, dv);
-      for (int64_t g = 0; g < n_global; ++g)
-        if (global_slot_visible(i, g)) axpy(pr[width + g] /= sum, vb + globals[g] * dv, oi, dv);
+      real m = -std::numeric_limits<real>::infinity(), sum = 0;
+      each_key(i, [&](int64_t n, int64_t j) {
+        m = std::max(m, pr[n] = scale * dot(qi, kb + j * d, d));
+      });
+      each_key(i, [&](int64_t n, int64_t) { sum += pr[n] = std::exp(pr[n] - m); });
+      each_key(i, [&](int64_t n, int64_t j) { axpy(pr[n] /= sum, vb + j * dv, oi, dv); });
     });
     return o;
   }
@@ -123,8 +135,9 @@ struct BandedAttentionOp final : Op {
   //   dP_j = dO_i . v_j,   D_i = sum_j p_j dP_j (= dO_i . o_i),   dS_j = p_j (dP_j - D_i),
   //   dq_i = scale sum_j dS_j k_j,   dk_j += scale dS_j q_i,   dv_j += p_j dO_i.
   // The row pass computes dS and dq. The key pass gathers, per key j, from every row that read
-  // it: the band rows i = j + w - c (slot c), the global query rows, and, when j is global, the
-  // ordinary rows' global slot for j — so no two jobs write the same row: no atomics.
+  // it: the band rows i = j + w - c (slot c), the global query rows, when j is global the
+  // ordinary rows' global slot for j, and the rows linking to j — so no two jobs write the same
+  // row: no atomics.
   void backward() override {
     const Tensor& gy = dy();
     Tensor ds = Tensor::zeros(p.shape()), dsg = Tensor::zeros(pg.shape());
@@ -154,13 +167,10 @@ struct BandedAttentionOp final : Op {
         });
         return;
       }
-      gradient_row(p.data() + row * slots, ds.data() + row * slots, [&](const auto& f) {
-        for (int64_t c = slot_begin(i); c < slot_end(i); ++c) f(c, i - window + c);
-        for (int64_t g = 0; g < n_global; ++g)
-          if (global_slot_visible(i, g)) f(width + g, globals[static_cast<size_t>(g)]);
-      });
+      gradient_row(p.data() + row * slots, ds.data() + row * slots,
+                   [&](const auto& f) { each_key(i, f); });
     });
-    kernels::parallel_for(batch * t_len, (width + n_global) * (d + dv), [&](int64_t key) {
+    kernels::parallel_for(batch * t_len, slots * (d + dv), [&](int64_t key) {
       const int64_t b = key / t_len, j = key % t_len;
       real* dkj = dk.data() + key * d;
       real* dvj = dvv.data() + key * dv;
@@ -177,6 +187,13 @@ struct BandedAttentionOp final : Op {
       for (int64_t g = 0; g < n_global; ++g) {  // global query rows
         const int64_t off = (b * n_global + g) * t_len + j;
         gather(b * t_len + globals[static_cast<size_t>(g)], dsg[off], pg[off]);
+      }
+      const int64_t link_base = width + n_global;
+      for (int64_t e = linked_start[static_cast<size_t>(j)];
+           e < linked_start[static_cast<size_t>(j) + 1]; ++e) {  // rows linking to j
+        const int64_t r = b * t_len + linked_row[static_cast<size_t>(e)];
+        const int64_t n = link_base + linked_slot[static_cast<size_t>(e)];
+        gather(r, ds[r * slots + n], p[r * slots + n]);
       }
       const int64_t m_key = global_index[static_cast<size_t>(j)];
       if (m_key < 0) return;
@@ -226,6 +243,47 @@ struct BandedAttentionOp final : Op {
     global_index.assign(static_cast<size_t>(t_len), -1);
     for (int64_t m = 0; m < n_global; ++m) global_index[static_cast<size_t>(globals[m])] = m;
   }
+
+  // Enforces random_links.h's rule (an ordinary row's links lie outside its band, are not
+  // global, causal in its past, and are distinct; a global row has none), so that no key is read
+  // twice, then builds the inverse lists the key pass walks: O(T r).
+  void check_links(const RandomLinks& in) {
+    auto fail = [&](const std::string& why) {
+      return Error(fmt::format("banded_attention: random links: {}", why));
+    };
+    if (in.per_row < 0) throw fail(fmt::format("per_row must be >= 0, got {}", in.per_row));
+    if (static_cast<int64_t>(in.keys.size()) != t_len * in.per_row)
+      throw fail(fmt::format("{} keys for T = {} rows of {}", in.keys.size(), t_len, in.per_row));
+    links = in;
+    std::vector<int64_t> count(static_cast<size_t>(t_len) + 1, 0);
+    for (int64_t i = 0; i < t_len; ++i)
+      for (int64_t n = 0; n < links.per_row; ++n) {
+        const int64_t j = links.key(i, n);
+        if (j == -1) continue;
+        const auto bad = [&](const char* why) {
+          return fail(fmt::format("row {} links to key {}: {}", i, j, why));
+        };
+        if (j < 0 || j >= t_len) throw bad("outside [0, T)");
+        if (global_index[static_cast<size_t>(i)] >= 0) throw bad("a global row reads every key");
+        if (global_index[static_cast<size_t>(j)] >= 0) throw bad("a global key");
+        if (causal ? j >= i - window : std::abs(i - j) <= window)
+          throw bad(causal ? "not before the band (causal)" : "inside the band");
+        for (int64_t n2 = 0; n2 < n; ++n2)
+          if (links.key(i, n2) == j) throw bad("a repeated link");
+        ++count[static_cast<size_t>(j) + 1];
+      }
+    linked_start.assign(count.size(), 0);
+    for (size_t j = 1; j < count.size(); ++j) linked_start[j] = linked_start[j - 1] + count[j];
+    linked_row.assign(static_cast<size_t>(linked_start.back()), 0);
+    linked_slot.assign(linked_row.size(), 0);
+    std::vector<int64_t> next(linked_start.begin(), linked_start.end() - 1);
+    for (int64_t i = 0; i < t_len; ++i)
+      for (int64_t n = 0; n < links.per_row; ++n)
+        if (const int64_t j = links.key(i, n); j >= 0) {
+          const auto e = static_cast<size_t>(next[static_cast<size_t>(j)]++);
+          linked_row[e] = i, linked_slot[e] = n;
+        }
+  }
 };
 
 Var banded_attention(const Var& q,
@@ -234,9 +292,10 @@ Var banded_attention(const Var& q,
                      int64_t window,
                      bool causal,
                      real scale,
-                     const std::vector<int64_t>& global_tokens) {
-  auto op = std::make_unique<BandedAttentionOp>();
-  Tensor y = op->forward(q.value(), k.value(), v.value(), window, causal, scale, global_tokens);
+                     const std::vector<int64_t>& global_tokens,
+                     const RandomLinks& random_links) {
+  auto op = std::make_unique<BandedAttentionOp>(window, causal, scale);
+  Tensor y = op->forward(q.value(), k.value(), v.value(), global_tokens, random_links);
   return record(std::move(op), {q, k, v}, std::move(y));
 }
 
