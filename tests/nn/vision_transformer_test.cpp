@@ -23,12 +23,6 @@ VisionTransformerOptions tiny_vit(bool positions = true) {
   return o;
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  double m = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::abs(double(a[i]) - double(b[i])));
-  return m;
-}
-
 }  // namespace
 
 TEST_SUITE("nn") {
