@@ -78,18 +78,20 @@ const std::vector<std::string>& shape_class_names() {
 ShapesDataset::ShapesDataset(Config config) : config_(config) {
   const auto s = static_cast<double>(config_.image_size);
   if (config_.image_size < 8)
-    throw Error(fmt::format("ShapesDataset: image_size must be at least 8, got {}",
-                            config_.image_size));
+    throw Error(
+        fmt::format("ShapesDataset: image_size must be at least 8, got {}", config_.image_size));
   if (!(config_.min_radius >= 1 && config_.min_radius <= config_.max_radius &&
         config_.max_radius <= s / 2 - 1))
-    throw Error(fmt::format("ShapesDataset: need 1 <= min_radius <= max_radius <= image_size/2 - "
-                            "1 = {}, got {} and {}",
-                            s / 2 - 1, config_.min_radius, config_.max_radius));
+    throw Error(
+        fmt::format("ShapesDataset: need 1 <= min_radius <= max_radius <= image_size/2 - "
+                    "1 = {}, got {} and {}",
+                    s / 2 - 1, config_.min_radius, config_.max_radius));
   if (!(config_.noise >= 0))
     throw Error(fmt::format("ShapesDataset: noise must be >= 0, got {}", config_.noise));
 }
 
-void ShapesDataset::draw(ShapeClass c, Generator& gen, real* pixels, bool add_noise) const {
+void ShapesDataset::draw(
+    ShapeClass c, Generator& gen, real* pixels, bool add_noise, real* clean) const {
   const int64_t s = config_.image_size;
   const double r = config_.min_radius + gen.uniform() * (config_.max_radius - config_.min_radius);
   // The centre keeps the shape and its stroke (about 1 pixel) inside the image.
@@ -101,6 +103,7 @@ void ShapesDataset::draw(ShapeClass c, Generator& gen, real* pixels, bool add_no
       const Point p{static_cast<double>(j) + 0.5, static_cast<double>(i) + 0.5};
       // Ink 1 within half a pixel of the outline, fading to 0 one pixel further (anti-aliasing).
       double v = std::clamp(1.5 - outline_distance(c, p, o, r, angle, jitter), 0.0, 1.0);
+      if (clean) clean[i * s + j] = static_cast<real>(v);
       if (add_noise) v += config_.noise * gen.normal();
       pixels[i * s + j] = static_cast<real>(v);
     }
@@ -108,11 +111,12 @@ void ShapesDataset::draw(ShapeClass c, Generator& gen, real* pixels, bool add_no
 
 ImageBatch ShapesDataset::sample(int64_t n, Generator& gen) const {
   const int64_t s = config_.image_size;
-  ImageBatch b{Tensor::zeros({n, 1, s, s}), Tensor::zeros({n})};
+  ImageBatch b{Tensor::zeros({n, 1, s, s}), Tensor::zeros({n}), Tensor::zeros({n, 1, s, s})};
   for (int64_t k = 0; k < n; ++k) {
     const int64_t c = gen.randint(kNumShapeClasses);
     b.labels[k] = static_cast<real>(c);
-    draw(static_cast<ShapeClass>(c), gen, b.images.data() + k * s * s);
+    draw(static_cast<ShapeClass>(c), gen, b.images.data() + k * s * s, true,
+         b.clean.data() + k * s * s);
   }
   return b;
 }
@@ -120,10 +124,12 @@ ImageBatch ShapesDataset::sample(int64_t n, Generator& gen) const {
 Tensor shuffle_patches(const Tensor& images, int64_t patch_size, const std::vector<int64_t>& perm) {
   if (images.rank() != 4 || images.size(2) != images.size(3) || patch_size <= 0 ||
       images.size(2) % patch_size != 0)
-    throw Error(fmt::format("shuffle_patches: images must be (B,C,S,S) with S divisible by the "
-                            "patch size {}, got {}",
-                            patch_size, shape_str(images.shape())));
-  const int64_t s = images.size(2), p = patch_size, g = s / p, planes = images.size(0) * images.size(1);
+    throw Error(
+        fmt::format("shuffle_patches: images must be (B,C,S,S) with S divisible by the "
+                    "patch size {}, got {}",
+                    patch_size, shape_str(images.shape())));
+  const int64_t s = images.size(2), p = patch_size, g = s / p,
+                planes = images.size(0) * images.size(1);
   std::vector<int64_t> seen(perm.size(), 0);
   for (int64_t v : perm)
     if (v >= 0 && v < static_cast<int64_t>(perm.size())) ++seen[static_cast<size_t>(v)];
@@ -139,6 +145,22 @@ Tensor shuffle_patches(const Tensor& images, int64_t patch_size, const std::vect
         for (int64_t j = 0; j < p; ++j)
           out[(pl * s + dr + i) * s + dc + j] = images[(pl * s + sr + i) * s + sc + j];
     }
+  return out;
+}
+
+Tensor patches_above(const Tensor& images, int64_t patch_size, real level) {
+  if (images.rank() != 4 || images.size(1) != 1 || images.size(2) != images.size(3) ||
+      patch_size <= 0 || images.size(2) % patch_size != 0)
+    throw Error(
+        fmt::format("patches_above: images must be (B,1,S,S) with S divisible by the "
+                    "patch size {}, got {}",
+                    patch_size, shape_str(images.shape())));
+  const int64_t b = images.size(0), s = images.size(2), p = patch_size, g = s / p;
+  Tensor out = Tensor::zeros({b, g * g});
+  for (int64_t k = 0; k < b; ++k)
+    for (int64_t i = 0; i < s; ++i)
+      for (int64_t j = 0; j < s; ++j)
+        if (images[(k * s + i) * s + j] > level) out[k * g * g + i / p * g + j / p] = 1;
   return out;
 }
 

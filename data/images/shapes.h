@@ -30,7 +30,15 @@
 
 namespace attn::data {
 
-enum class ShapeClass { kSquare, kCircle, kTriangle, kCross, kLine, kDotsHorizontal, kDotsVertical };
+enum class ShapeClass {
+  kSquare,
+  kCircle,
+  kTriangle,
+  kCross,
+  kLine,
+  kDotsHorizontal,
+  kDotsVertical
+};
 inline constexpr int64_t kNumShapeClasses = 7;
 // "square", "circle", "triangle", "cross", "line", "dots_h", "dots_v" (index = class id).
 const std::vector<std::string>& shape_class_names();
@@ -38,6 +46,7 @@ const std::vector<std::string>& shape_class_names();
 struct ImageBatch {
   Tensor images;  // (B,1,S,S), pixel values about 0 (background) and 1 (ink), plus noise
   Tensor labels;  // (B) class ids as reals
+  Tensor clean;   // (B,1,S,S), the same pictures without the noise (where the ink is)
 };
 
 class ShapesDataset {
@@ -56,8 +65,12 @@ class ShapesDataset {
   // n images with uniformly drawn classes.
   ImageBatch sample(int64_t n, Generator& gen) const;
   // One image of class c into pixels (S*S, row-major), centre and size drawn from gen; noise
-  // added when add_noise.
-  void draw(ShapeClass c, Generator& gen, real* pixels, bool add_noise = true) const;
+  // added when add_noise. clean, if given, receives the picture without noise.
+  void draw(ShapeClass c,
+            Generator& gen,
+            real* pixels,
+            bool add_noise = true,
+            real* clean = nullptr) const;
 
  private:
   Config config_;
@@ -67,6 +80,8 @@ class ShapesDataset {
 // (row-major over the (S/P)x(S/P) grid) becomes patch n of the output. perm is a permutation of
 // 0 .. (S/P)^2 - 1.
 Tensor shuffle_patches(const Tensor& images, int64_t patch_size, const std::vector<int64_t>& perm);
+// (B,1,S,S) images -> (B, (S/P)^2): 1 where a P x P patch holds a pixel above `level`, else 0.
+Tensor patches_above(const Tensor& images, int64_t patch_size, real level);
 // A uniformly random permutation of 0 .. n-1 (data::shuffle, Fisher-Yates with gen).
 std::vector<int64_t> random_permutation(int64_t n, Generator& gen);
 

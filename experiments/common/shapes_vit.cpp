@@ -32,8 +32,8 @@ ShapesVitRun train_shapes_vit(const ShapesVitSettings& s,
   run.model = std::make_shared<nn::VisionTransformer>(s.model, init);
   run.model->train();
   train::Adam opt(run.model->parameters(), {.lr = s.lr});
-  const auto schedule = train::make_schedule(
-      {.kind = "cosine", .lr = s.lr, .warmup = s.warmup, .total = s.steps});
+  const auto schedule =
+      train::make_schedule({.kind = "cosine", .lr = s.lr, .warmup = s.warmup, .total = s.steps});
   run.seconds = seconds_of([&] {
     for (int64_t step = 1; step <= s.steps; ++step) {
       const data::ImageBatch b = shapes.sample(s.batch, data_gen);
@@ -69,7 +69,8 @@ ShapesScore score_shapes(nn::VisionTransformer& model, const data::ImageBatch& s
   NoGrad off;
   model.eval();
   const int64_t n = set.images.size(0), classes = model.options().num_classes, chunk = 250;
-  std::vector<int64_t> right(static_cast<size_t>(classes), 0), seen(static_cast<size_t>(classes), 0);
+  std::vector<int64_t> right(static_cast<size_t>(classes), 0),
+      seen(static_cast<size_t>(classes), 0);
   ShapesScore sc;
   for (int64_t start = 0; start < n; start += chunk) {
     const int64_t m = std::min(chunk, n - start);
@@ -97,12 +98,18 @@ ShapesScore score_shapes(nn::VisionTransformer& model, const data::ImageBatch& s
 
 data::ImageBatch shuffle_each(const data::ImageBatch& set, int64_t patch_size, Generator& gen) {
   const int64_t n = set.images.size(0), grid = set.images.size(2) / patch_size;
-  data::ImageBatch out{Tensor(set.images.shape()), set.labels};
+  const bool clean = set.clean.shape() == set.images.shape();
+  data::ImageBatch out{Tensor(set.images.shape()), set.labels,
+                       clean ? Tensor(set.clean.shape()) : Tensor()};
   const int64_t per = set.images.numel() / n;
   for (int64_t i = 0; i < n; ++i) {
-    const Tensor one = data::shuffle_patches(image_rows(set.images, i, 1), patch_size,
-                                             data::random_permutation(grid * grid, gen));
-    std::copy(one.data(), one.data() + per, out.images.data() + i * per);
+    const std::vector<int64_t> perm = data::random_permutation(grid * grid, gen);
+    auto move = [&](const Tensor& from, Tensor& to) {
+      const Tensor one = data::shuffle_patches(image_rows(from, i, 1), patch_size, perm);
+      std::copy(one.data(), one.data() + per, to.data() + i * per);
+    };
+    move(set.images, out.images);
+    if (clean) move(set.clean, out.clean);
   }
   return out;
 }

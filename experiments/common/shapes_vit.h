@@ -47,7 +47,8 @@ struct ShapesScore {
 };
 ShapesScore score_shapes(nn::VisionTransformer& model, const data::ImageBatch& set);
 
-// The set with every image's patches shuffled by its own random permutation.
+// The set with every image's patches (and its clean picture's) shuffled by its own random
+// permutation.
 data::ImageBatch shuffle_each(const data::ImageBatch& set, int64_t patch_size, Generator& gen);
 
 // Runs the set through the model (eval, no tape, chunks of `chunk` images) and calls

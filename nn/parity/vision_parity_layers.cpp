@@ -47,9 +47,9 @@ ParityLayerSpec vit_spec() {
   };
   // Tiny images: 2 channels so that the channel axis of the patch cut is exercised; without
   // positions; and one channel cut into odd 3x3 patches with a single head.
-  const ConfigMap tiny = {{"image_size", "4"},      {"channels", "2"},  {"patch_size", "2"},
-                          {"d_model", "4"},         {"nhead", "2"},     {"dim_feedforward", "6"},
-                          {"num_layers", "2"},      {"num_classes", "3"}};
+  const ConfigMap tiny = {{"image_size", "4"}, {"channels", "2"},   {"patch_size", "2"},
+                          {"d_model", "4"},    {"nhead", "2"},      {"dim_feedforward", "6"},
+                          {"num_layers", "2"}, {"num_classes", "3"}};
   ConfigMap no_pos = tiny;
   no_pos["position_embedding"] = "false";
   s.gradcheck_configs = {{"tiny", tiny},

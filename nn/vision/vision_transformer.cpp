@@ -15,9 +15,10 @@ Var patchify(const Var& images, int64_t patch_size) {
   const int64_t b = images.size(0), c = images.size(1), h = images.size(2), w = images.size(3);
   const int64_t p = patch_size;
   if (p <= 0 || h % p != 0 || w % p != 0)
-    throw Error(fmt::format("patchify: patch size {} must divide the image's height and width, "
-                            "got images {}",
-                            p, shape_str(images.shape())));
+    throw Error(
+        fmt::format("patchify: patch size {} must divide the image's height and width, "
+                    "got images {}",
+                    p, shape_str(images.shape())));
   const int64_t gh = h / p, gw = w / p;
   // Tensors have rank <= 4, so the 6-axis cut (B,C,gh,P,gw,P) -> (B,gh,gw,C,P,P) goes in two
   // steps. Step 1, per (b, c, grid row): the P rows of that strip hold gw patches side by side.
@@ -52,7 +53,8 @@ VisionTransformer::VisionTransformer(const VisionTransformerOptions& o,
     pos_embed = register_parameter("pos_embed", Tensor::zeros({1, 1 + o.num_patches(), d}));
     init::normal_(pos_embed.value(), gen, 0.0, o.init_std);
   }
-  patch_embed = register_module("patch_embed", std::make_shared<Linear>(o.patch_dim(), d, true, gen));
+  patch_embed =
+      register_module("patch_embed", std::make_shared<Linear>(o.patch_dim(), d, true, gen));
   layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < o.num_layers; ++i)
     layers->append(std::make_shared<TransformerEncoderLayer>(o, gen, dropout_gen_));
@@ -66,10 +68,9 @@ Var VisionTransformer::encode(const Var& images) {
                      : images;
   const int64_t s = opt_.image_size;
   if (x4.rank() != 4 || x4.size(1) != opt_.channels || x4.size(2) != s || x4.size(3) != s)
-    throw Error(fmt::format("VisionTransformer: images must be (B,{},{},{}){}, got {}",
-                            opt_.channels, s, s,
-                            opt_.channels == 1 ? fmt::format(" or (B,{},{})", s, s) : "",
-                            shape_str(images.shape())));
+    throw Error(fmt::format(
+        "VisionTransformer: images must be (B,{},{},{}){}, got {}", opt_.channels, s, s,
+        opt_.channels == 1 ? fmt::format(" or (B,{},{})", s, s) : "", shape_str(images.shape())));
   const int64_t b = x4.size(0);
   const Var tokens = patch_embed->forward(patchify(x4, opt_.patch_size));  // (B,N,d)
   // [CLS] for every image: adding (1,1,d) to zeros (B,1,d) broadcasts it, and add's backward

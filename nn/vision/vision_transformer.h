@@ -59,8 +59,8 @@ struct VisionTransformerOptions : TransformerLayerOptions {
   bool position_embedding = true;
   double init_std = 0.02;
 
-  int64_t grid() const { return image_size / patch_size; }    // patches per side
-  int64_t num_patches() const { return grid() * grid(); }     // N
+  int64_t grid() const { return image_size / patch_size; }  // patches per side
+  int64_t num_patches() const { return grid() * grid(); }   // N
   int64_t patch_dim() const { return channels * patch_size * patch_size; }
 };
 

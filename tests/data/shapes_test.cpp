@@ -111,6 +111,23 @@ TEST_SUITE("data") {
     CHECK(std::sqrt(sq / n) == doctest::Approx(0.2).epsilon(0.05));
   }
 
+  TEST_CASE("shapes: the clean picture is the image without its noise; patches_above finds ink") {
+    ShapesDataset d({.noise = 0.2});
+    Generator a(8), b(8);
+    const ImageBatch x = d.sample(10, a);
+    // A generator in the same state draws the same first image: its class, then its placement.
+    std::vector<real> first(256);
+    const auto c = static_cast<ShapeClass>(b.randint(kNumShapeClasses));
+    d.draw(c, b, first.data(), false);
+    for (int64_t i = 0; i < 256; ++i) REQUIRE(x.clean[i] == first[static_cast<size_t>(i)]);
+    Tensor img = Tensor::zeros({2, 1, 8, 8});
+    img[(0 * 8 + 5) * 8 + 1] = 0.9f;  // image 0, pixel (5,1): patch (1,0) of a 2x2 grid
+    img[(8 + 2) * 8 + 6] = 0.4f;      // image 1, pixel (2,6): below the level
+    const Tensor ink = patches_above(img, 4, 0.5f);
+    REQUIRE(ink.shape() == Shape{2, 4});
+    for (int64_t k = 0; k < 8; ++k) CHECK(ink[k] == (k == 2 ? 1 : 0));
+  }
+
   TEST_CASE("shapes: bad settings are refused") {
     CHECK_THROWS_AS(ShapesDataset({.image_size = 6}), Error);
     CHECK_THROWS_AS(ShapesDataset({.min_radius = 5, .max_radius = 4}), Error);
