@@ -312,9 +312,8 @@ void run(const Config& cfg, RunContext& ctx) {
       fmt::format("{:.3f} of the attention on {:.3f} of the patches", ink_share,
                   dist.ink_fraction()));
   cmp.add_exact(
-      "locality is not built in, yet heads learn to look nearby (the network learns which "
-      "spatial relations matter)",
-      "yes", yes(has_local),
+      "locality is not built in, yet some heads learn to look nearby (ViT paper Fig. 7)", "yes",
+      yes(has_local),
       fmt::format("{} of {} heads below {:.0f}% of the uniform distance {:.2f} px; most local "
                   "{:.2f} px{}",
                   local_heads, o.num_layers * o.nhead, 100 * kLocalFraction, uniform, global_min,
@@ -359,8 +358,8 @@ void run(const Config& cfg, RunContext& ctx) {
         static_cast<double>(eval_size) * 2 / static_cast<double>(data::kNumShapeClasses);
     const double dots_gap = dots_accuracy(with) - dots_accuracy(without);
     cmp.add_exact(
-        "the spatial relation is learned through the position embeddings (dots side by side vs "
-        "stacked)",
+        "the network learns which spatial relations matter: dots side by side vs stacked, "
+        "through the position embeddings",
         "yes", yes(dots_gap > noise(dots_n)),
         fmt::format("dot-pair accuracy with positions {:.3f}, without {:.3f}: a gap of {:+.3f} "
                     "against 2 standard errors {:.3f}",
