@@ -259,6 +259,35 @@ void run(const Config& cfg, RunContext& ctx) {
         100 * (1 - agreement(with, with_shuffled))));
   }
 
+  // Translation: a model that only ever saw shapes in the left half, scored on both halves.
+  const bool translation = cfg.get_bool("translation");
+  ShapesScore on_left, on_right;
+  if (translation) {
+    ctx.section("Translation: trained on shapes in the left half only");
+    ShapesVitSettings ts = settings(cfg, ctx.seed(), patch, true);
+    ts.data.placement = data::Placement::kLeftHalf;
+    ShapesVitRun left = train_shapes_vit(ts);
+    data::ShapesDataset::Config right_half = ts.data;
+    right_half.placement = data::Placement::kRightHalf;
+    Generator left_gen(ctx.seed() + 300), right_gen(ctx.seed() + 400);
+    on_left = score_shapes(*left.model, data::ShapesDataset(ts.data).sample(eval_size, left_gen));
+    on_right =
+        score_shapes(*left.model, data::ShapesDataset(right_half).sample(eval_size, right_gen));
+    Table t("Trained with every shape's centre in the left half of its range",
+            {"held-out shapes", "accuracy"});
+    t.add_row({"left half (as in training)", fixed(on_left.accuracy, 3)});
+    t.add_row({"right half (never seen there)", fixed(on_right.accuracy, 3)});
+    ctx.table(t);
+    ctx.result("translation_left_accuracy", on_left.accuracy);
+    ctx.result("translation_right_accuracy", on_right.accuracy);
+    ctx.note(fmt::format(
+        "A CNN with pooling would score about the same on both halves: its kernels slide. The "
+        "ViT's patch embedding is shared by all patches too, but the position embeddings of the "
+        "right-hand patches were never trained with a shape on them: {:.3f} on the left, {:.3f} "
+        "on the right.",
+        on_left.accuracy, on_right.accuracy));
+  }
+
   std::vector<PatchPoint> sweep;
   for (int64_t p : cfg.get_ints("patch_sizes")) {
     if (p == patch) {
@@ -375,6 +404,16 @@ void run(const Config& cfg, RunContext& ctx) {
         fmt::format("accuracy {:.3f} -> {:.3f} shuffled; 2 standard errors {:.3f}", with.accuracy,
                     with_shuffled.accuracy, noise(static_cast<double>(eval_size))));
   }
+  if (translation) {
+    const double gap = on_left.accuracy - on_right.accuracy,
+                 two_se = 2 * std::sqrt(2 * 0.25 / static_cast<double>(eval_size));
+    cmp.add_exact(
+        "translation equivariance is not built in (exercise 3): trained on shapes in the left "
+        "half, the ViT loses accuracy on the right half",
+        "yes", yes(gap > two_se),
+        fmt::format("accuracy {:.3f} on the left, {:.3f} on the right; 2 standard errors {:.3f}",
+                    on_left.accuracy, on_right.accuracy, two_se));
+  }
   ctx.compare(cmp);
 }
 
@@ -421,6 +460,8 @@ Experiment vit_patches() {
       .add_int("warmup", 100, "steps of linear learning-rate warm-up", {.min = 0})
       .add_int("eval_size", 1000, "held-out images", {.min = 1})
       .add_bool("compare_positions", true, "also train without position embeddings")
+      .add_bool("translation", true,
+                "also train on shapes in the left half only and test on the right half")
       .add_ints("patch_sizes", {4, 8}, "patch sizes to compare (each its own model)", {.min = 1})
       .add_int("seed", 1, "random seed (weights, images, held-out set)", {.min = 0});
   e.quick = {{"steps", "300"}, {"warmup", "30"}, {"eval_size", "300"}, {"patch_sizes", "4,8"}};

@@ -96,7 +96,10 @@ void ShapesDataset::draw(
   const double r = config_.min_radius + gen.uniform() * (config_.max_radius - config_.min_radius);
   // The centre keeps the shape and its stroke (about 1 pixel) inside the image.
   const double lo = r + 1, hi = static_cast<double>(s) - r - 1;
-  const Point o{lo + gen.uniform() * (hi - lo), lo + gen.uniform() * (hi - lo)};
+  const double mid = (lo + hi) / 2;
+  const double x_lo = config_.placement == Placement::kRightHalf ? mid : lo;
+  const double x_hi = config_.placement == Placement::kLeftHalf ? mid : hi;
+  const Point o{x_lo + gen.uniform() * (x_hi - x_lo), lo + gen.uniform() * (hi - lo)};
   const double angle = gen.uniform() * std::numbers::pi, jitter = 4 * gen.uniform() - 2;
   for (int64_t i = 0; i < s; ++i)
     for (int64_t j = 0; j < s; ++j) {

@@ -30,6 +30,10 @@
 
 namespace attn::data {
 
+// Where a shape's centre may lie across the image: anywhere, or only in the left or right half
+// of its allowed range of columns (a translation the model never saw, for a held-out test).
+enum class Placement { kAnywhere, kLeftHalf, kRightHalf };
+
 enum class ShapeClass {
   kSquare,
   kCircle,
@@ -56,6 +60,7 @@ class ShapesDataset {
     double min_radius = 3;    // r range in pixels; 1 <= min_radius <= max_radius <= S/2 - 1.5
     double max_radius = 6;
     double noise = 0.15;  // standard deviation of the Gaussian pixel noise
+    Placement placement = Placement::kAnywhere;
   };
   explicit ShapesDataset(Config config);
 

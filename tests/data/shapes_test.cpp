@@ -128,6 +128,28 @@ TEST_SUITE("data") {
     for (int64_t k = 0; k < 8; ++k) CHECK(ink[k] == (k == 2 ? 1 : 0));
   }
 
+  TEST_CASE("shapes: placement keeps the shapes in the left or right half") {
+    // Mean ink column over many noise-free images: the centre lies in [r+1, 8] (left) or
+    // [8, 15-r] (right), so about 6.25 and 8.75 (pixel j has its centre at j + 0.5).
+    for (Placement pl : {Placement::kLeftHalf, Placement::kRightHalf}) {
+      ShapesDataset d({.noise = 0, .placement = pl});
+      Generator gen(4);
+      const ImageBatch b = d.sample(300, gen);
+      double mass = 0, col = 0;
+      for (int64_t k = 0; k < 300; ++k)
+        for (int64_t i = 0; i < 16; ++i)
+          for (int64_t j = 0; j < 16; ++j) {
+            const double v = b.clean[(k * 16 + i) * 16 + j];
+            mass += v, col += v * static_cast<double>(j);
+          }
+      CAPTURE(static_cast<int>(pl));
+      if (pl == Placement::kLeftHalf)
+        CHECK(col / mass < 7);
+      else
+        CHECK(col / mass > 8);
+    }
+  }
+
   TEST_CASE("shapes: bad settings are refused") {
     CHECK_THROWS_AS(ShapesDataset({.image_size = 6}), Error);
     CHECK_THROWS_AS(ShapesDataset({.min_radius = 5, .max_radius = 4}), Error);
