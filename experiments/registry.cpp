@@ -48,7 +48,8 @@ namespace attn::experiments {
   X(length_extrapolation)        \
   X(mqa_gqa)                     \
   X(sparse_challenge)            \
-  X(attention_zoo)
+  X(attention_zoo)               \
+  X(vit_patches)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
