@@ -3,10 +3,10 @@
 //   sequential - nn::selective_scan_sequential, the reference path: elementary ops per time step
 //                (slice, reshape, mul, exp, add, matmul ...), about a dozen tape records and
 //                (B,E,N) temporaries per step;
-//   chunked    - the fused op attn::selective_scan (chunks of 64, the layer's default), one
-//                record, states recomputed chunk by chunk in the backward;
-//   one chunk  - the fused op with chunk = T: the plain scan without the chunk passes, to show
-//                what chunking costs on top.
+//   chunked    - the fused op attn::selective_scan with chunks of 64 steps: one record, the
+//                states recomputed chunk by chunk in the backward;
+//   one chunk  - the fused op with chunk = T, the plain scan without the chunk passes (what the
+//                layer's default chunk of 256 runs up to T = 256), to show what chunking costs.
 // The step time is the measure; peak_tensor_bytes shows the sequential path's stored states.
 #include <memory>
 

@@ -21,7 +21,7 @@ namespace attn::experiments {
 struct S6MixerOptions {
   int64_t expand = 2;                     // E = expand * d_model channels
   nn::SsmScan scan = nn::SsmScan::kAuto;  // auto: chunked on the fast path, sequential in ref.
-  int64_t chunk = 64;                     // time steps per chunk of the chunked scan
+  int64_t chunk = 256;                    // time steps per chunk of the chunked scan
   int64_t d_conv = 4;                     // causal convolution kernel
 };
 

@@ -1,7 +1,7 @@
 // Layer-table row for the S6 selective state-space layer (nn/ssm/selective_ssm.h).
 //
 // Input x (B,T,d_model). Config keys: d_model=8 d_state=4 d_conv=4 expand=2 dt_rank=0 (auto:
-// ceil(d_model/16)) scan=auto|sequential|chunked chunk=64; seq_len (gradcheck inputs only).
+// ceil(d_model/16)) scan=auto|sequential|chunked chunk=256; seq_len (gradcheck inputs only).
 // PyTorch has no such module: tests/parity/check_ssm.py carries a short transcription of
 // Mamba's block with a Python loop over time and the same parameter names.
 #include "nn/parity/parity_layers.h"
@@ -15,7 +15,7 @@ std::vector<ParityLayerSpec> ssm_parity_layers() {
   s6.name = "selective_ssm";
   s6.summary =
       "SelectiveSSM (Mamba's S6 block): d_model=8 d_state=4 d_conv=4 expand=2 dt_rank=0 "
-      "scan=auto|sequential|chunked chunk=64; input x";
+      "scan=auto|sequential|chunked chunk=256; input x";
   s6.build = [](LayerConfig& c, Generator& gen) {
     SelectiveSsmOptions o;
     o.d_state = c.get_int("d_state", 4);
@@ -23,7 +23,7 @@ std::vector<ParityLayerSpec> ssm_parity_layers() {
     o.expand = c.get_int("expand", 2);
     o.dt_rank = c.get_int("dt_rank", 0);
     o.scan = ssm_scan_from_name(c.get_choice("scan", "auto", {"auto", "sequential", "chunked"}));
-    o.chunk = c.get_int("chunk", 64);
+    o.chunk = c.get_int("chunk", 256);
     auto m = std::make_shared<SelectiveSSM>(c.get_int("d_model", 8), gen, o);
     return ParityLayer{m, [m](LayerInputs& in) { return m->forward(in.input("x")); }};
   };

@@ -63,7 +63,11 @@ struct SelectiveSsmOptions {
   int64_t dt_rank = 0;   // R; 0 means ceil(d_model / 16), Mamba's "auto"
   double dt_min = 1e-3, dt_max = 0.1, dt_init_floor = 1e-4;
   SsmScan scan = SsmScan::kAuto;
-  int64_t chunk = 64;  // time steps per chunk of the chunked scan
+  // Time steps per chunk of the chunked scan. Chunks let one long sequence use several cores;
+  // each chunk after the first costs one more exp per (t, e, n) forward and backward (the
+  // fix-up passes), so the default splits only sequences longer than 256 (W10 in
+  // docs/performance.md measures chunk 64 against one chunk).
+  int64_t chunk = 256;
 };
 
 // The recurrent state of one layer while decoding: what a step needs of the past.

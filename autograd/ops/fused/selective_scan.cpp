@@ -42,6 +42,27 @@
 
 namespace attn {
 
+namespace {
+
+// w[e,n] = exp(scale[e] A[e,n]) for every (e, n) of one time step (or one chunk): the decays.
+// The products go to w first and kernels::vexp_n exponentiates the E N of them in one
+// vectorised loop (vexp inlined here would stay scalar: see vec_math.h on -fno-trapping-math).
+void decays(const real* scale, const real* a, int64_t e_dim, int64_t n_dim, real* w) {
+  for (int64_t e = 0; e < e_dim; ++e)
+    for (int64_t n = 0; n < n_dim; ++n) w[e * n_dim + n] = scale[e] * a[e * n_dim + n];
+  kernels::vexp_n(w, w, e_dim * n_dim);
+}
+
+// sum_n c[n] h[n] over one channel's N states.
+real dot(const real* c, const real* h, int64_t n_dim) {
+  real acc = 0;
+#pragma omp simd reduction(+ : acc)
+  for (int64_t n = 0; n < n_dim; ++n) acc += c[n] * h[n];
+  return acc;
+}
+
+}  // namespace
+
 struct SelectiveScanOp final : Op {
   Tensor u, delta, a, bm, cm, dskip;  // inputs (shared storage): u, delta, A, B, C, D
   Tensor h_in;                        // (B,chunks,E,N): the state entering each chunk
@@ -71,22 +92,20 @@ struct SelectiveScanOp final : Op {
       const int64_t t1 = std::min(t_len, t0 + chunk);
       real* h = h_end.data() + job * E * N;
       real* dsum = delta_sum.data() + job * E;
+      std::vector<real> decay(static_cast<size_t>(E * N));
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t bt = b * t_len + t;
         const real *ut = u.data() + bt * E, *dt = delta.data() + bt * E;
         const real *bn = bm.data() + bt * N, *cn = cm.data() + bt * N;
         real* yt = y.data() + bt * E;
+        decays(dt, a.data(), E, N, decay.data());
         for (int64_t e = 0; e < E; ++e) {
-          const real de = dt[e], x = de * ut[e];
-          const real* ae = a.data() + e * N;
+          const real x = dt[e] * ut[e];
+          const real* ae = decay.data() + e * N;
           real* he = h + e * N;
-          real acc = 0;
-          for (int64_t n = 0; n < N; ++n) {
-            he[n] = kernels::vexp(de * ae[n]) * he[n] + x * bn[n];
-            acc += cn[n] * he[n];
-          }
-          dsum[e] += de;
-          yt[e] = acc + dskip[e] * ut[e];
+          for (int64_t n = 0; n < N; ++n) he[n] = ae[n] * he[n] + x * bn[n];
+          dsum[e] += dt[e];
+          yt[e] = dot(cn, he, N) + dskip[e] * ut[e];
         }
       }
     });
@@ -112,19 +131,16 @@ struct SelectiveScanOp final : Op {
       const int64_t t1 = std::min(t_len, t0 + chunk);
       const real* hc = h_in.data() + job * E * N;
       std::vector<real> s(static_cast<size_t>(E), 0);  // S_t, the prefix sum of delta
+      std::vector<real> decay(static_cast<size_t>(E * N));
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t bt = b * t_len + t;
         const real* dt = delta.data() + bt * E;
         const real* cn = cm.data() + bt * N;
         real* yt = y.data() + bt * E;
-        for (int64_t e = 0; e < E; ++e) {
-          s[e] += dt[e];
-          const real* ae = a.data() + e * N;
-          const real* he = hc + e * N;
-          real acc = 0;
-          for (int64_t n = 0; n < N; ++n) acc += cn[n] * kernels::vexp(s[e] * ae[n]) * he[n];
-          yt[e] += acc;
-        }
+        for (int64_t e = 0; e < E; ++e) s[e] += dt[e];
+        decays(s.data(), a.data(), E, N, decay.data());
+        for (int64_t i = 0; i < E * N; ++i) decay[i] *= hc[i];  // exp(A S_t) H_c
+        for (int64_t e = 0; e < E; ++e) yt[e] += dot(cn, decay.data() + e * N, N);
       }
     });
     return y;
@@ -160,15 +176,16 @@ struct SelectiveScanOp final : Op {
       const int64_t b = job / chunks, t0 = (job % chunks) * chunk;
       const int64_t t1 = std::min(t_len, t0 + chunk);
       real* gl = q.data() + job * E * N;  // holds a_{t+1} g_{t+1}, then a_t g_t
+      std::vector<real> decay(static_cast<size_t>(E * N));
       for (int64_t t = t1 - 1; t >= t0; --t) {
         const int64_t bt = b * t_len + t;
-        const real *gt = g.data() + bt * E, *dt = delta.data() + bt * E;
+        const real* gt = g.data() + bt * E;
         const real* cn = cm.data() + bt * N;
+        decays(delta.data() + bt * E, a.data(), E, N, decay.data());
         for (int64_t e = 0; e < E; ++e) {
-          const real* ae = a.data() + e * N;
+          const real* ae = decay.data() + e * N;
           real* ge = gl + e * N;
-          for (int64_t n = 0; n < N; ++n)
-            ge[n] = (gt[e] * cn[n] + ge[n]) * kernels::vexp(dt[e] * ae[n]);
+          for (int64_t n = 0; n < N; ++n) ge[n] = (gt[e] * cn[n] + ge[n]) * ae[n];
         }
       }
     });
@@ -199,11 +216,11 @@ struct SelectiveScanOp final : Op {
         const real* hp = t == t0 ? h0 : hs.data() + (t - t0 - 1) * E * N;
         real* ht = hs.data() + (t - t0) * E * N;
         real* at = as.data() + (t - t0) * E * N;
+        decays(dt, a.data(), E, N, at);
         for (int64_t e = 0; e < E; ++e) {
           const real x = dt[e] * ut[e];
           for (int64_t n = 0; n < N; ++n) {
             const int64_t i = e * N + n;
-            at[i] = kernels::vexp(dt[e] * a[i]);
             ht[i] = at[i] * hp[i] + x * bn[n];
           }
         }
@@ -222,6 +239,7 @@ struct SelectiveScanOp final : Op {
         for (int64_t e = 0; e < E; ++e) {
           const real de = dt[e], ue = ut[e], gy = gt[e], x = de * ue;
           real decay_sum = 0, gb_sum = 0;  // sum_n g h_{t-1} a_t A,  sum_n g B
+#pragma omp simd reduction(+ : decay_sum, gb_sum)
           for (int64_t n = 0; n < N; ++n) {
             const int64_t i = e * N + n;
             const real gn = gy * cn[n] + gc[i];  // g_t
@@ -253,7 +271,9 @@ struct SelectiveScanOp final : Op {
     accumulate(5, dd);
   }
 
-  const char* name() const override { return "selective_scan"; }
+  const char* name() const override {
+    return "selective_scan";
+  }
 
  private:
   void check_shapes() {
