@@ -207,15 +207,20 @@ struct SelectiveScanOp final : Op {
     kernels::parallel_for(batch * chunks, 2 * work, [&](int64_t job) {
       const int64_t b = job / chunks, t0 = (job % chunks) * chunk;
       const int64_t t1 = std::min(t_len, t0 + chunk), steps = t1 - t0;
-      std::vector<real> hs(static_cast<size_t>(steps * E * N)), as(hs.size());
+      // The chunk's states and decays, (steps,E,N) each. Tensors, so the buffer pool serves
+      // them again next call (a fresh multi-MiB std::vector per call cost a page fault per
+      // 4 KiB: a quarter of the backward's time at T = 1024 in one chunk) and the peak tensor
+      // memory counts them.
+      Tensor hs_t = Tensor::empty({steps, E, N}), as_t = Tensor::empty({steps, E, N});
+      real *hs = hs_t.data(), *as = as_t.data();
       const real* h0 = h_in.data() + job * E * N;
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t bt = b * t_len + t;
         const real *ut = u.data() + bt * E, *dt = delta.data() + bt * E;
         const real* bn = bm.data() + bt * N;
-        const real* hp = t == t0 ? h0 : hs.data() + (t - t0 - 1) * E * N;
-        real* ht = hs.data() + (t - t0) * E * N;
-        real* at = as.data() + (t - t0) * E * N;
+        const real* hp = t == t0 ? h0 : hs + (t - t0 - 1) * E * N;
+        real* ht = hs + (t - t0) * E * N;
+        real* at = as + (t - t0) * E * N;
         decays(dt, a.data(), E, N, at);
         for (int64_t e = 0; e < E; ++e) {
           const real x = dt[e] * ut[e];
@@ -232,9 +237,9 @@ struct SelectiveScanOp final : Op {
         const int64_t bt = b * t_len + t;
         const real *ut = u.data() + bt * E, *dt = delta.data() + bt * E, *gt = g.data() + bt * E;
         const real *bn = bm.data() + bt * N, *cn = cm.data() + bt * N;
-        const real* hp = t == t0 ? h0 : hs.data() + (t - t0 - 1) * E * N;
-        const real* ht = hs.data() + (t - t0) * E * N;
-        const real* at = as.data() + (t - t0) * E * N;
+        const real* hp = t == t0 ? h0 : hs + (t - t0 - 1) * E * N;
+        const real* ht = hs + (t - t0) * E * N;
+        const real* at = as + (t - t0) * E * N;
         real *dbt = db.data() + bt * N, *dct = dc.data() + bt * N;
         for (int64_t e = 0; e < E; ++e) {
           const real de = dt[e], ue = ut[e], gy = gt[e], x = de * ue;
