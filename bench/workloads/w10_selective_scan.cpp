@@ -1,8 +1,8 @@
 // W10: the S6 selective scan two ways, forward+backward, B 4, E 64 channels, N 16 states,
 // T = 64 .. 1024 (the selective-ssm experiment's layer at d_model 32, expand 2):
 //   sequential - nn::selective_scan_sequential, the reference path: elementary ops per time step
-//                (slice, reshape, mul, exp, add, matmul ...), about a dozen tape records and
-//                (B,E,N) temporaries per step;
+//                (slice, reshape, mul, exp, add, matmul ...), 15 tape records and their
+//                (B,E,N) or smaller temporaries per step;
 //   chunked    - the fused op attn::selective_scan with chunks of 64 steps: one record, the
 //                states recomputed chunk by chunk in the backward;
 //   one chunk  - the fused op with chunk = T, the plain scan without the chunk passes (what the
