@@ -34,7 +34,7 @@ double rel_diff(const Tensor& a, const Tensor& b) {
 // Float rounding grows with the number of steps a value passes through (the state is carried
 // over T steps and dA, dD sum over all of them): the bound grows with T.
 double tolerance(int64_t t_len) {
-  return 2e-6 * (4.0 + static_cast<double>(t_len) / 16.0);
+  return 5e-7 * (4.0 + static_cast<double>(t_len) / 16.0);
 }
 
 struct ScanInputs {
@@ -113,12 +113,16 @@ TEST_SUITE("nn") {
         return selective_scan(v[0], v[1], v[2], v[3], v[4], v[5], c.chunk);
       });
       const double tol = tolerance(c.t_len);
-      CHECK(rel_diff(fast.y, ref.y) <= tol);
+      double worst = rel_diff(fast.y, ref.y);
+      CHECK(worst <= tol);
       const char* names[] = {"du", "ddelta", "dA", "dB", "dC", "dD"};
       for (size_t i = 0; i < ref.grads.size(); ++i) {
         CAPTURE(names[i]);
-        CHECK(rel_diff(fast.grads[i], ref.grads[i]) <= tol);
+        const double e = rel_diff(fast.grads[i], ref.grads[i]);
+        worst = std::max(worst, e);
+        CHECK(e <= tol);
       }
+      MESSAGE("T=" << c.t_len << " chunk=" << c.chunk << ": worst " << worst << ", bound " << tol);
     }
   }
 
