@@ -8,11 +8,14 @@
 //   one chunk  - the fused op with chunk = T, the plain scan without the chunk passes (what the
 //                layer's default chunk of 256 runs up to T = 256), to show what chunking costs.
 // The step time is the measure; peak_tensor_bytes shows the sequential path's stored states.
+// Two more cases time the whole nn::SelectiveSSM layer (d_model 32, so E 64, N 16) at T = 256
+// with each scan forced: how much of a layer's step the scan is.
 #include <memory>
 
 #include "autograd/functional.h"
 #include "bench/workloads/workloads.h"
 #include "nn/ssm/selective_scan_reference.h"
+#include "nn/ssm/selective_ssm.h"
 
 namespace attn::bench {
 
@@ -61,6 +64,36 @@ BenchCase scan_case(int64_t t, ScanWay way) {
   return c;
 }
 
+struct LayerState {
+  std::shared_ptr<nn::SelectiveSSM> layer;
+  Var x;
+  Tensor dy;
+};
+
+BenchCase layer_case(int64_t t, nn::SsmScan scan) {
+  auto s = std::make_shared<LayerState>();
+  BenchCase c;
+  c.workload = "W10";
+  c.name = std::string("S6 layer, ") + nn::ssm_scan_name(scan) + " fwd+bwd T=" + std::to_string(t);
+  c.tokens = static_cast<double>(kBatch * t);
+  c.setup = [s, t, scan] {
+    Generator gen(11);
+    nn::SelectiveSsmOptions o;
+    o.d_state = kStates;
+    o.scan = scan;
+    s->layer = std::make_shared<nn::SelectiveSSM>(kChannels / 2, gen, o);
+    s->x = Var::parameter(Tensor::randn({kBatch, t, kChannels / 2}, gen));
+    s->dy = Tensor::randn({kBatch, t, kChannels / 2}, gen);
+  };
+  c.step = [s] {
+    s->layer->zero_grad();
+    s->x.zero_grad();
+    s->layer->forward(s->x).backward(s->dy);
+  };
+  c.teardown = [s] { *s = LayerState{}; };
+  return c;
+}
+
 }  // namespace
 
 std::vector<BenchCase> w10_cases() {
@@ -68,6 +101,8 @@ std::vector<BenchCase> w10_cases() {
   for (int64_t t : {64, 256, 1024})
     for (ScanWay way : {ScanWay::kSequential, ScanWay::kChunked, ScanWay::kOneChunk})
       cases.push_back(scan_case(t, way));
+  for (nn::SsmScan scan : {nn::SsmScan::kSequential, nn::SsmScan::kChunked})
+    cases.push_back(layer_case(256, scan));
   return cases;
 }
 
