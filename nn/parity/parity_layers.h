@@ -64,6 +64,7 @@ std::vector<ParityLayerSpec> position_parity_layers();  // positions: position_p
 std::vector<ParityLayerSpec> additive_parity_layers();  // additive: additive_parity_layers.cpp
 std::vector<ParityLayerSpec> zoo_parity_layers();       // attention-zoo: zoo_parity_layers.cpp
 std::vector<ParityLayerSpec> vision_parity_layers();    // vision: vision_parity_layers.cpp
+std::vector<ParityLayerSpec> ssm_parity_layers();       // s6: ssm_parity_layers.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<ParityLayerSpec>& parity_layers();

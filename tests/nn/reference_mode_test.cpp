@@ -33,7 +33,7 @@ namespace {
 // The ops that exist only on the fast path.
 const std::set<std::string> kFusedOps{"linear",          "linear_relu",     "gelu_linear",
                                       "fused_attention", "attention_probs", "attention_weights",
-                                      "tril_matmul",     "masked_softmax"};
+                                      "tril_matmul",     "masked_softmax",  "selective_scan"};
 
 struct PathRun {
   Tensor out;
