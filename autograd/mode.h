@@ -22,7 +22,8 @@
 //
 // Fast mode: the same layers call the fused ops of autograd/ops/fused/ (linear with its bias in
 // the GEMM, linear_relu, gelu_linear, fused_attention, attention_weights + tril_matmul,
-// masked_softmax). Each fused op names there the elementary ops it replaces and what it gains.
+// masked_softmax, causal_linear_attention, banded_attention for sliding windows, selective_scan
+// for the S6 layer). Each fused op names there the elementary ops it replaces and what it gains.
 // tests/nn/reference_mode_test.cpp runs every row of the layer registry both ways and checks
 // that outputs and gradients agree.
 //
