@@ -47,7 +47,7 @@ namespace attn::experiments {
   X(depth_hops)                  \
   X(length_extrapolation)        \
   X(mqa_gqa)                     \
-  X(sparse_challenge)           \
+  X(sparse_challenge)            \
   X(scaling_law)
 // ---------------------------------------------------------------------------------------------
 
