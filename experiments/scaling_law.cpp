@@ -44,6 +44,7 @@
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
 #include "train/progress.h"
+#include "train/run/task_setup.h"
 
 namespace attn::experiments {
 
@@ -700,6 +701,24 @@ Experiment scaling_law() {
                                    c.get_int("groups"), c.get_int("eval_size")));
     for (size_t i = 0; i < d.size(); ++i)
       train::validate_train_config(run_config(c, {d[i], l[i]}, 0));
+    const auto grid = eval_grid(c);
+    const auto fit_points = std::count_if(grid.begin(), grid.end(), [&](int64_t g) {
+      return g >= 2 * c.get_int("warmup") && g <= c.get_int("steps");
+    });
+    if (fit_points < 4)
+      throw UsageError(fmt::format(
+          "scaling-law: only {} of the --eval_points {} evaluations fall between step {} (twice "
+          "--warmup) and --steps {}; the loss-against-tokens fit needs 4: raise --eval_points "
+          "or --steps",
+          fit_points, c.get_int("eval_points"), 2 * c.get_int("warmup"), c.get_int("steps")));
+    // The held-out windows the validation text holds (fewer than --eval_size when the windows
+    // are long) must fill every group.
+    const auto windows = train::make_task_setup(run_config(c, {d[0], l[0]}, 0)).heldout_set.size();
+    if (static_cast<int64_t>(windows) < c.get_int("groups"))
+      throw UsageError(fmt::format(
+          "scaling-law: the held-out text holds {} windows of --block_len {}, fewer than "
+          "--groups {}; lower --groups or --block_len",
+          windows, c.get_int("block_len"), c.get_int("groups")));
   };
   e.run = run;
   return e;

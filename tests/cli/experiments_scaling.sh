@@ -18,7 +18,11 @@ expect 2 "--head_dim 8 must divide every width in --d_models (not 20)" run scali
 expect 2 "fit at least 4 sizes" run scaling-law --d_models 8,16,32 --layers 1,1,1 --out "$tmp/bad3"
 expect 2 "--steps 100 must be more than twice --warmup 50" run scaling-law --steps 100 \
   --out "$tmp/bad4"
-for d in bad1 bad2 bad3 bad4; do
+expect 2 "the loss-against-tokens fit needs 4" run scaling-law --eval_points 4 --warmup 200 \
+  --steps 1000 --out "$tmp/bad5"
+expect 2 "fewer than --groups 16" run scaling-law --d_models 8,8,16,16 --layers 1,2,1,2 \
+  --block_len 1200 --batch 1 --eval_size 16 --out "$tmp/bad6"
+for d in bad1 bad2 bad3 bad4 bad5 bad6; do
   [[ -e "$tmp/$d" ]] && fail "a refused scaling-law wrote $tmp/$d" || pass "no folder for $d"
 done
 
