@@ -11,19 +11,19 @@
 // constant learning rate (the smaller sizes go on longer, see steps_of), and its held-out loss
 // is taken at log-spaced steps. So one run is one loss-against-tokens curve, and the points at
 // --steps, a token budget every size shares, are the loss-against-size data.
-//   L(N) = a N^(-alpha) + c      on the final losses, N = non-embedding parameters (as Kaplan
+//   L(N) = a N^(-alpha) + c      on the losses at --steps, N = non-embedding parameters (as Kaplan
 //                                et al. count them: embeddings and output layer left out);
 //   L(D) = b D^(-beta) + c_D     on the largest model's curve after the warm-up;
 //   N_opt(C) ~ C^a               from IsoFLOP profiles (experiments/common/compute_frontier.h).
 // The fits are nonlinear least squares by variable projection (experiments/common/
 // power_law_fit.h). Their 95% intervals are percentile bootstraps: a replicate redraws the
-// groups of held-out windows (16 blocks of consecutive windows, the same draw for every size so
-// the comparison between sizes stays paired) and, for each size, its seeds, both with
+// groups of held-out windows (--groups blocks of consecutive windows, the same draw for every
+// size so the comparison between sizes stays paired) and, for each size, its seeds, both with
 // replacement, and refits. With one seed the interval holds the evaluation noise only, not the
 // run-to-run noise of training; more --seeds widen it honestly.
 //
 // Why the numbers will not be Kaplan's: the corpus is a small grammar whose next character is
-// often certain, so the floor c is a large part of every loss and the reducible part a - c is
+// often certain, so the floor c is a large part of every loss and the reducible part L - c is
 // small; the models are thousands of parameters, not millions to billions; and the token axis
 // counts repeated passes over one short text.
 // Step through: train_scaling_run (experiments/common/scaling_run.cpp), fit_power_law.
@@ -53,7 +53,7 @@ namespace {
 // Published values, not in the seed documents (003 names the power laws and Chinchilla's rule
 // without numbers): Kaplan et al. 2020, "Scaling Laws for Neural Language Models", L(N) and L(D)
 // exponents; the Chinchilla rule "scale N and D proportionally" with C = 6 N D means
-// N_opt ~ C^0.5 (Hoffmann et al. 2022 fit 0.49-0.50).
+// N_opt ~ C^0.5 (Hoffmann et al. 2022 estimate about 0.5).
 constexpr double kKaplanAlphaN = 0.076;
 constexpr double kKaplanAlphaD = 0.095;
 constexpr double kProportionalExponent = 0.5;
@@ -631,6 +631,17 @@ void run(const Config& cfg, RunContext& ctx) {
       fmt::format("interval {}; ours is one small model's training curve over repeated "
                   "passes of a short text, not loss against dataset size",
                   interval_text(fd.alpha)));
+  const ScalingCurve& big = runs.back().front();
+  ctx.note(fmt::format(
+      "Toy scale, read the exponents with care: the fitted floor c = {:.3f} nats is {:.0f}% of "
+      "the largest model's loss (the part no size removes, on a corpus with a low entropy "
+      "floor); N spans "
+      "{:.0f} to {:.0f} non-embedding parameters (Kaplan et al. went up to about a billion, on web "
+      "text far from any floor); and the token axis is {:.1f} passes over a {}-character text. "
+      "The literature's exponents are shown as such: the documents give none.",
+      fn.fit.c, 100 * floor_share, n_lo, n_hi,
+      static_cast<double>(big.tokens.back()) / static_cast<double>(big.train_chars),
+      big.train_chars));
   ctx.compare(cmp);
 }
 

@@ -2,7 +2,7 @@
 # scaling-law in quick mode (003, scaling laws): every size is reported with its non-embedding
 # parameter count; the fitted L(N) = a N^-alpha + c and L(D) exist and are finite with
 # intervals in order and a floor no higher than the best loss; the largest model ends clearly
-# below the smallest (the quick sizes span 8 to 48 wide, ~30x in N, and the smallest cannot fit
+# below the smallest (the quick sizes span 8 to 48 wide, ~64x in N, and the smallest cannot fit
 # the grammar); the compute frontier and the document comparison are present. Bad settings
 # exit 2 naming the flag and leave no run folder.
 #   tests/cli/experiments_scaling.sh BUILD_DIR
