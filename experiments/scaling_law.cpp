@@ -654,8 +654,8 @@ Experiment scaling_law() {
   e.purpose =
       "GPT character models at several sizes: fit L(N) = a N^-alpha + c with bootstrap "
       "intervals, loss against tokens, and the compute-optimal size per budget";
-  // Measured: 636 s wall (238 s CPU) with the machine shared by other jobs (load ~12); --quick
-  // 19-25 s wall (5.5 s CPU) there.
+  // Measured: 511-636 s wall (about 240 s CPU) with the machine shared by other jobs (load
+  // 9-12); --quick 15-25 s wall (5.5 s CPU) there.
   e.typical_time = "~5-11 min";
   e.config
       .add_ints("d_models", {8, 8, 16, 16, 24, 32, 48, 64, 96}, "model widths, one per size",
