@@ -49,7 +49,8 @@ namespace attn::experiments {
   X(mqa_gqa)                     \
   X(sparse_challenge)            \
   X(attention_zoo)               \
-  X(vit_patches)
+  X(vit_patches)                 \
+  X(scaling_law)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
