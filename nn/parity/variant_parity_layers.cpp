@@ -26,14 +26,6 @@ std::function<TensorMap(LayerConfig&, Generator&)> x_input(const char* width_key
   };
 }
 
-template <class M>
-ParityLayer layer_of(std::shared_ptr<M> m) {
-  ParityLayer layer;
-  layer.module = m;
-  layer.forward = [m](LayerInputs& in) { return m->forward(in.input("x")); };
-  return layer;
-}
-
 // A row of the projected-attention family: config d_model (8), nhead (2), causal (false) and
 // bias (true), plus the layer's own keys; its gradcheck configs run at d_model 4, nhead 2.
 using ProjectedBuild =
