@@ -1,0 +1,490 @@
+// attention-zoo [004 §0x04 4.1]: softmax attention beside the variants that reshape its score
+// matrix — Linformer (compress keys and values along T), Reformer (hash, sort, attend within
+// chunks), Synthesizer (dense and random: weights without q . k) and dual chunk attention
+// (re-indexed RoPE distances) — in one model body, on one recall task and one long-range task,
+// with time per training step and peak memory against T.
+//
+//   attnlab run attention-zoo
+//   attnlab run attention-zoo --variants softmax,linformer --lengths 128,256,512,1024
+//
+// Every variant is a token mixer in experiments/common/mixer_model.h's MixerModel (pre-norm
+// blocks, the same feed-forward and read-out), built from zoo_variants.h's list, so the only
+// difference between two rows of a table is the mixer. Parts:
+//   1. accuracy: each variant trained for --steps on associative recall ("k1 v1 ... ? q" -> the
+//      value stored under q, read at the last position) and on a long-range task (majority or
+//      match, data/tasks/long_range.h), held-out accuracy;
+//   2. cost: one training step (forward, backward, Adam) of every variant at each --lengths T,
+//      interleaved so outside load hits all alike, and the exact peak tensor bytes of one
+//      forward + backward; growth exponents on log-log axes;
+//   3. dual chunk attention's own claim, length: a RoPE character model trained at --rope_train_len
+//      read at longer lengths with plain RoPE indices and with DCA's (common/dca_extrapolation.h).
+// Step through: nn::LshAttention::forward (the sort and the chunk masks),
+// nn::LinformerAttention::forward, nn::RopeAttention::forward (the three score matrices).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "autograd/error.h"
+#include "autograd/functional.h"
+#include "autograd/tape.h"
+#include "data/tasks/long_range.h"
+#include "data/tasks/recall.h"
+#include "experiments/common/dca_extrapolation.h"
+#include "experiments/common/interleaved_timing.h"
+#include "experiments/common/loglog.h"
+#include "experiments/common/peak_memory.h"
+#include "experiments/common/zoo_variants.h"
+#include "experiments/experiment.h"
+#include "experiments/report/charts.h"
+#include "experiments/run_context.h"
+#include "train/optim/adam.h"
+
+namespace attn::experiments {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Every variant the zoo knows, in report order.
+std::vector<ZooVariant> all_variants() {
+  std::vector<ZooVariant> v = zoo_projection_variants();
+  // (the lead adds zoo_recurrent_variants() here: one line, appending its list)
+  return v;
+}
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (from <= text.size()) {
+    const size_t comma = std::min(text.find(',', from), text.size());
+    out.push_back(text.substr(from, comma - from));
+    from = comma + 1;
+  }
+  return out;
+}
+
+// --variants: "" = all, else comma-separated names, each known and given once.
+std::vector<ZooVariant> chosen_variants(const Config& cfg) {
+  const std::vector<ZooVariant> all = all_variants();
+  const std::string text = cfg.get_string("variants");
+  if (text.empty()) return all;
+  std::vector<std::string> known;
+  for (const ZooVariant& v : all) known.push_back(v.name);
+  std::vector<ZooVariant> out;
+  for (const std::string& name : split_names(text)) {
+    const auto it = std::find(known.begin(), known.end(), name);
+    if (it == known.end())
+      throw UsageError(fmt::format("attention-zoo: --variants: unknown '{}' (choose from {})", name,
+                                   fmt::join(known, ",")));
+    if (std::any_of(out.begin(), out.end(), [&](const ZooVariant& v) { return v.name == name; }))
+      throw UsageError(fmt::format("attention-zoo: --variants: '{}' twice", name));
+    out.push_back(all[static_cast<size_t>(it - known.begin())]);
+  }
+  return out;
+}
+
+// ---- part 1: accuracy -------------------------------------------------------------------------
+
+// ids (B,T) and labels (B): a batch of a task whose examples all have length T.
+struct Batch {
+  Tensor ids, labels;
+};
+
+Batch make_batch(const data::Task& task, int64_t b, Generator& gen) {
+  std::vector<data::Example> xs;
+  for (int64_t i = 0; i < b; ++i) xs.push_back(task.sample(gen));
+  const auto t = static_cast<int64_t>(xs[0].src.size());
+  Batch out{Tensor({b, t}), Tensor({b})};
+  for (int64_t i = 0; i < b; ++i) {
+    for (int64_t j = 0; j < t; ++j)
+      out.ids[i * t + j] =
+          static_cast<real>(xs[static_cast<size_t>(i)].src[static_cast<size_t>(j)]);
+    out.labels[i] = static_cast<real>(xs[static_cast<size_t>(i)].label);
+  }
+  return out;
+}
+
+std::unique_ptr<MixerModel> build_model(const ZooVariant& v,
+                                        const Config& cfg,
+                                        int64_t vocab,
+                                        int64_t t,
+                                        int64_t classes,
+                                        Generator& gen) {
+  const ZooShape shape{.d_model = cfg.get_int("d_model"),
+                       .nhead = cfg.get_int("nhead"),
+                       .max_len = t,
+                       .layers = cfg.get_int("layers")};
+  return std::make_unique<MixerModel>(
+      MixerModelOptions{.vocab = vocab,
+                        .max_len = t,
+                        .d_model = shape.d_model,
+                        .layers = shape.layers,
+                        .classes = classes},
+      [&](int64_t layer, Generator& g) { return v.make(shape, layer, g); }, gen);
+}
+
+void train_step(MixerModel& m, train::Adam& opt, const Batch& b) {
+  opt.zero_grad();
+  cross_entropy(m.forward(b.ids), b.labels).backward();
+  opt.step();
+}
+
+double accuracy(const MixerModel& m, const data::Task& task, int64_t n, Generator& gen) {
+  NoGrad off;
+  int64_t right = 0;
+  for (int64_t left = n; left > 0; left -= 100) {
+    const Batch b = make_batch(task, std::min<int64_t>(100, left), gen);
+    const Tensor logits = m.forward(b.ids).value();
+    const int64_t c = logits.size(1);
+    for (int64_t i = 0; i < b.labels.numel(); ++i) {
+      const real* row = logits.data() + i * c;
+      right += std::max_element(row, row + c) - row == static_cast<int64_t>(b.labels[i]);
+    }
+  }
+  return static_cast<double>(right) / static_cast<double>(n);
+}
+
+struct Trained {
+  double accuracy = 0, ms_per_step = 0;
+};
+
+Trained train_and_eval(const ZooVariant& v,
+                       const Config& cfg,
+                       const data::Task& task,
+                       uint64_t seed) {
+  Generator init(seed), data_gen(seed + 1), eval_gen(seed + 2);
+  const int64_t t = task.max_src_len();
+  auto m = build_model(v, cfg, task.tokenizer().vocab_size(), t, task.num_classes(), init);
+  train::Adam opt(m->parameters(), {.lr = cfg.get_real("lr")});
+  const int64_t steps = cfg.get_int("steps"), batch = cfg.get_int("batch");
+  const double s = seconds_of([&] {
+    for (int64_t i = 0; i < steps; ++i) train_step(*m, opt, make_batch(task, batch, data_gen));
+  });
+  return {accuracy(*m, task, cfg.get_int("eval_size"), eval_gen),
+          1e3 * s / static_cast<double>(steps)};
+}
+
+struct Accuracies {
+  std::vector<double> recall, long_range;
+};
+
+Accuracies accuracy_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant>& vs) {
+  const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
+  const std::string mode = cfg.get_string("long_mode");
+  const data::LongRangeTask long_range(
+      {.mode = mode == "match" ? data::LongRangeMode::kMatch : data::LongRangeMode::kMajority,
+       .seq_len = cfg.get_int("long_len")});
+  ctx.section(fmt::format(
+      "Part 1: accuracy after {} steps of batch {} ({} held-out examples; recall T = {}, {} T = "
+      "{})",
+      cfg.get_int("steps"), cfg.get_int("batch"), cfg.get_int("eval_size"), recall.max_src_len(),
+      mode, long_range.max_src_len()));
+  Table t("Held-out accuracy at equal steps (recall chance 0.1, " + mode + " chance 0.5)",
+          {"variant", "idea", "causal", "recall", "recall ms/step", mode, mode + " ms/step"});
+  Accuracies a;
+  for (const ZooVariant& v : vs) {
+    const Trained r = train_and_eval(v, cfg, recall, ctx.seed());
+    const Trained l = train_and_eval(v, cfg, long_range, ctx.seed() + 100);
+    a.recall.push_back(r.accuracy);
+    a.long_range.push_back(l.accuracy);
+    t.add_row({v.name, v.idea, v.causal ? "yes" : "no", fixed(r.accuracy, 3),
+               fixed(r.ms_per_step, 1), fixed(l.accuracy, 3), fixed(l.ms_per_step, 1)});
+    ctx.result("recall_accuracy_" + v.name, r.accuracy);
+    ctx.result("long_accuracy_" + v.name, l.accuracy);
+    ctx.result("recall_ms_per_step_" + v.name, r.ms_per_step);
+    ctx.result("long_ms_per_step_" + v.name, l.ms_per_step);
+  }
+  ctx.table(t);
+  std::vector<std::string> names;
+  for (const ZooVariant& v : vs) names.push_back(v.name);
+  BarChart bars;
+  bars.title = fmt::format("Held-out accuracy after {} steps", cfg.get_int("steps"));
+  bars.labels = names;
+  bars.series = {{"recall", a.recall, ""}, {mode, a.long_range, ""}};
+  bars.y_label = "accuracy";
+  bars.y_max = 1.0;
+  ctx.figure("accuracy", bar_chart_svg(bars), "Accuracy per variant on both tasks");
+  return a;
+}
+
+// ---- part 2: cost against T --------------------------------------------------------------------
+
+struct Costs {
+  std::vector<double> ts;
+  std::vector<std::vector<double>> ms, mib;  // [variant][length]
+  std::vector<double> time_slope, memory_slope;
+};
+
+Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant>& vs) {
+  const std::vector<int64_t> lengths = cfg.get_ints("lengths");
+  const int64_t b = cfg.get_int("time_batch");
+  ctx.section(fmt::format(
+      "Part 2: one training step (batch {}, majority task), interleaved, and peak memory", b));
+  Costs c;
+  c.ms.resize(vs.size());
+  c.mib.resize(vs.size());
+  PeakMemory probe;
+  std::vector<std::string> header{"T"};
+  for (const ZooVariant& v : vs) header.push_back(v.name + " ms");
+  for (const ZooVariant& v : vs) header.push_back(v.name + " MiB");
+  Table table(
+      "Time per training step (median of interleaved rounds) and peak tensor memory of "
+      "one forward + backward",
+      header);
+  for (int64_t T : lengths) {
+    const data::LongRangeTask task({.mode = data::LongRangeMode::kMajority, .seq_len = T});
+    Generator gen(ctx.seed() + 7 * static_cast<uint64_t>(T));
+    const Batch batch = make_batch(task, b, gen);
+    std::vector<std::unique_ptr<MixerModel>> models;
+    std::vector<std::unique_ptr<train::Adam>> opts;
+    std::vector<std::function<void()>> works;
+    std::vector<std::string> row{std::to_string(T)};
+    for (size_t i = 0; i < vs.size(); ++i) {
+      Generator init(ctx.seed());
+      models.push_back(build_model(vs[i], cfg, task.tokenizer().vocab_size(), T, 2, init));
+      opts.push_back(
+          std::make_unique<train::Adam>(models[i]->parameters(), train::AdamOptions{.lr = 1e-3}));
+      MixerModel& m = *models[i];
+      const double bytes =
+          static_cast<double>(probe
+                                  .measure([&] {
+                                    m.zero_grad();
+                                    cross_entropy(m.forward(batch.ids), batch.labels).backward();
+                                  })
+                                  .tensor_bytes);
+      c.mib[i].push_back(bytes / kMiB);
+      train::Adam& opt = *opts[i];
+      works.push_back([&m, &opt, &batch] { train_step(m, opt, batch); });
+    }
+    const std::vector<Timing> tm =
+        time_interleaved(works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
+    for (size_t i = 0; i < vs.size(); ++i) {
+      c.ms[i].push_back(1e3 * tm[i].median_s);
+      row.push_back(fixed(c.ms[i].back(), 2));
+    }
+    for (size_t i = 0; i < vs.size(); ++i) row.push_back(fixed(c.mib[i][c.ts.size()], 2));
+    c.ts.push_back(static_cast<double>(T));
+    table.add_row(row);
+  }
+  ctx.table(table);
+  ctx.result("lengths", lengths);
+  // Growth exponents over the three longest lengths (where the T^2 or T term dominates).
+  const double from = c.ts[c.ts.size() >= 3 ? c.ts.size() - 3 : 0];
+  Table slopes(
+      fmt::format("Growth exponents from T = {:.0f} (y ~ T^p, least squares on log-log)", from),
+      {"variant", "time p", "memory p"});
+  for (size_t i = 0; i < vs.size(); ++i) {
+    c.time_slope.push_back(log_log_slope(c.ts, c.ms[i], from));
+    c.memory_slope.push_back(log_log_slope(c.ts, c.mib[i], from));
+    slopes.add_row({vs[i].name, fixed(c.time_slope[i], 2), fixed(c.memory_slope[i], 2)});
+    ctx.result("step_ms_" + vs[i].name, c.ms[i]);
+    ctx.result("peak_tensor_mib_" + vs[i].name, c.mib[i]);
+    ctx.result("time_slope_" + vs[i].name, c.time_slope[i]);
+    ctx.result("memory_slope_" + vs[i].name, c.memory_slope[i]);
+  }
+  ctx.table(slopes);
+  ctx.result("load_average", load_average());
+  ctx.note(fmt::format(
+      "1-minute load average after the timing: {:.2f} (other processes slow every variant alike: "
+      "the rounds alternate). Memory is exact tensor bytes and does not depend on the load.",
+      load_average()));
+
+  LinePlot pt;
+  pt.title = fmt::format("Time per training step (batch {})", b);
+  pt.x_label = "sequence length T";
+  pt.y_label = "ms per step (median)";
+  pt.log_x = pt.log_y = true;
+  for (size_t i = 0; i < vs.size(); ++i) pt.series.push_back({vs[i].name, c.ts, c.ms[i]});
+  ctx.figure("step_time", line_plot_svg(pt), "Time per training step against T, log-log");
+  LinePlot pm = pt;
+  pm.title = "Peak tensor memory of one forward + backward";
+  pm.y_label = "MiB (exact tensor bytes)";
+  pm.series.clear();
+  for (size_t i = 0; i < vs.size(); ++i) pm.series.push_back({vs[i].name, c.ts, c.mib[i]});
+  ctx.figure("peak_memory", line_plot_svg(pm), "Peak tensor memory against T, log-log");
+  return c;
+}
+
+// ---- part 3: dual chunk attention at lengths beyond training -----------------------------------
+
+DcaExtrapolation dca_part(const Config& cfg, RunContext& ctx) {
+  DcaExtrapolationOptions o;
+  o.d_model = cfg.get_int("d_model");
+  o.nhead = cfg.get_int("nhead");
+  o.layers = cfg.get_int("layers");
+  o.train_len = cfg.get_int("rope_train_len");
+  o.steps = cfg.get_int("rope_steps");
+  o.lr = cfg.get_real("lr");
+  o.eval_lengths = cfg.get_ints("rope_eval_lengths");
+  ctx.section(fmt::format(
+      "Part 3: a RoPE character model trained at T = {} ({} steps), read longer with plain RoPE "
+      "indices and with DCA's (chunk {})",
+      o.train_len, o.steps, o.train_len / 2));
+  const DcaExtrapolation r = run_dca_extrapolation(o, ctx.seed());
+  Table t("Next-character accuracy on validation text (the same weights, two index schemes)",
+          {"T", "plain RoPE", "DCA", "plain loss", "DCA loss"});
+  for (size_t i = 0; i < o.eval_lengths.size(); ++i)
+    t.add_row({std::to_string(o.eval_lengths[i]), fixed(r.plain_accuracy[i], 3),
+               fixed(r.dca_accuracy[i], 3), fixed(r.plain_loss[i], 3), fixed(r.dca_loss[i], 3)});
+  ctx.table(t);
+  ctx.result("rope_eval_lengths", o.eval_lengths);
+  ctx.result("rope_plain_accuracy", r.plain_accuracy);
+  ctx.result("rope_dca_accuracy", r.dca_accuracy);
+  ctx.result("rope_plain_loss", r.plain_loss);
+  ctx.result("rope_dca_loss", r.dca_loss);
+  ctx.result("dca_max_distance", r.max_dca_distance);
+  ctx.result("rope_train_seconds", r.train_seconds);
+  std::vector<double> xs(o.eval_lengths.begin(), o.eval_lengths.end());
+  LinePlot p;
+  p.title = fmt::format("RoPE model trained at T = {}, read at longer T", o.train_len);
+  p.x_label = "evaluation length T";
+  p.y_label = "next-character accuracy";
+  p.log_x = true;
+  p.series = {{"plain RoPE indices", xs, r.plain_accuracy}, {"DCA indices", xs, r.dca_accuracy}};
+  p.refs = {{RefLine::kVertical, static_cast<double>(o.train_len), "training length"}};
+  ctx.figure("dca_extrapolation", line_plot_svg(p),
+             "Plain RoPE against dual chunk attention beyond the training length");
+  return r;
+}
+
+// ---- the document beside ours ------------------------------------------------------------------
+
+int index_of(const std::vector<ZooVariant>& vs, const std::string& name) {
+  for (size_t i = 0; i < vs.size(); ++i)
+    if (vs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+void compare(RunContext& ctx,
+             const std::vector<ZooVariant>& vs,
+             const Accuracies& a,
+             const Costs& c,
+             const DcaExtrapolation* dca,
+             int64_t rope_train_len) {
+  DocumentComparison cmp("004 §0x04 4.1 (and the Synthesizer paper it cites) vs ours");
+  const auto slope_row = [&](const std::string& name, double doc, const std::string& claim,
+                             const std::string& reason) {
+    const int i = index_of(vs, name);
+    if (i >= 0)
+      cmp.add(name + ": " + claim + " (memory exponent)", doc, c.memory_slope[i], 0.35, reason, 2);
+  };
+  slope_row("softmax", 2.0, "every query scores every key, O(T^2)",
+            "over the three longest lengths; the T-linear activations pull it below 2");
+  slope_row("linformer", 1.0, "k compressed keys make attention linear in T", "");
+  slope_row("reformer-lsh", 1.0, "hashing into buckets cuts the T^2 cost", "");
+  slope_row("synthesizer-dense", 2.0, "a row of max_len scores per token, O(T max_len)", "");
+  slope_row("synthesizer-random", 2.0, "a max_len x max_len score matrix, O(T^2)", "");
+  slope_row("dual-chunk", 2.0, "DCA changes positions, not the cost: O(T^2)", "");
+  const int soft = index_of(vs, "softmax");
+  if (soft >= 0) {
+    const auto trade_row = [&](const std::string& name, const std::string& claim,
+                               const std::string& expected, const std::string& why) {
+      const int i = index_of(vs, name);
+      if (i < 0) return;
+      const double gap = a.recall[soft] - a.recall[i];
+      const std::string ours = gap <= 0.1 ? "yes" : "no";
+      cmp.add_exact(name + ": " + claim, expected, ours,
+                    ours == expected ? ""
+                                     : fmt::format("recall {:.3f} against softmax's {:.3f}: {}",
+                                                   a.recall[i], a.recall[soft], why));
+    };
+    trade_row("linformer", "recall within 0.1 of softmax (low-rank attention suffices)", "yes",
+              "one query must single out one key among T; k mixed rows blur it");
+    trade_row("reformer-lsh", "recall within 0.1 of softmax (the similar keys share a bucket)",
+              "yes",
+              "the value token must first find its key, the previous token, which is not like it, "
+              "and with shared QK and hashing it is rarely in the same chunk");
+    trade_row("synthesizer-dense", "recall within 0.1 of softmax (competitive without q.k)", "yes",
+              "recall asks which key matches the query, a token-token comparison the synthesized "
+              "weights cannot make");
+    trade_row("synthesizer-random", "recall within 0.1 of softmax (competitive without q.k)", "yes",
+              "an input-independent mixing cannot look a key up");
+  }
+  if (dca != nullptr && !dca->dca_accuracy.empty()) {
+    cmp.add("dual-chunk: relative distances never beyond training (largest)",
+            static_cast<double>(rope_train_len - 1), dca->max_dca_distance, 0, "", 0);
+    const double plain = dca->plain_accuracy.back(), ext = dca->dca_accuracy.back();
+    cmp.add_exact("dual-chunk: training-free, reads longer inputs better than plain RoPE", "yes",
+                  ext > plain ? "yes" : "no",
+                  ext > plain
+                      ? ""
+                      : fmt::format("at the longest length DCA {:.3f}, plain {:.3f}", ext, plain));
+  }
+  ctx.compare(cmp);
+}
+
+void check(const Config& cfg) {
+  require_divides(cfg, "nhead", "d_model");
+  if ((cfg.get_int("d_model") / cfg.get_int("nhead")) % 2 != 0)
+    throw UsageError("attention-zoo: --d_model / --nhead must be even (RoPE rotates pairs)");
+  chosen_variants(cfg);  // throws a UsageError for a bad --variants
+  const std::vector<int64_t> ts = cfg.get_ints("lengths");
+  if (ts.size() < 2 || !std::is_sorted(ts.begin(), ts.end()) ||
+      std::adjacent_find(ts.begin(), ts.end()) != ts.end() || ts.front() < 8)
+    throw UsageError("attention-zoo: --lengths needs at least two increasing lengths >= 8");
+  if (cfg.get_int("recall_pairs") > 26)
+    throw UsageError("attention-zoo: --recall_pairs must be at most 26 (distinct letter keys)");
+  const std::vector<int64_t> es = cfg.get_ints("rope_eval_lengths");
+  if (es.empty() || !std::is_sorted(es.begin(), es.end()))
+    throw UsageError("attention-zoo: --rope_eval_lengths needs increasing lengths");
+  if (cfg.get_int("rope_train_len") < 4)
+    throw UsageError("attention-zoo: --rope_train_len must be at least 4");
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const std::vector<ZooVariant> vs = chosen_variants(cfg);
+  std::vector<std::string> names;
+  for (const ZooVariant& v : vs) names.push_back(v.name);
+  ctx.note(fmt::format(
+      "Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 "
+      "d_model, sinusoidal positions, read-out at the last position.",
+      fmt::join(names, ", "), cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers")));
+  const Accuracies a = accuracy_part(cfg, ctx, vs);
+  const Costs c = cost_part(cfg, ctx, vs);
+  std::unique_ptr<DcaExtrapolation> dca;
+  if (index_of(vs, "dual-chunk") >= 0) dca = std::make_unique<DcaExtrapolation>(dca_part(cfg, ctx));
+  compare(ctx, vs, a, c, dca.get(), cfg.get_int("rope_train_len"));
+}
+
+}  // namespace
+
+Experiment attention_zoo() {
+  Experiment e;
+  e.name = "attention-zoo";
+  e.source = "004 §0x04 4.1";
+  e.purpose =
+      "Softmax attention beside Linformer, Reformer LSH, Synthesizer (dense, random) and dual "
+      "chunk attention: accuracy on recall and a long-range task, time and memory against T, "
+      "DCA beyond the training length";
+  e.typical_time = "~3 min";
+  e.config.add_string("variants", "", "comma-separated variant names (empty: all)")
+      .add_int("d_model", 32, "model width", {.min = 2})
+      .add_int("nhead", 2, "attention heads", {.min = 1})
+      .add_int("layers", 2, "blocks", {.min = 1})
+      .add_int("recall_pairs", 8, "recall: key-value pairs per example (T = 2 pairs + 2)",
+               {.min = 1})
+      .add_string("long_mode", "majority", "long-range task", {"majority", "match"})
+      .add_int("long_len", 64, "long-range task: sequence length", {.min = 8})
+      .add_int("steps", 300, "training steps per variant and task", {.min = 1})
+      .add_int("batch", 32, "training batch", {.min = 1})
+      .add_real("lr", 3e-3, "Adam learning rate", {.min = 0})
+      .add_int("eval_size", 500, "held-out examples per accuracy", {.min = 1})
+      .add_ints("lengths", {64, 128, 256, 512, 1024}, "lengths T timed and measured")
+      .add_int("time_batch", 2, "batch of the timed step", {.min = 1})
+      .add_int("reps", 5, "timed rounds per length", {.min = 1})
+      .add_real("budget_s", 3.0, "fewer rounds where one round exceeds this (0: none)", {.min = 0})
+      .add_int("rope_train_len", 32, "part 3: training length of the RoPE model", {.min = 4})
+      .add_int("rope_steps", 300, "part 3: training steps", {.min = 1})
+      .add_ints("rope_eval_lengths", {32, 128, 256}, "part 3: evaluation lengths", {.min = 4});
+  e.quick = {{"steps", "60"},      {"eval_size", "200"},          {"recall_pairs", "4"},
+             {"long_len", "32"},   {"lengths", "32,64,128,256"},  {"reps", "3"},
+             {"rope_steps", "80"}, {"rope_eval_lengths", "32,96"}};
+  e.check = check;
+  e.run = run;
+  return e;
+}
+
+}  // namespace attn::experiments

@@ -1,0 +1,112 @@
+#include "experiments/common/dca_extrapolation.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "autograd/functional.h"
+#include "autograd/tape.h"
+#include "data/corpus.h"
+#include "experiments/common/mixer_model.h"
+#include "experiments/common/timing.h"
+#include "nn/attention/dual_chunk_attention.h"
+#include "train/optim/adam.h"
+
+namespace attn::experiments {
+
+namespace {
+
+struct Batch {
+  Tensor ids, targets;  // (B,T) each
+};
+
+Batch collate(const std::vector<data::Example>& xs) {
+  const auto b = static_cast<int64_t>(xs.size());
+  const auto t = static_cast<int64_t>(xs[0].src.size());
+  Batch out{Tensor({b, t}), Tensor({b, t})};
+  for (int64_t r = 0; r < b; ++r)
+    for (int64_t i = 0; i < t; ++i) {
+      out.ids[r * t + i] = static_cast<real>(xs[static_cast<size_t>(r)].src[i]);
+      out.targets[r * t + i] = static_cast<real>(xs[static_cast<size_t>(r)].tgt[i]);
+    }
+  return out;
+}
+
+struct Scored {
+  double accuracy = 0, loss = 0;
+};
+
+// Next-character accuracy and mean loss over every position of the windows.
+Scored score(const MixerModel& m, const std::vector<data::Example>& windows) {
+  NoGrad off;
+  int64_t right = 0, n = 0;
+  double loss = 0;
+  for (size_t s = 0; s < windows.size(); s += 8) {
+    const std::vector<data::Example> part(
+        windows.begin() + static_cast<std::ptrdiff_t>(s),
+        windows.begin() + static_cast<std::ptrdiff_t>(std::min(windows.size(), s + 8)));
+    const Batch b = collate(part);
+    const Var logits = m.forward_positions(b.ids);  // (B,T,V)
+    const int64_t rows = b.ids.numel(), v = logits.size(2);
+    loss += cross_entropy(logits, b.targets).item() * static_cast<double>(rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      const real* row = logits.value().data() + i * v;
+      right += std::max_element(row, row + v) - row == static_cast<int64_t>(b.targets[i]);
+    }
+    n += rows;
+  }
+  return {static_cast<double>(right) / static_cast<double>(n), loss / static_cast<double>(n)};
+}
+
+}  // namespace
+
+DcaExtrapolation run_dca_extrapolation(const DcaExtrapolationOptions& o, uint64_t seed) {
+  const data::CharCorpus corpus(data::toy_grammar_text(o.sentences, seed), 0.1);
+  const int64_t vocab = corpus.tokenizer().vocab_size();
+  Generator init(seed), draw(seed + 1);
+  // The attention layers, kept to switch their position indices after training.
+  std::vector<std::shared_ptr<nn::RopeAttention>> attention;
+  MixerModel m(
+      {.vocab = vocab,
+       .max_len = *std::max_element(o.eval_lengths.begin(), o.eval_lengths.end()),
+       .d_model = o.d_model,
+       .layers = o.layers,
+       .classes = vocab,
+       .positions = false},  // RoPE inside attention is the only position signal
+      [&](int64_t, Generator& g) {
+        auto a = std::make_shared<nn::RopeAttention>(o.d_model, o.nhead, g, o.train_len);
+        attention.push_back(a);
+        return Mixer{a, [a](const Var& x) { return a->forward(x); }};
+      },
+      init);
+  train::Adam opt(m.parameters(), {.lr = o.lr});
+  const data::LanguageModelTask train_task(corpus, o.train_len, data::Split::kTrain);
+  DcaExtrapolation r;
+  r.train_seconds = seconds_of([&] {
+    for (int64_t step = 0; step < o.steps; ++step) {
+      std::vector<data::Example> xs;
+      for (int64_t i = 0; i < o.batch; ++i) xs.push_back(train_task.sample(draw));
+      const Batch b = collate(xs);
+      opt.zero_grad();
+      cross_entropy(m.forward_positions(b.ids), b.targets).backward();
+      opt.step();
+    }
+  });
+  for (int64_t len : o.eval_lengths) {
+    std::vector<data::Example> windows =
+        data::LanguageModelTask(corpus, len, data::Split::kValidation).all_windows();
+    windows.resize(std::clamp<size_t>(static_cast<size_t>(o.eval_chars / len), 1, windows.size()));
+    for (auto mode : {nn::RopePositions::kPlain, nn::RopePositions::kDualChunk}) {
+      for (const auto& a : attention) a->set_positions(mode);
+      const Scored s = score(m, windows);
+      (mode == nn::RopePositions::kPlain ? r.plain_accuracy : r.dca_accuracy).push_back(s.accuracy);
+      (mode == nn::RopePositions::kPlain ? r.plain_loss : r.dca_loss).push_back(s.loss);
+    }
+  }
+  const int64_t longest = *std::max_element(o.eval_lengths.begin(), o.eval_lengths.end());
+  const Tensor d = nn::dual_chunk_distances(longest, o.train_len, attention.front()->chunk());
+  for (int64_t i = 0; i < d.numel(); ++i)
+    r.max_dca_distance = std::max<double>(r.max_dca_distance, d[i]);
+  return r;
+}
+
+}  // namespace attn::experiments
