@@ -37,6 +37,7 @@
 #include "experiments/common/loglog.h"
 #include "experiments/common/peak_memory.h"
 #include "experiments/common/zoo_variants.h"
+#include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
@@ -51,7 +52,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // Every variant the zoo knows, in report order.
 std::vector<ZooVariant> all_variants() {
   std::vector<ZooVariant> v = zoo_projection_variants();
-  // (the lead adds zoo_recurrent_variants() here: one line, appending its list)
+  for (ZooVariant& r : zoo_recurrent_variants()) v.push_back(std::move(r));
   return v;
 }
 
@@ -413,6 +414,7 @@ void compare(RunContext& ctx,
                       ? ""
                       : fmt::format("at the longest length DCA {:.3f}, plain {:.3f}", ext, plain));
   }
+  add_recurrent_claims(cmp, vs, a.recall, c.memory_slope, c.mib);
   ctx.compare(cmp);
 }
 
