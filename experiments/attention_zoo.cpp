@@ -444,6 +444,8 @@ void run(const Config& cfg, RunContext& ctx) {
       "Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 "
       "d_model, sinusoidal positions, read-out at the last position.",
       fmt::join(names, ", "), cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers")));
+  ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
+                                     cfg.get_int("long_len"), cfg.get_int("layers")}));
   const Accuracies a = accuracy_part(cfg, ctx, vs);
   const Costs c = cost_part(cfg, ctx, vs);
   std::unique_ptr<DcaExtrapolation> dca;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "experiments/common/zoo_variants.h"
 #include "experiments/common/zoo_variants_recurrent.h"
@@ -138,6 +139,31 @@ void add_recurrent_claims(DocumentComparison& cmp,
                                          "T x T scores it saves",
                                          h, full));
   }
+}
+
+std::string mixer_parameter_note(const std::vector<ZooVariant>& vs, const ZooShape& shape) {
+  std::vector<std::string> parts;
+  for (const ZooVariant& v : vs) {
+    Generator gen(0);
+    int64_t count = 0;
+    for (int64_t l = 0; l < shape.layers; ++l)
+      count += v.make(shape, l, gen).module->num_parameters();
+    parts.push_back(fmt::format("{} {}", v.name, count));
+  }
+  std::string note = fmt::format(
+      "Token-mixer parameters of the {}-layer models (d_model {}, max_len {}; the rest of the body "
+      "is shared): {}.",
+      shape.layers, shape.d_model, shape.max_len, fmt::join(parts, ", "));
+  if (position_of(vs, "hybrid-lightning") < 0) return note;
+  std::vector<std::string> kinds;
+  for (int64_t l = 0; l < shape.layers; ++l)
+    kinds.push_back(hybrid_layer_is_softmax(l, shape.layers) ? "softmax" : "lightning");
+  return note + fmt::format(
+                    " hybrid-lightning's layers: {} (softmax in every 8th layer and in the last: "
+                    "8 layers give MiniMax's 7:1, a shallower stack ends with its one softmax "
+                    "layer; a lightning layer has a softmax layer's four projections, hence the "
+                    "equal counts).",
+                    fmt::join(kinds, ", "));
 }
 
 }  // namespace attn::experiments

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "experiments/common/zoo_variants.h"
@@ -13,6 +14,10 @@ namespace attn::experiments {
 // The hybrid-lightning rule: softmax attention at layer l of an L-layer stack when l % 8 == 7
 // (MiniMax-01's one in eight) or l == L-1 (so a stack shallower than 8 still ends with one).
 bool hybrid_layer_is_softmax(int64_t layer, int64_t layers);
+
+// "Token-mixer parameters ...: softmax N, lightning N, ..." for every variant of vs at this
+// shape, and the hybrid's layer pattern: a note for the report.
+std::string mixer_parameter_note(const std::vector<ZooVariant>& vs, const ZooShape& shape);
 
 // attention-zoo's document rows for the recurrent variants among vs (those present): memory
 // exponents (linear in T), recall against softmax's (per variant, in vs's order), and the

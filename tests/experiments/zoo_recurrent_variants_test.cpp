@@ -26,6 +26,18 @@ TEST_SUITE("experiments") {
     CHECK_FALSE(hybrid_layer_is_softmax(8, 10));
   }
 
+  TEST_CASE("mixer_parameter_note: counts per variant and the hybrid's layer pattern") {
+    const ZooShape shape{.d_model = 8, .nhead = 2, .max_len = 16, .layers = 2};
+    const std::string note = mixer_parameter_note(zoo_recurrent_variants(), shape);
+    // q/k/v/out projections with biases, per layer: 4 (d^2 + d) = 288; two layers.
+    CHECK(note.find("lightning 576,") != std::string::npos);
+    CHECK(note.find("hybrid-lightning 576,") != std::string::npos);
+    // titans-mac adds mem_q/k/v (3 d^2), M0 (d^2), 2 persistent rows (2 d) and 3 gate logits.
+    const int64_t titans = 2 * (288 + 3 * 64 + 64 + 16 + 3);
+    CHECK(note.find("titans-mac " + std::to_string(titans) + ".") != std::string::npos);
+    CHECK(note.find("layers: lightning, softmax (") != std::string::npos);
+  }
+
   TEST_CASE("zoo recurrent variants: build, run and stay causal in a MixerModel") {
     const std::vector<ZooVariant> variants = zoo_recurrent_variants();
     std::vector<std::string> names;
