@@ -5,6 +5,7 @@
 
 #include "autograd/functional.h"
 #include "autograd/tape.h"
+#include "data/batch.h"
 #include "data/corpus.h"
 #include "experiments/common/mixer_model.h"
 #include "experiments/common/timing.h"
@@ -14,22 +15,6 @@
 namespace attn::experiments {
 
 namespace {
-
-struct Batch {
-  Tensor ids, targets;  // (B,T) each
-};
-
-Batch collate(const std::vector<data::Example>& xs) {
-  const auto b = static_cast<int64_t>(xs.size());
-  const auto t = static_cast<int64_t>(xs[0].src.size());
-  Batch out{Tensor({b, t}), Tensor({b, t})};
-  for (int64_t r = 0; r < b; ++r)
-    for (int64_t i = 0; i < t; ++i) {
-      out.ids[r * t + i] = static_cast<real>(xs[static_cast<size_t>(r)].src[i]);
-      out.targets[r * t + i] = static_cast<real>(xs[static_cast<size_t>(r)].tgt[i]);
-    }
-  return out;
-}
 
 struct Scored {
   double accuracy = 0, loss = 0;
@@ -44,13 +29,13 @@ Scored score(const MixerModel& m, const std::vector<data::Example>& windows) {
     const std::vector<data::Example> part(
         windows.begin() + static_cast<std::ptrdiff_t>(s),
         windows.begin() + static_cast<std::ptrdiff_t>(std::min(windows.size(), s + 8)));
-    const Batch b = collate(part);
-    const Var logits = m.forward_positions(b.ids);  // (B,T,V)
-    const int64_t rows = b.ids.numel(), v = logits.size(2);
-    loss += cross_entropy(logits, b.targets).item() * static_cast<double>(rows);
+    const data::Batch b = data::collate_language_model(part);
+    const Var logits = m.forward_positions(b.tgt_in);  // (B,T,V)
+    const int64_t rows = b.tgt_in.numel(), v = logits.size(2);
+    loss += cross_entropy(logits, b.tgt_out).item() * static_cast<double>(rows);
     for (int64_t i = 0; i < rows; ++i) {
       const real* row = logits.value().data() + i * v;
-      right += std::max_element(row, row + v) - row == static_cast<int64_t>(b.targets[i]);
+      right += std::max_element(row, row + v) - row == static_cast<int64_t>(b.tgt_out[i]);
     }
     n += rows;
   }
@@ -85,9 +70,9 @@ DcaExtrapolation run_dca_extrapolation(const DcaExtrapolationOptions& o, uint64_
     for (int64_t step = 0; step < o.steps; ++step) {
       std::vector<data::Example> xs;
       for (int64_t i = 0; i < o.batch; ++i) xs.push_back(train_task.sample(draw));
-      const Batch b = collate(xs);
+      const data::Batch b = data::collate_language_model(xs);
       opt.zero_grad();
-      cross_entropy(m.forward_positions(b.ids), b.targets).backward();
+      cross_entropy(m.forward_positions(b.tgt_in), b.tgt_out).backward();
       opt.step();
     }
   });

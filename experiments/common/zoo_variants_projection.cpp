@@ -15,7 +15,7 @@ namespace attn::experiments {
 namespace {
 
 // Linformer's compressed length k: fixed, so its cost is O(T k) at every T.
-constexpr int64_t kLinformerRank = 16;
+constexpr int64_t kLinformerRank = 8;
 // Reformer's chunk of the sorted order; a query sees its chunk and the previous one (2 chunk
 // keys). The bucket count follows the paper's rule of about one bucket per chunk of the length.
 constexpr int64_t kLshChunk = 8;
@@ -41,7 +41,7 @@ std::vector<ZooVariant> zoo_projection_variants() {
                  return softmax_mixer(s.d_model, s.nhead, true, g);
                }});
   v.push_back({"linformer", "004 §0x04 4.1 (Linformer)",
-               "keys and values compressed along T to k = 16 rows by learned E, F: O(T k)", false,
+               "keys and values compressed along T to k = 8 rows by learned E, F: O(T k)", false,
                [](const ZooShape& s, int64_t, Generator& g) {
                  return mixer_of<nn::LinformerAttention>(s.d_model, s.nhead, s.max_len,
                                                          std::min(kLinformerRank, s.max_len), g);

@@ -36,11 +36,9 @@ Tensor pair_mask(int64_t t, int64_t s, Pair kind) {
   return m;
 }
 
+// (T,T), 1 above the diagonal: key j > i is hidden from query i.
 Tensor causal_hidden(int64_t t) {
-  Tensor m({t, t});
-  for (int64_t i = 0; i < t; ++i)
-    for (int64_t j = i + 1; j < t; ++j) m[i * t + j] = 1;
-  return m;
+  return combine_masks(AttentionMasks{.causal = true}, 1, 1, t, t)->reshape({t, t});
 }
 
 }  // namespace

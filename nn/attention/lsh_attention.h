@@ -21,6 +21,9 @@
 // attention within the buckets it happened to form; a key in another bucket is invisible
 // however relevant; with shared QK a token cannot look for something unlike itself (e.g. the
 // previous token whatever it is). One hash round (the paper uses several and averages).
+// Causal hides later keys, so no output reads a later position's value; but which earlier keys
+// share a query's chunk depends on where every token hashed, later ones included — as in
+// Reformer, so for language modelling the layout itself lets a little of the future through.
 #pragma once
 
 #include <cstdint>

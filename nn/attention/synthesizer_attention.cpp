@@ -26,10 +26,8 @@ void check_input(const char* who, const Var& x, int64_t d_model, int64_t max_len
 Var synthesized_weights(const Var& scores, bool causal) {
   const int64_t t = scores.size(scores.rank() - 1);
   if (!causal) return softmax(scores);
-  Tensor hidden({t, t});
-  for (int64_t i = 0; i < t; ++i)
-    for (int64_t j = 0; j < t; ++j) hidden[i * t + j] = j > i ? 1 : 0;
-  return masked_weights(scores, hidden);
+  return masked_weights(scores,
+                        combine_masks(AttentionMasks{.causal = true}, 1, 1, t, t)->reshape({t, t}));
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ std::vector<ParityLayerSpec> variant_parity_layers();   // nn-variants: variant_
 std::vector<ParityLayerSpec> rnn_parity_layers();       // rnn: nn/rnn/rnn_parity_layers.cpp
 std::vector<ParityLayerSpec> position_parity_layers();  // positions: position_parity_layers.cpp
 std::vector<ParityLayerSpec> additive_parity_layers();  // additive: additive_parity_layers.cpp
+std::vector<ParityLayerSpec> zoo_parity_layers();       // attention-zoo: zoo_parity_layers.cpp
 // zoo2: zoo_recurrent_parity_layers.cpp (lightning attention, Titans memory as context)
 std::vector<ParityLayerSpec> zoo_recurrent_parity_layers();
 

@@ -23,7 +23,11 @@ Tensor padding_mask(const std::vector<int64_t>& lengths, int64_t t);
 // (T, T) causal mask, 1 = not allowed (j > i): PyTorch's boolean attn_mask convention.
 Tensor causal_mask(int64_t t);
 
-// A row's layer whose forward is m->forward(input "x").
+// The layer keys shared by the transformer rows (d_model, nhead, dim_feedforward, dropout,
+// activation, layer_norm_eps, norm_first, bias, n_kv_heads), with PyTorch's names.
+TransformerLayerOptions read_layer_options(LayerConfig& c);
+
+// A row's layer whose forward is m->forward(x) on the input "x" (the attention variants).
 template <class M>
 ParityLayer layer_of(std::shared_ptr<M> m) {
   ParityLayer layer;
@@ -31,10 +35,6 @@ ParityLayer layer_of(std::shared_ptr<M> m) {
   layer.forward = [m](LayerInputs& in) { return m->forward(in.input("x")); };
   return layer;
 }
-
-// The layer keys shared by the transformer rows (d_model, nhead, dim_feedforward, dropout,
-// activation, layer_norm_eps, norm_first, bias, n_kv_heads), with PyTorch's names.
-TransformerLayerOptions read_layer_options(LayerConfig& c);
 
 // The mha row's layer and inputs, shared by every row built on MultiheadAttention
 // (attention_layers.cpp): inputs x, optional memory (key = value = memory), key_padding_mask,
