@@ -34,7 +34,7 @@ light, soft, hyb = (res["peak_tensor_mib_" + v] for v in ("lightning", "softmax"
 for h, a, b in zip(hyb, light, soft):
     assert min(a, b) < h < max(a, b), (h, a, b)
 names = [e["name"] for e in r["comparisons"][0]["entries"]]
-for prefix in ("lightning: the right product", "titans-mac: attention inside segments",
+for prefix in ("lightning: the right product", "titans-mac: attention inside segments of",
                "lightning: recall within", "hybrid-lightning: recall within",
                "titans-mac: recall within", "hybrid-lightning: less peak memory"):
     assert any(n.startswith(prefix) for n in names), (prefix, names)
