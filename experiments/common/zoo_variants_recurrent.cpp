@@ -129,12 +129,13 @@ void add_recurrent_claims(DocumentComparison& cmp,
              "no", "a few pairs fit the (D,M) state at this size");
   recall_row(hybrid, "recall within 0.1 of softmax (the softmax layer keeps the global context)",
              "yes",
-             "one softmax layer on top of a lightning layer does not recover the lookup in the "
-             "steps given");
+             "the lookup needs two steps (move each key next to its value, then match the "
+             "query), and the first is the lightning layer's, whose elu+1 weights cannot single "
+             "out one neighbour: compare with lightning's own recall");
   recall_row(titans, "recall within 0.1 of softmax (the memory carries the earlier segments)",
              "yes",
-             "pairs stored in an earlier segment reach the query only through the memory's "
-             "gradient steps");
+             "the earlier pairs reach the query only through the memory; whether the segment "
+             "attention alone learns the lookup: --recall_pairs 3 (one segment, see the guide)");
   if (hybrid >= 0 && !peak_mib[s].empty()) {
     const double h = peak_mib[static_cast<size_t>(hybrid)].back(), full = peak_mib[s].back();
     cmp.add_exact("hybrid-lightning: less peak memory than softmax at the longest T", "yes",
