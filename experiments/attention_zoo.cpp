@@ -38,6 +38,7 @@
 #include "experiments/common/loglog.h"
 #include "experiments/common/peak_memory.h"
 #include "experiments/common/zoo_variants.h"
+#include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
@@ -53,7 +54,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // Every variant the zoo knows, in report order.
 std::vector<ZooVariant> all_variants() {
   std::vector<ZooVariant> v = zoo_projection_variants();
-  // (the lead adds zoo_recurrent_variants() here: one line, appending its list)
+  for (ZooVariant& r : zoo_recurrent_variants()) v.push_back(std::move(r));
   return v;
 }
 
@@ -457,6 +458,7 @@ void compare(RunContext& ctx,
                       ? ""
                       : fmt::format("at the longest length DCA {:.3f}, plain {:.3f}", ext, plain));
   }
+  add_recurrent_claims(cmp, vs, a.recall, c.memory_slope, c.mib);
   ctx.compare(cmp);
 }
 
@@ -486,6 +488,8 @@ void run(const Config& cfg, RunContext& ctx) {
       "Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 "
       "d_model, sinusoidal positions, read-out at the last position.",
       fmt::join(names, ", "), cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers")));
+  ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
+                                     cfg.get_int("long_len"), cfg.get_int("layers")}));
   const Accuracies a = accuracy_part(cfg, ctx, vs);
   const Costs c = cost_part(cfg, ctx, vs);
   std::unique_ptr<DcaExtrapolation> dca;

@@ -65,6 +65,8 @@ std::vector<ParityLayerSpec> additive_parity_layers();  // additive: additive_pa
 std::vector<ParityLayerSpec> zoo_parity_layers();       // attention-zoo: zoo_parity_layers.cpp
 std::vector<ParityLayerSpec> vision_parity_layers();    // vision: vision_parity_layers.cpp
 std::vector<ParityLayerSpec> ssm_parity_layers();       // s6: ssm_parity_layers.cpp
+// zoo2: zoo_recurrent_parity_layers.cpp (lightning attention, Titans memory as context)
+std::vector<ParityLayerSpec> zoo_recurrent_parity_layers();
 
 // Every row, in a stable order; names are unique.
 const std::vector<ParityLayerSpec>& parity_layers();

@@ -18,6 +18,8 @@
 #include "nn/transformer/decoder_only.h"
 #include "nn/transformer/llama_block.h"
 
+#include "tests/nn/run_with_grads.h"
+
 namespace attn::nn {
 
 namespace {
@@ -43,23 +45,8 @@ Var naive_attention(const Var& q, const Var& k, const Var& v, bool causal) {
   return matmul(softmax(s), vv);
 }
 
-struct Grads {
-  Tensor y;
-  std::vector<Tensor> d;
-};
-
-// Runs f on fresh leaves with values `inputs`, backward with gy; returns y and the gradients.
-Grads run(const std::vector<Tensor>& inputs,
-          const Tensor& gy,
-          const std::function<Var(const std::vector<Var>&)>& f) {
-  std::vector<Var> leaves;
-  for (const Tensor& t : inputs) leaves.push_back(Var::parameter(t.clone()));
-  Var y = f(leaves);
-  y.backward(gy);
-  Grads g{y.value(), {}};
-  for (const Var& l : leaves) g.d.push_back(l.grad());
-  return g;
-}
+using test::Grads;
+using test::run_with_grads;
 
 void check_close(const Grads& a, const Grads& b, double tol) {
   CHECK(max_abs_diff(a.y, b.y) <= tol);
@@ -91,10 +78,10 @@ TEST_SUITE("nn") {
                                       Tensor::randn({2, c.hkv, c.tk, d}, gen),
                                       Tensor::randn({2, c.hkv, c.tk, d}, gen)};
       const Tensor gy = Tensor::randn({2, c.hq, c.tq, d}, gen);
-      const Grads fast = run(in, gy, [&](const std::vector<Var>& v) {
+      const Grads fast = run_with_grads(in, gy, [&](const std::vector<Var>& v) {
         return blockwise_attention(v[0], v[1], v[2], c.causal, c.block);
       });
-      const Grads slow = run(in, gy, [&](const std::vector<Var>& v) {
+      const Grads slow = run_with_grads(in, gy, [&](const std::vector<Var>& v) {
         return naive_attention(v[0], v[1], v[2], c.causal);
       });
       check_close(fast, slow, 1e-5);
@@ -114,10 +101,10 @@ TEST_SUITE("nn") {
                                         Tensor::randn({1, 1, 37, 8}, gen),
                                         Tensor::randn({1, 1, 37, 8}, gen)};
         const Tensor gy = Tensor::randn({1, 1, 37, 8}, gen);
-        const Grads fast = run(in, gy, [&](const std::vector<Var>& v) {
+        const Grads fast = run_with_grads(in, gy, [&](const std::vector<Var>& v) {
           return blockwise_attention(v[0], v[1], v[2], causal, 8);
         });
-        const Grads slow = run(in, gy, [&](const std::vector<Var>& v) {
+        const Grads slow = run_with_grads(in, gy, [&](const std::vector<Var>& v) {
           return naive_attention(v[0], v[1], v[2], causal);
         });
         check_close(fast, slow, 1e-5);
@@ -158,15 +145,15 @@ TEST_SUITE("nn") {
                                     Tensor::randn({2, 2, 11, 4}, gen),
                                     Tensor::randn({2, 2, 11, 3}, gen)};
     const Tensor gy = Tensor::randn({2, 2, 11, 3}, gen);
-    const Grads par = run(in, gy, [](const std::vector<Var>& v) {
+    const Grads par = run_with_grads(in, gy, [](const std::vector<Var>& v) {
       return linear_attention(v[0], v[1], v[2], /*causal=*/true);
     });
-    const Grads rec = run(in, gy, [](const std::vector<Var>& v) {
+    const Grads rec = run_with_grads(in, gy, [](const std::vector<Var>& v) {
       return linear_attention_recurrent(v[0], v[1], v[2]);
     });
     check_close(par, rec, 1e-5);
     // ... and both equal the quadratic form: rows of tril(phi(Q) phi(K)^T), normalised, times V.
-    const Grads quad = run(in, gy, [](const std::vector<Var>& v) {
+    const Grads quad = run_with_grads(in, gy, [](const std::vector<Var>& v) {
       const Var a = matmul(elu_feature_map(v[0]), elu_feature_map(v[1]), false, true);
       Tensor upper({11, 11});
       for (int64_t i = 0; i < 11; ++i)
@@ -183,11 +170,11 @@ TEST_SUITE("nn") {
                                     Tensor::randn({1, 2, 9, 4}, gen),
                                     Tensor::randn({1, 2, 9, 5}, gen)};
     const Tensor gy = Tensor::randn({1, 2, 7, 5}, gen);
-    const Grads par = run(in, gy, [](const std::vector<Var>& v) {
+    const Grads par = run_with_grads(in, gy, [](const std::vector<Var>& v) {
       return linear_attention(v[0], v[1], v[2], /*causal=*/false);
     });
     // Feed all 9 keys into the recurrence, then every query reads the final S and z.
-    const Grads rec = run(in, gy, [](const std::vector<Var>& v) {
+    const Grads rec = run_with_grads(in, gy, [](const std::vector<Var>& v) {
       FastWeightState st;
       for (int64_t t = 0; t < 9; ++t)
         linear_attention_step(slice(v[0], 2, 0, 1), slice(v[1], 2, t, t + 1),
