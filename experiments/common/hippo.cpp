@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "autograd/error.h"
+#include "experiments/common/least_squares.h"
 
 namespace attn::experiments {
 
@@ -68,16 +70,17 @@ double sample_x(size_t k, size_t length) {
 }
 }  // namespace
 
-std::vector<double> legs_project(const std::vector<double>& f, int64_t n) {
+std::vector<double> legs_best_fit(const std::vector<double>& f, int64_t n) {
   if (f.empty()) throw Error("HiPPO-LegS: the signal is empty");
   const LegsMatrices m = legs_matrices(n);
-  std::vector<double> c(static_cast<size_t>(n), 0.0);
+  const auto rows = static_cast<int64_t>(f.size());
+  std::vector<double> basis(static_cast<size_t>(rows * n));  // (L,N): g_n at sample k
   for (size_t k = 1; k <= f.size(); ++k) {
     const std::vector<double> p = legendre_values(sample_x(k, f.size()), n);
-    for (size_t i = 0; i < c.size(); ++i) c[i] += f[k - 1] * m.b[i] * p[i];
+    for (size_t i = 0; i < p.size(); ++i)
+      basis[(k - 1) * static_cast<size_t>(n) + i] = m.b[i] * p[i];
   }
-  for (double& v : c) v /= static_cast<double>(f.size());
-  return c;
+  return least_squares(std::move(basis), f, rows, n, 1).x;
 }
 
 std::vector<double> legs_reconstruct(const std::vector<double>& c, int64_t length) {

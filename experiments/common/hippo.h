@@ -2,7 +2,7 @@
 // the coefficients of its projection onto scaled Legendre polynomials.
 //
 //   std::vector<double> f = ...;                           // samples f_1 .. f_L
-//   std::vector<double> c = legs_online(f, 16);             // 16 coefficients after step L
+//   std::vector<double> c = legs_online(f, 16);            // 16 coefficients after step L
 //   std::vector<double> g = legs_reconstruct(c, f.size());  // the whole history, from c alone
 //   double err = rmse(f, g);
 //
@@ -44,10 +44,12 @@ LegsMatrices legs_matrices(int64_t n);
 // for an empty signal or n < 1.
 std::vector<double> legs_online(const std::vector<double>& f, int64_t n);
 
-// The optimal (offline) coefficients of the same basis, by the midpoint rule:
-//   c_n = (1/L) sum_k f_k g_n(k - 1/2).
-// The online update should land on these up to its discretisation error.
-std::vector<double> legs_project(const std::vector<double>& f, int64_t n);
+// The optimal (offline) coefficients of the same basis: the least-squares fit of the samples,
+//   c = argmin sum_k (f_k - sum_n c_n g_n(k - 1/2))^2      (Householder QR, least_squares.h),
+// the best any N coefficients of this basis can do on these samples (in continuous time it is
+// the projection c_n = integral f g_n ds/t). The online update should land on it up to its
+// discretisation error. Throws attn::Error when N exceeds the number of samples.
+std::vector<double> legs_best_fit(const std::vector<double>& f, int64_t n);
 
 // The history f(k - 1/2), k = 1 .. length, from coefficients c (N):
 //   f(s) ~ sum_n c_n sqrt(2n+1) P_n(2 s / length - 1).

@@ -64,8 +64,8 @@ TEST_SUITE("experiments") {
     const double e1000 = rmse(legs_reconstruct(legs_online(f1000, 8), 1000), f1000);
     CHECK(e1000 < 1e-5);
     CHECK(e250 > 4 * e1000);
-    // The online coefficients are the offline projection's, up to that same error.
-    const std::vector<double> on = legs_online(f1000, 8), off = legs_project(f1000, 8);
+    // The online coefficients are the offline best fit's, up to that same error.
+    const std::vector<double> on = legs_online(f1000, 8), off = legs_best_fit(f1000, 8);
     CHECK(rmse(on, off) < 1e-4);
     // The cubic has no component beyond degree 3.
     for (size_t i = 4; i < on.size(); ++i) CHECK(std::abs(on[i]) < 1e-4);
