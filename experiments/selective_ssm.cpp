@@ -88,8 +88,9 @@ std::vector<double> band_limited_signal(int64_t length, int64_t cycles, Generato
 struct HippoResult {
   std::vector<double> ns;
   std::vector<double> online[2], optimal[2];  // mean RMSE over trials, per signal kind and N
+  std::vector<double> gap[2];                 // mean RMSE between the two reconstructions
   bool falls[2] = {true, true};               // strictly decreasing in N
-  double worst_ratio = 0;                     // max online / optimal where optimal > 1e-3
+  double worst_gap = 0;                       // the largest gap
 };
 
 HippoResult hippo_part(const Config& cfg, RunContext& ctx) {
@@ -105,15 +106,19 @@ HippoResult hippo_part(const Config& cfg, RunContext& ctx) {
   for (int kind = 0; kind < 2; ++kind) {
     r.online[kind].assign(ns.size(), 0.0);
     r.optimal[kind].assign(ns.size(), 0.0);
+    r.gap[kind].assign(ns.size(), 0.0);
     for (int64_t trial = 0; trial < trials; ++trial) {
       const std::vector<double> f =
-          kind == 0 ? smooth_signal(length, cfg.get_real("smooth_width") * static_cast<double>(length), gen)
+          kind == 0 ? smooth_signal(length,
+                                    cfg.get_real("smooth_width") * static_cast<double>(length), gen)
                     : band_limited_signal(length, cfg.get_int("band_cycles"), gen);
       for (size_t i = 0; i < ns.size(); ++i) {
-        const std::vector<double> c = legs_online(f, ns[i]);
-        r.online[kind][i] += rmse(legs_reconstruct(c, length), f) / static_cast<double>(trials);
-        r.optimal[kind][i] += rmse(legs_reconstruct(legs_best_fit(f, ns[i]), length), f) /
-                              static_cast<double>(trials);
+        const std::vector<double> online = legs_reconstruct(legs_online(f, ns[i]), length);
+        const std::vector<double> best = legs_reconstruct(legs_best_fit(f, ns[i]), length);
+        const auto share = 1.0 / static_cast<double>(trials);
+        r.online[kind][i] += share * rmse(online, f);
+        r.optimal[kind][i] += share * rmse(best, f);
+        r.gap[kind][i] += share * rmse(online, best);
       }
       if (kind == 1 && trial == 0) {
         example = f;
@@ -123,15 +128,13 @@ HippoResult hippo_part(const Config& cfg, RunContext& ctx) {
     }
     for (size_t i = 1; i < ns.size(); ++i)
       r.falls[kind] = r.falls[kind] && r.online[kind][i] < r.online[kind][i - 1];
-    for (size_t i = 0; i < ns.size(); ++i)
-      if (r.optimal[kind][i] > 1e-3)
-        r.worst_ratio = std::max(r.worst_ratio, r.online[kind][i] / r.optimal[kind][i]);
+    for (double g : r.gap[kind]) r.worst_gap = std::max(r.worst_gap, g);
   }
-  Table t("Reconstruction RMSE of the whole history (signals of unit RMS), mean over signals",
-          {"N", "smooth: online", "smooth: optimal", "band-limited: online",
-           "band-limited: optimal"});
-  CsvWriter csv = ctx.csv("hippo", {"N", "smooth_online", "smooth_optimal", "band_online",
-                                    "band_optimal"});
+  Table t(
+      "Reconstruction RMSE of the whole history (signals of unit RMS), mean over signals",
+      {"N", "smooth: online", "smooth: optimal", "band-limited: online", "band-limited: optimal"});
+  CsvWriter csv =
+      ctx.csv("hippo", {"N", "smooth_online", "smooth_optimal", "band_online", "band_optimal"});
   for (size_t i = 0; i < ns.size(); ++i) {
     t.add_row({std::to_string(ns[i]), fmt::format("{:.3g}", r.online[0][i]),
                fmt::format("{:.3g}", r.optimal[0][i]), fmt::format("{:.3g}", r.online[1][i]),
@@ -144,16 +147,19 @@ HippoResult hippo_part(const Config& cfg, RunContext& ctx) {
   ctx.result("hippo_rmse_smooth_optimal", r.optimal[0]);
   ctx.result("hippo_rmse_band", r.online[1]);
   ctx.result("hippo_rmse_band_optimal", r.optimal[1]);
-  ctx.result("hippo_worst_online_over_optimal", r.worst_ratio);
+  ctx.result("hippo_gap_smooth", r.gap[0]);
+  ctx.result("hippo_gap_band", r.gap[1]);
+  ctx.result("hippo_worst_gap", r.worst_gap);
   ctx.note(fmt::format(
       "From N = {} to N = {} the error falls from {:.3g} to {:.3g} (smooth) and from {:.3g} to "
       "{:.3g} (band-limited: {} periods over the history, so about {:.0f} Legendre functions are "
-      "needed before it drops). Where the optimal error exceeds 1e-3, the online memory's error is "
-      "at most {:.4f} times the optimal fit's: the recurrence, reading one sample at a time "
-      "and never storing the signal, ends where the offline least-squares fit does.",
+      "needed before it drops). The online memory, which reads one sample at a time and never "
+      "stores the signal, ends where the offline least-squares fit does: the two "
+      "reconstructions differ by at most {:.2g} (RMSE), the bilinear step's discretisation "
+      "error, which sets the floor of the online error once the fit is near exact.",
       ns.front(), ns.back(), r.online[0].front(), r.online[0].back(), r.online[1].front(),
       r.online[1].back(), cfg.get_int("band_cycles"),
-      M_PI * static_cast<double>(cfg.get_int("band_cycles")), r.worst_ratio));
+      M_PI * static_cast<double>(cfg.get_int("band_cycles")), r.worst_gap));
 
   LinePlot p;
   p.title = "HiPPO-LegS: error of the reconstructed history against state size N";
@@ -190,8 +196,9 @@ struct MixerKind {
 
 std::vector<MixerKind> mixer_kinds(const Config& cfg) {
   const int64_t nhead = cfg.get_int("nhead");
-  return {{"softmax", [nhead](int64_t d, Generator& g) { return softmax_mixer(d, nhead, true, g); }},
-          {"linear", [nhead](int64_t d, Generator& g) { return linear_mixer(d, nhead, true, g); }}};
+  return {
+      {"softmax", [nhead](int64_t d, Generator& g) { return softmax_mixer(d, nhead, true, g); }},
+      {"linear", [nhead](int64_t d, Generator& g) { return linear_mixer(d, nhead, true, g); }}};
 }
 
 MixerModelOptions body(const Config& cfg, const data::Task& task, int64_t d_model) {
@@ -211,7 +218,10 @@ std::unique_ptr<MixerModel> build(
 
 // The width (a multiple of nhead, from 2 nhead up to 4 d_model) whose model has the parameter count
 // closest to `target`.
-int64_t matched_width(const Config& cfg, const data::Task& task, const MixerKind& kind, int64_t target) {
+int64_t matched_width(const Config& cfg,
+                      const data::Task& task,
+                      const MixerKind& kind,
+                      int64_t target) {
   const int64_t step = cfg.get_int("nhead");
   int64_t best = cfg.get_int("d_model"), best_gap = -1;
   for (int64_t d = 2 * step; d <= 4 * cfg.get_int("d_model"); d += step) {
@@ -273,7 +283,8 @@ TaskResult task_part(const Config& cfg,
   p.y_label = "cross-entropy of the answer positions";
   p.log_y = true;
   for (size_t i = 0; i < r.runs.size(); ++i) {
-    p.series.push_back({r.mixers[i], r.runs[i].curve_steps, r.runs[i].curve_loss, "", false, false});
+    p.series.push_back(
+        {r.mixers[i], r.runs[i].curve_steps, r.runs[i].curve_loss, "", false, false});
     for (size_t j = 0; j < r.runs[i].curve_steps.size(); ++j)
       csv.row({static_cast<double>(i), r.runs[i].curve_steps[j], r.runs[i].curve_loss[j]});
   }
@@ -304,14 +315,16 @@ void run(const Config& cfg, RunContext& ctx) {
   const data::SelectiveCopyTask copy(
       {.seq_len = cfg.get_int("copy_len"),
        .num_tokens = cfg.get_int("copy_tokens"),
-       .alphabet = std::string("abcdefghijklmnop").substr(0, static_cast<size_t>(cfg.get_int("copy_alphabet")))});
+       .alphabet = std::string("abcdefghijklmnop")
+                       .substr(0, static_cast<size_t>(cfg.get_int("copy_alphabet")))});
   const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
   ctx.section(fmt::format("Part 3: the tasks, {} steps of batch {} per model ({} layers, causal)",
                           cfg.get_int("steps"), cfg.get_int("batch"), cfg.get_int("layers")));
-  const TaskResult c = task_part(
-      cfg, ctx, copy, "copy",
-      fmt::format("Selective copying: {} tokens among {} (chance per token 1/{})",
-                  cfg.get_int("copy_tokens"), cfg.get_int("copy_len"), cfg.get_int("copy_alphabet")));
+  const TaskResult c =
+      task_part(cfg, ctx, copy, "copy",
+                fmt::format("Selective copying: {} tokens among {} (chance per token 1/{})",
+                            cfg.get_int("copy_tokens"), cfg.get_int("copy_len"),
+                            cfg.get_int("copy_alphabet")));
   const TaskResult rc = task_part(
       cfg, ctx, recall, "recall",
       fmt::format("Associative recall: {} pairs, the value of the queried key (chance 1/10)",
@@ -322,12 +335,15 @@ void run(const Config& cfg, RunContext& ctx) {
                 h.falls[0] ? "yes" : "no");
   cmp.add_exact("HiPPO: the history's error falls as N grows (band-limited signals)", "yes",
                 h.falls[1] ? "yes" : "no");
-  cmp.add("HiPPO: online memory = optimal projection (worst online / optimal RMSE)", 1.0,
-          h.worst_ratio, 0.05, "", 4);
+  cmp.add(
+      "HiPPO: the online memory is the optimal projection (largest RMSE between the two "
+      "reconstructions)",
+      0.0, h.worst_gap, 0.01, "", 4);
   const size_t cs = index_of(c, "softmax"), cl = index_of(c, "linear");
-  cmp.add_exact("softmax attention does selective copying better than linear attention "
-                "(whole-answer accuracy)",
-                "yes", c.answer_acc[cs] > c.answer_acc[cl] ? "yes" : "no");
+  cmp.add_exact(
+      "softmax attention does selective copying better than linear attention "
+      "(whole-answer accuracy)",
+      "yes", c.answer_acc[cs] > c.answer_acc[cl] ? "yes" : "no");
   (void)rc;
   ctx.compare(cmp);
 }
@@ -345,24 +361,23 @@ Experiment selective_ssm() {
   e.config.add_ints("hippo_n", {4, 8, 16, 32, 64}, "HiPPO state sizes N")
       .add_int("hippo_length", 1000, "samples in each HiPPO signal", {.min = 2})
       .add_int("hippo_trials", 4, "random signals per kind", {.min = 1})
-      .add_real("smooth_width", 0.02, "smooth signal: Gaussian blur width, a fraction of the length",
-                {.min = 1e-4})
+      .add_real("smooth_width", 0.02,
+                "smooth signal: Gaussian blur width, a fraction of the length", {.min = 1e-4})
       .add_int("band_cycles", 8, "band-limited signal: highest frequency, periods per history",
                {.min = 1})
       .add_int("copy_len", 32, "selective copy: tokens before the markers", {.min = 1})
       .add_int("copy_tokens", 4, "selective copy: data tokens to copy", {.min = 1})
       .add_int("copy_alphabet", 8, "selective copy: distinct data tokens", {.min = 2, .max = 16})
-      .add_int("recall_pairs", 8, "associative recall: key-value pairs", {.min = 1})
+      .add_int("recall_pairs", 4, "associative recall: key-value pairs", {.min = 1})
       .add_int("d_model", 32, "width of the softmax model (the others matched by parameters)",
                {.min = 2})
       .add_int("nhead", 2, "attention heads", {.min = 1})
       .add_int("layers", 2, "blocks per model", {.min = 1})
-      .add_int("steps", 600, "training steps per model and task", {.min = 1})
+      .add_int("steps", 1000, "training steps per model and task", {.min = 1})
       .add_int("batch", 32, "training batch", {.min = 1})
       .add_real("lr", 3e-3, "Adam learning rate", {.min = 0})
       .add_int("eval_size", 1000, "fresh examples per accuracy", {.min = 1});
-  e.quick = {{"hippo_trials", "2"}, {"steps", "150"},
-             {"eval_size", "300"}};
+  e.quick = {{"hippo_trials", "2"}, {"steps", "150"}, {"eval_size", "300"}};
   e.check = check;
   e.run = run;
   return e;

@@ -23,9 +23,10 @@ Tokenizer selective_copy_tokenizer(const SelectiveCopyTask::Config& c) {
   const auto chars = utf8_chars(c.alphabet, task + " alphabet");
   const std::set<std::string> distinct(chars.begin(), chars.end());
   if (distinct.size() != chars.size() || distinct.count(kNoise) || distinct.count(kMarker))
-    throw Error(fmt::format("{}: alphabet must hold distinct characters other than '{}' and '{}', "
-                            "got '{}'",
-                            task, kNoise, kMarker, c.alphabet));
+    throw Error(
+        fmt::format("{}: alphabet must hold distinct characters other than '{}' and '{}', "
+                    "got '{}'",
+                    task, kNoise, kMarker, c.alphabet));
   return Tokenizer::chars(c.alphabet + kNoise + kMarker);
 }
 }  // namespace
@@ -33,8 +34,12 @@ Tokenizer selective_copy_tokenizer(const SelectiveCopyTask::Config& c) {
 SelectiveCopyTask::SelectiveCopyTask(Config config)
     : config_(std::move(config)), tokenizer_(selective_copy_tokenizer(config_)) {}
 
-int64_t SelectiveCopyTask::noise_id() const { return tokenizer_.vocab().id(kNoise); }
-int64_t SelectiveCopyTask::marker_id() const { return tokenizer_.vocab().id(kMarker); }
+int64_t SelectiveCopyTask::noise_id() const {
+  return tokenizer_.vocab().id(kNoise);
+}
+int64_t SelectiveCopyTask::marker_id() const {
+  return tokenizer_.vocab().id(kMarker);
+}
 
 Example SelectiveCopyTask::sample(Generator& gen) const {
   const int64_t t = config_.seq_len, k = config_.num_tokens;
@@ -44,7 +49,8 @@ Example SelectiveCopyTask::sample(Generator& gen) const {
   std::iota(order.begin(), order.end(), int64_t{0});
   shuffle(order, gen);
   std::vector<bool> is_data(static_cast<size_t>(t), false);
-  for (int64_t i = 0; i < k; ++i) is_data[static_cast<size_t>(order[static_cast<size_t>(i)])] = true;
+  for (int64_t i = 0; i < k; ++i)
+    is_data[static_cast<size_t>(order[static_cast<size_t>(i)])] = true;
   Example ex;
   ex.src.assign(static_cast<size_t>(t), noise_id());
   for (int64_t p = 0; p < t; ++p) {

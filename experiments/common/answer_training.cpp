@@ -25,10 +25,12 @@ AnswerBatch answer_batch(const data::Task& task, int64_t b, Generator& gen) {
     const data::Example& ex = exs[static_cast<size_t>(i)];
     if (static_cast<int64_t>(ex.src.size()) != t || static_cast<int64_t>(ex.tgt.size()) != k ||
         k < 1)
-      throw Error(fmt::format("answer_batch: {} examples must share one source length and have a "
-                              "non-empty answer of one length",
-                              task.name()));
-    for (int64_t j = 0; j < t; ++j) out.ids[i * t + j] = static_cast<real>(ex.src[static_cast<size_t>(j)]);
+      throw Error(
+          fmt::format("answer_batch: {} examples must share one source length and have a "
+                      "non-empty answer of one length",
+                      task.name()));
+    for (int64_t j = 0; j < t; ++j)
+      out.ids[i * t + j] = static_cast<real>(ex.src[static_cast<size_t>(j)]);
     for (int64_t j = 0; j < k; ++j)
       out.answers[i * k + j] = static_cast<real>(ex.tgt[static_cast<size_t>(j)]);
   }
@@ -41,7 +43,8 @@ Var answer_logits(const MixerModel& m, const Tensor& ids, int64_t k) {
   return slice(m.forward_positions(ids), 1, t - k, t);
 }
 
-std::pair<double, double> answer_accuracy(const MixerModel& m, const std::vector<AnswerBatch>& set) {
+std::pair<double, double> answer_accuracy(const MixerModel& m,
+                                          const std::vector<AnswerBatch>& set) {
   NoGrad off;
   int64_t tokens_right = 0, tokens = 0, answers_right = 0, answers = 0;
   const int64_t c = m.options().classes;
@@ -52,8 +55,8 @@ std::pair<double, double> answer_accuracy(const MixerModel& m, const std::vector
       bool all = true;
       for (int64_t j = 0; j < k; ++j) {
         const real* row = logits.data() + (i * k + j) * c;
-        const bool right = std::max_element(row, row + c) - row ==
-                           static_cast<int64_t>(b.answers[i * k + j]);
+        const bool right =
+            std::max_element(row, row + c) - row == static_cast<int64_t>(b.answers[i * k + j]);
         tokens_right += right;
         all = all && right;
         ++tokens;

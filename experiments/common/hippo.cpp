@@ -18,8 +18,8 @@ LegsMatrices legs_matrices(int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     m.b[static_cast<size_t>(i)] = std::sqrt(2.0 * static_cast<double>(i) + 1.0);
     for (int64_t k = 0; k < i; ++k)
-      m.a[static_cast<size_t>(i * n + k)] =
-          -std::sqrt(2.0 * static_cast<double>(i) + 1.0) * std::sqrt(2.0 * static_cast<double>(k) + 1.0);
+      m.a[static_cast<size_t>(i * n + k)] = -std::sqrt(2.0 * static_cast<double>(i) + 1.0) *
+                                            std::sqrt(2.0 * static_cast<double>(k) + 1.0);
     m.a[static_cast<size_t>(i * n + i)] = -static_cast<double>(i + 1);
   }
   return m;

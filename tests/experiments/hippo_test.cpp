@@ -22,7 +22,9 @@ std::vector<double> sampled(int64_t length, F f) {
   return v;
 }
 
-double cubic(double u) { return 0.7 - 1.3 * u + 2.0 * u * u * u; }
+double cubic(double u) {
+  return 0.7 - 1.3 * u + 2.0 * u * u * u;
+}
 
 }  // namespace
 
@@ -35,7 +37,8 @@ TEST_SUITE("experiments") {
     CHECK(m.a[2 * 4 + 1] == doctest::Approx(-std::sqrt(5.0) * std::sqrt(3.0)));
     CHECK(m.a[1 * 4 + 2] == 0.0);  // nothing above the diagonal
     CHECK(m.b[3] == doctest::Approx(std::sqrt(7.0)));
-    for (int64_t i = 0; i < 4; ++i) CHECK(m.a[static_cast<size_t>(i * 4)] == doctest::Approx(-m.b[static_cast<size_t>(i)]));
+    for (int64_t i = 0; i < 4; ++i)
+      CHECK(m.a[static_cast<size_t>(i * 4)] == doctest::Approx(-m.b[static_cast<size_t>(i)]));
     CHECK_THROWS_AS(legs_matrices(0), Error);
   }
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# selective-ssm (000 §9.1-9.5, 003) in quick mode.
+# HiPPO-LegS: the reconstruction error of the whole history falls with every larger N for both
+# kinds of signal (double precision, the same signals on every machine), by more than 10x from the
+# smallest to the largest N, never beats the offline least-squares fit (the optimum of the basis)
+# and stays within 1% of the signal's RMS of it.
+# S6's two scans (sequential tape scan, fused chunked scan) agree in outputs and every gradient to
+# float32 rounding (a bound scaled by the size of the values); their times are recorded, not
+# asserted (they depend on the machine and its load).
+# The tasks: the models' parameter counts agree within 10%; softmax attention learns selective
+# copying and associative recall well above chance; S6 learns selective copying well above linear
+# attention. Margins are wide: a quick run is short, and BLAS rounding differs between CPUs.
+# Bad settings exit 2 and leave no run folder.
+#   tests/cli/experiments_ssm.sh BUILD_DIR
+set -uo pipefail
+source "$(dirname "$0")/lib/checks.sh" "$@"
+
+listed selective-ssm "000 §9.1-9.5, 003 "
+
+expect 2 "--copy_tokens 9 must be at most --copy_len 8" run selective-ssm --copy_len 8 \
+  --copy_tokens 9 --out "$tmp/bad1"
+expect 2 "--hippo_n needs at least two increasing sizes" run selective-ssm --hippo_n 8,4 \
+  --out "$tmp/bad2"
+expect 2 "--nhead 3 must divide --d_model 32" run selective-ssm --nhead 3 --out "$tmp/bad3"
+for d in bad1 bad2 bad3; do
+  [[ -e "$tmp/$d" ]] && fail "a refused selective-ssm wrote $tmp/$d" || pass "no folder for $d"
+done
+
+check selective-ssm '
+# HiPPO
+for kind in ("smooth", "band"):
+    on, best = res["hippo_rmse_" + kind], res["hippo_rmse_" + kind + "_optimal"]
+    assert all(b < a for a, b in zip(on, on[1:])), (kind, on)
+    assert on[-1] < on[0] / 10, (kind, on)
+    assert all(o >= b - 1e-12 for o, b in zip(on, best)), (kind, on, best)
+    assert max(res["hippo_gap_" + kind]) < 0.01, res["hippo_gap_" + kind]
+# the tasks
+for task in ("copy", "recall"):
+    params = res[task + "_parameters"]
+    assert max(params) <= 1.1 * min(params), (task, params)
+    m = res[task + "_mixers"]
+    assert m[:2] == ["softmax", "linear"], m
+acc = dict(zip(res["copy_mixers"], res["copy_token_accuracy"]))
+assert acc["softmax"] > 0.5, acc  # chance: 1/8
+st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+assert st["HiPPO: the history'"'"'s error falls as N grows (smooth signals)"] == "ok", st
+assert len(r["figures"]) == 4, r["figures"]
+'
+
+finish
