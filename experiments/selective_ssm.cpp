@@ -344,7 +344,12 @@ void run(const Config& cfg, RunContext& ctx) {
       "softmax attention does selective copying better than linear attention "
       "(whole-answer accuracy)",
       "yes", c.answer_acc[cs] > c.answer_acc[cl] ? "yes" : "no");
-  (void)rc;
+  const size_t rsm = index_of(rc, "softmax"), rli = index_of(rc, "linear");
+  cmp.add_exact("§9.6: linear attention is weak at precise matching, softmax strong (recall)",
+                "yes", rc.answer_acc[rsm] > rc.answer_acc[rli] + 0.1 ? "yes" : "no",
+                rc.answer_acc[rsm] > rc.answer_acc[rli] + 0.1
+                    ? ""
+                    : "neither learned recall well within --steps: see the training curves");
   ctx.compare(cmp);
 }
 
