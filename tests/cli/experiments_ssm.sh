@@ -39,12 +39,18 @@ for task in ("copy", "recall"):
     params = res[task + "_parameters"]
     assert max(params) <= 1.1 * min(params), (task, params)
     m = res[task + "_mixers"]
-    assert m[:2] == ["softmax", "linear"], m
+    assert m == ["softmax", "linear", "s6"], m
 acc = dict(zip(res["copy_mixers"], res["copy_token_accuracy"]))
 assert acc["softmax"] > 0.5, acc  # chance: 1/8
 st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
 assert st["HiPPO: the history'"'"'s error falls as N grows (smooth signals)"] == "ok", st
-assert len(r["figures"]) == 4, r["figures"]
+# the two scans: outputs and gradients agree to float32 rounding, relative to their size
+assert res["scan_output_relative_diff"] < 1e-5, res["scan_output_relative_diff"]
+assert res["scan_gradient_relative_diff"] < 1e-5, res["scan_gradient_relative_diff"]
+assert len(res["scan_chunked_ms"]) == len(res["scan_lengths"]) == 2, res["scan_lengths"]
+assert st["S6: the parallel (chunked) scan computes the recurrence (largest relative difference, outputs and gradients)"] == "ok", st
+assert res["copy_delta_data"] > 0 and res["copy_delta_noise"] > 0, res
+assert len(r["figures"]) == 5, r["figures"]
 '
 
 finish
