@@ -45,6 +45,7 @@
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
+#include "nn/ssm/selective_ssm.h"
 
 namespace attn::experiments {
 
@@ -496,11 +497,13 @@ void run(const Config& cfg, RunContext& ctx) {
           ? ""
           : fmt::format(
                 "measured in the first S6 layer of the trained model (whole answers {:.3f}): "
-                "Delta stays near its initial range (log-uniform in [0.001, 0.1]) at "
-                "every kind of token, so the selection the task needs is made elsewhere "
-                "(B_t, C_t, the SiLU(z) gate or the second layer; not measured here); "
-                "with {} tokens before the markers the state need not forget",
-                c.answer_acc[c6], cfg.get_int("copy_len")));
+                "mean Delta {:.3g} at data, {:.3g} at noise, {:.3g} at markers (initial "
+                "range log-uniform in [{:g}, {:g}]), so the selection the task needs is "
+                "made elsewhere (B_t, C_t, the SiLU(z) gate or the second layer; not "
+                "measured here); with {} tokens before the markers the state need not "
+                "forget",
+                c.answer_acc[c6], sel.data, sel.noise, sel.marker, nn::SelectiveSsmOptions{}.dt_min,
+                nn::SelectiveSsmOptions{}.dt_max, cfg.get_int("copy_len")));
   const bool linear_fails = c.answer_acc[cl] < 0.5;
   const int64_t d_head = cfg.get_int("d_model") / cfg.get_int("nhead");
   cmp.add_exact(
