@@ -383,6 +383,7 @@ size_t index_of(const TaskResult& r, const std::string& mixer) {
 struct Selection {
   double data = 0, noise = 0, marker = 0;  // mean Delta over tokens of each kind and channels
   double channels_data_above_noise = 0;    // fraction of channels with a larger mean at data
+  int64_t channels = 0;                    // E, the layer's inner channels
 };
 
 Selection selection(const MixerModel& s6, const data::SelectiveCopyTask& task, uint64_t seed) {
@@ -401,6 +402,7 @@ Selection selection(const MixerModel& s6, const data::SelectiveCopyTask& task, u
         sum[kind][static_cast<size_t>(c)] += static_cast<double>(delta[(i * t + j) * e + c]);
     }
   Selection s;
+  s.channels = e;
   double* means[3] = {&s.data, &s.noise, &s.marker};
   for (int k = 0; k < 3; ++k) {
     for (double v : sum[k]) *means[k] += v;
@@ -484,7 +486,7 @@ void run(const Config& cfg, RunContext& ctx) {
       "at data tokens, {:.3g} at noise, {:.3g} at the markers (ratio data / noise {:.2f}); {:.0f}% "
       "of its {} channels have a larger mean Delta at data than at noise.",
       sel.data, sel.noise, sel.marker, sel.data / sel.noise, 100 * sel.channels_data_above_noise,
-      c.models[c6]->options().d_model * 2));
+      sel.channels));
   ctx.result("copy_delta_data", sel.data);
   ctx.result("copy_delta_noise", sel.noise);
   ctx.result("copy_delta_marker", sel.marker);
@@ -543,7 +545,7 @@ Experiment selective_ssm() {
   e.purpose =
       "HiPPO-LegS memory error vs N; S6's sequential and chunked scans; selective copying and "
       "associative recall for S6, softmax and linear attention";
-  e.typical_time = "~3 min";
+  e.typical_time = "~1.5 min";
   e.config.add_ints("hippo_n", {4, 8, 16, 32, 64}, "HiPPO state sizes N")
       .add_int("hippo_length", 1000, "samples in each HiPPO signal", {.min = 2})
       .add_int("hippo_trials", 4, "random signals per kind", {.min = 1})
