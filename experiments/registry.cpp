@@ -50,7 +50,8 @@ namespace attn::experiments {
   X(sparse_challenge)            \
   X(attention_zoo)               \
   X(vit_patches)                 \
-  X(scaling_law)
+  X(scaling_law)                 \
+  X(selective_ssm)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
