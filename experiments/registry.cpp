@@ -47,7 +47,8 @@ namespace attn::experiments {
   X(depth_hops)                  \
   X(length_extrapolation)        \
   X(mqa_gqa)                     \
-  X(sparse_challenge)
+  X(sparse_challenge)            \
+  X(triangle_tradeoff)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
