@@ -498,11 +498,8 @@ Experiment triangle_tradeoff() {
       .add_int("batch", 32, "recall: training batch", {.min = 1})
       .add_real("lr", 3e-3, "recall: Adam learning rate", {.min = 0})
       .add_int("eval_size", 1000, "recall: held-out examples", {.min = 1});
-  e.quick = {{"lengths", "64,128,256,512"},
-             {"reps", "3"},
-             {"decode_steps", "64"},
-             {"steps", "600"},
-             {"eval_size", "500"}};
+  e.quick = {
+      {"lengths", "64,128,256,512"}, {"reps", "3"}, {"decode_steps", "64"}, {"eval_size", "500"}};
   e.check = check;
   e.run = run;
   return e;
