@@ -48,6 +48,7 @@ enum class GeluApprox { kNone, kTanh };  // PyTorch's approximate='none' | 'tanh
 Var gelu(const Var& x, GeluApprox approx = GeluApprox::kNone);
 Var silu(const Var& x);
 Var elu(const Var& x, real alpha = 1);
+Var softplus(const Var& x);  // log(1 + e^x), computed without overflow
 
 // ---- reductions ---------------------------------------------------------------------------
 Var sum(const Var& x);                                  // all elements -> ()
@@ -191,6 +192,19 @@ FusedAttentionOutput fused_attention(const Var& q,
 // y_t = fq_t^T S_t / (fq_t . z_t + eps),  S_t = sum_{s<=t} fk_s v_s^T,  z_t = sum_{s<=t} fk_s.
 // fq (...,T,D), fk (...,T,D), v (...,T,M) -> y (...,T,M).
 Var causal_linear_attention(const Var& fq, const Var& fk, const Var& v, real eps = 1e-6);
+// The selective scan of an S6 (Mamba) layer, chunked over time (ops/fused/selective_scan.cpp):
+//   h_t = exp(delta_t A) h_{t-1} + delta_t b_t u_t   (per channel e and state n, diagonal),
+//   y_t = c_t . h_t + d u_t,   h_0 = 0.
+// u, delta (B,T,E), a (E,N), b, c (B,T,N), d (E) -> y (B,T,E). nn/ssm/selective_scan_reference.h
+// writes the same recurrence out in elementary ops, one time step after another. chunk: time
+// steps per chunk (chunks are scanned in parallel, then their boundary states are chained).
+Var selective_scan(const Var& u,
+                   const Var& delta,
+                   const Var& a,
+                   const Var& b,
+                   const Var& c,
+                   const Var& d,
+                   int64_t chunk = 64);
 
 // ---- recurrent steps (autograd/ops/recurrent_cells.h, included above) -----------------------
 // One op per time step of an Elman RNN, a GRU or an LSTM, PyTorch's gate layouts:

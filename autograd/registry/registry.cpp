@@ -21,8 +21,9 @@ CaseInput mask_input(std::string name, Tensor value) {
 const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> all = [] {
     std::vector<OpCase> rows;
-    for (auto table : {elementwise_cases, reduction_cases, linalg_shape_cases, nn_op_cases,
-                       recurrent_op_cases, attention_op_cases, fused_attention_op_cases})
+    for (auto table :
+         {elementwise_cases, reduction_cases, linalg_shape_cases, nn_op_cases, recurrent_op_cases,
+          attention_op_cases, fused_attention_op_cases, ssm_op_cases})
       for (OpCase& c : table()) rows.push_back(std::move(c));
     std::set<std::string> seen;
     for (const OpCase& c : rows)

@@ -51,6 +51,7 @@ std::vector<OpCase> nn_op_cases();
 std::vector<OpCase> attention_op_cases();
 std::vector<OpCase> fused_attention_op_cases();
 std::vector<OpCase> recurrent_op_cases();  // autograd/ops/recurrent_cells.h
+std::vector<OpCase> ssm_op_cases();        // softplus, selective_scan (ssm_cases.cpp)
 
 // Every row, in a stable order.
 const std::vector<OpCase>& op_cases();

@@ -32,6 +32,8 @@ const std::vector<WorkloadInfo>& workloads() {
        w7_cases, false},
       {"W9", "sliding-window attention fwd+bwd: dense masked vs banded, d 64, w 64, T 512..16384",
        true, w9_cases},
+      {"W10", "S6 selective scan fwd+bwd: sequential tape vs chunked fused, E 64, N 16, T 64..1024",
+       true, w10_cases},
   };
   return table;
 }

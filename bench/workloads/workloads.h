@@ -38,6 +38,7 @@ std::vector<BenchCase> w5_cases();
 std::vector<BenchCase> w6_cases();
 std::vector<BenchCase> w7_cases();
 std::vector<BenchCase> w9_cases();
+std::vector<BenchCase> w10_cases();
 bool w1_w4_available();
 
 // Random token ids in [lo, hi) as a (rows, cols) tensor, seeded.

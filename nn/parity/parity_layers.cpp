@@ -17,6 +17,7 @@ const std::vector<ParityLayerSpec>& parity_layers() {
     for (ParityLayerSpec& s : variant_parity_layers()) rows.push_back(std::move(s));
     for (ParityLayerSpec& s : position_parity_layers()) rows.push_back(std::move(s));
     for (ParityLayerSpec& s : additive_parity_layers()) rows.push_back(std::move(s));
+    for (ParityLayerSpec& s : ssm_parity_layers()) rows.push_back(std::move(s));
     std::set<std::string> seen;
     for (const ParityLayerSpec& s : rows)
       if (!seen.insert(s.name).second)

@@ -62,6 +62,7 @@ std::vector<ParityLayerSpec> variant_parity_layers();   // nn-variants: variant_
 std::vector<ParityLayerSpec> rnn_parity_layers();       // rnn: nn/rnn/rnn_parity_layers.cpp
 std::vector<ParityLayerSpec> position_parity_layers();  // positions: position_parity_layers.cpp
 std::vector<ParityLayerSpec> additive_parity_layers();  // additive: additive_parity_layers.cpp
+std::vector<ParityLayerSpec> ssm_parity_layers();       // s6: ssm_parity_layers.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<ParityLayerSpec>& parity_layers();
