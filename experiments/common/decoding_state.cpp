@@ -11,6 +11,7 @@
 #include "nn/attention/multihead_attention.h"
 #include "nn/attention/sdpa.h"
 #include "nn/attention/sliding_window.h"
+#include "nn/ssm/selective_ssm.h"
 
 namespace attn::experiments {
 
@@ -126,6 +127,31 @@ DecodingTrace decode_linear(
         int64_t b = 0;
         for (const nn::FastWeightState& s : states)
           if (s.steps > 0) b += bytes_of(s.s) + bytes_of(s.z);
+        return b;
+      });
+}
+
+DecodingTrace decode_s6(int64_t d_model,
+                        int64_t d_state,
+                        const S6MixerOptions& options,
+                        int64_t layers,
+                        int64_t steps,
+                        Generator& gen) {
+  std::vector<std::shared_ptr<nn::SelectiveSSM>> ssm;
+  std::vector<nn::SelectiveSsmState> states;
+  for (int64_t l = 0; l < layers; ++l) {
+    // The module s6_mixer builds, taken out of its Mixer to reach step() and the state.
+    ssm.push_back(std::dynamic_pointer_cast<nn::SelectiveSSM>(
+        s6_mixer(d_model, d_state, gen, options).module));
+    states.push_back(ssm.back()->initial_state(1));
+  }
+  const Tensor x = Tensor::randn({1, steps, d_model}, gen);
+  return run_both_ways(
+      layers, x, [&](int64_t l, const Var& h) { return ssm[l]->forward(h); },
+      [&](int64_t l, const Var& h) { return ssm[l]->step(h, states[l]); },
+      [&] {
+        int64_t b = 0;
+        for (const nn::SelectiveSsmState& s : states) b += bytes_of(s.h) + bytes_of(s.conv);
         return b;
       });
 }

@@ -16,6 +16,9 @@
 //            bytes(t) = 2 L d min(t, w) * 4
 //   linear:  nn::FastWeightState, S (1,H,D,D) and z (1,H,1,D) per layer, whatever t:
 //            bytes(t) = L H (D^2 + D) * 4,  D = d / H
+//   S6:      nn::SelectiveSsmState, h (1,E,N) and the convolution's last d_conv - 1 inputs
+//            (1,d_conv-1,E) per layer, whatever t:   bytes(t) = L (E N + (d_conv - 1) E) * 4
+//            (experiments/common/ssm_mixer.h's s6_state_bytes per layer)
 // The decoded outputs are checked against the parallel form of the same stack on the whole
 // sequence (max_abs_diff over the last position), which proves the step functions compute what
 // training computes: the states measured are the ones the trained models would use.
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "autograd/generator.h"
+#include "experiments/common/ssm_mixer.h"
 
 namespace attn::experiments {
 
@@ -39,6 +43,13 @@ DecodingTrace decode_window(
     int64_t d_model, int64_t nhead, int64_t window, int64_t layers, int64_t steps, Generator& gen);
 DecodingTrace decode_linear(
     int64_t d_model, int64_t nhead, int64_t layers, int64_t steps, Generator& gen);
+// S6 layers built as experiments/common/ssm_mixer.h's s6_mixer(d_model, d_state, gen, options).
+DecodingTrace decode_s6(int64_t d_model,
+                        int64_t d_state,
+                        const S6MixerOptions& options,
+                        int64_t layers,
+                        int64_t steps,
+                        Generator& gen);
 
 // The closed forms above, in bytes after t tokens (4-byte floats).
 int64_t softmax_state_bytes(int64_t d_model, int64_t layers, int64_t t);
