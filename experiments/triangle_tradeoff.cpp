@@ -106,8 +106,14 @@ Timed timing_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& k
   const std::vector<int64_t> lengths = cfg.get_ints("lengths");
   const int64_t b = cfg.get_int("time_batch"), vocab = 16;
   const size_t n = ks.size();
+  // One thread by default: a parallel region waits for its slowest thread, so on a shared
+  // machine every burst of outside load on the other core would stall it; one thread measures the
+  // work's growth with T, which is the question (the document's exponents count operations).
+  const auto threads = static_cast<int>(cfg.get_int("time_threads"));
+  ScopedThreads scoped(threads);
   ctx.section(fmt::format(
-      "Part 1: one training step (forward + backward, batch {}) against T, interleaved", b));
+      "Part 1: one training step (forward + backward, batch {}) against T, interleaved, {}", b,
+      threads == 0 ? "the run's threads" : fmt::format("{} thread(s)", threads)));
   Timed r;
   r.ms.resize(n);
   r.min_ms.resize(n);
@@ -173,6 +179,22 @@ Timed timing_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& k
                   "grows like: {}. 1-minute load average after the timing: "
                   "{:.2f} (the rounds alternate, so load slows every model alike).",
                   from, fmt::join(parts, ", "), load_average()));
+  // Where softmax's step becomes the slower one (softmax / other passes 1, log axes), if it does.
+  std::vector<std::string> crossings;
+  for (size_t i = 1; i < n; ++i) {
+    std::vector<double> ratio;
+    for (size_t j = 0; j < r.ts.size(); ++j) ratio.push_back(r.min_ms[0][j] / r.min_ms[i][j]);
+    const double x = ratio.front() >= 1 ? r.ts.front() : log_log_crossing(r.ts, ratio);
+    ctx.result("softmax_slower_from_T_" + ks[i].name,
+               std::isnan(x) ? nlohmann::ordered_json() : nlohmann::ordered_json(x));
+    crossings.push_back(std::isnan(x)
+                            ? fmt::format("{}: not below T = {:.0f}", ks[i].name, r.ts.back())
+                            : fmt::format("{}: T = {:.0f}", ks[i].name, x));
+  }
+  ctx.note(
+      fmt::format("Softmax's step becomes slower than the other model's from (interpolated "
+                  "on log axes; the first length when it is slower from the start): {}.",
+                  fmt::join(crossings, "; ")));
 
   LinePlot p;
   p.title = fmt::format("Training step (forward + backward, batch {})", b);
@@ -542,6 +564,7 @@ Experiment triangle_tradeoff() {
   e.config
       .add_ints("lengths", {64, 128, 256, 512, 1024, 2048}, "lengths T of the timed training step")
       .add_int("time_batch", 4, "batch of the timed step", {.min = 1})
+      .add_int("time_threads", 1, "threads of the timed step (0: the run's --threads)", {.min = 0})
       .add_int("reps", 7, "timed rounds per length", {.min = 1})
       .add_real("budget_s", 3.0, "fewer rounds where one round exceeds this (0: none)", {.min = 0})
       .add_int("d_model", 32, "model width", {.min = 2})
