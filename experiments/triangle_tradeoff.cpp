@@ -275,7 +275,8 @@ Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind
   LinePlot p;
   p.title = "Decoding state kept between steps";
   p.x_label = "generated position t";
-  p.y_label = "bytes (all layers)";
+  p.y_label = "bytes (all layers), log scale";
+  p.log_y = true;  // the KV cache outgrows the fixed states by orders of magnitude
   std::vector<double> xs;
   for (int64_t t = 1; t <= steps; ++t) xs.push_back(static_cast<double>(t));
   for (size_t i = 0; i < ks.size(); ++i) {
