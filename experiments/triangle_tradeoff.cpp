@@ -415,7 +415,8 @@ void triangle(const Config& cfg,
   ctx.table(doc);
 
   Table ours("Measured (ours)", {"model", "parameters", "step time ~ T^p", "peak memory ~ T^p",
-                                 "state bytes at t", "bytes / token", "recall", "corners held"});
+                                 fmt::format("state bytes at t = {}", steps), "bytes / token",
+                                 "recall", "corners held"});
   std::vector<Corners> corners;
   for (size_t i = 0; i < ks.size(); ++i) {
     const auto& m = dec.measured[i];
@@ -481,7 +482,13 @@ void triangle(const Config& cfg,
   cmp.add("(not in the table) sliding window: step-time exponent", 1.0, tm.time_slope[wi], 0.25,
           timing_reason(tm.time_slope[wi], 1.0, 0.25), 2);
   cmp.add("Transformer space O(N^2): training peak-memory exponent", 2.0, tm.memory_slope[sm], 0.35,
-          "", 2);
+          tm.memory_slope[sm] < 1.65
+              ? fmt::format(
+                    "at these T the many (B,T,d) activations still outweigh the (B,H,T,T) weights; "
+                    "fitted from T = {:.0f}",
+                    tm.ts[tm.ts.size() >= 3 ? tm.ts.size() - 3 : 0])
+              : "",
+          2);
   cmp.add("Transformer decoding: KV cache bytes per token (2 L d 4)", kv_per_token,
           static_cast<double>(dec.measured[sm][steps - 1] - dec.measured[sm][steps - 2]), 0, "", 0);
   cmp.add("Linear attention space O(d^2): state bytes L H (D^2 + D) 4",
@@ -523,8 +530,14 @@ void triangle(const Config& cfg,
               "attention's");
   cmp.add_exact("Mamba recalls better than linear attention, worse than softmax (medium)", "yes",
                 medium ? "yes" : "no", medium_reason);
-  cmp.add_exact("(not in the table) a window shorter than the pairs fails recall", "yes",
-                rc.accuracy[wi] <= rc.window_ceiling + 0.1 ? "yes" : "no");
+  // Only when the window is shorter than the pairs' span is there a claim to check.
+  if (rc.window_ceiling < 1)
+    cmp.add_exact("(not in the table) a window shorter than the pairs fails recall", "yes",
+                  rc.accuracy[wi] <= rc.window_ceiling + 0.1 ? "yes" : "no");
+  else
+    ctx.note(
+        "The window reaches every pair here (L w >= 2 pairs + 1), so nothing bars it from "
+        "recall: the comparison leaves the window's failure out.");
   int max_held = 0;
   for (const Corners& c : corners) max_held = std::max(max_held, c.held());
   cmp.add_exact("no model holds all three corners", "yes", max_held < 3 ? "yes" : "no");
