@@ -51,7 +51,8 @@ namespace attn::experiments {
   X(attention_zoo)               \
   X(vit_patches)                 \
   X(scaling_law)                 \
-  X(selective_ssm)
+  X(selective_ssm)               \
+  X(triangle_tradeoff)
 // ---------------------------------------------------------------------------------------------
 
 #define ATTN_DECLARE(fn) Experiment fn();
