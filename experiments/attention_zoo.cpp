@@ -504,9 +504,9 @@ Experiment attention_zoo() {
   e.name = "attention-zoo";
   e.source = "004 §0x04 4.1";
   e.purpose =
-      "Softmax attention beside Linformer, Reformer LSH, Synthesizer (dense, random) and dual "
-      "chunk attention: accuracy on recall and a long-range task, time and memory against T, "
-      "DCA beyond the training length";
+      "Softmax attention beside Linformer, Reformer LSH, Synthesizer (dense, random), dual chunk, "
+      "lightning, a hybrid lightning/softmax stack and a Titans memory: accuracy on recall and a "
+      "long-range task, time and memory against T, DCA beyond the training length";
   e.typical_time = "~2 min";
   e.config.add_string("variants", "", "comma-separated variant names (empty: all)")
       .add_int("d_model", 32, "model width", {.min = 2})
