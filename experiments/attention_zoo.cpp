@@ -507,7 +507,7 @@ Experiment attention_zoo() {
       "Softmax attention beside Linformer, Reformer LSH, Synthesizer (dense, random), dual chunk, "
       "lightning, a hybrid lightning/softmax stack and a Titans memory: accuracy on recall and a "
       "long-range task, time and memory against T, DCA beyond the training length";
-  e.typical_time = "~2 min";
+  e.typical_time = "~2-3 min";
   e.config.add_string("variants", "", "comma-separated variant names (empty: all)")
       .add_int("d_model", 32, "model width", {.min = 2})
       .add_int("nhead", 2, "attention heads", {.min = 1})
@@ -516,7 +516,7 @@ Experiment attention_zoo() {
                {.min = 1})
       .add_string("long_mode", "majority", "long-range task", {"majority", "match"})
       .add_int("long_len", 64, "long-range task: sequence length", {.min = 8})
-      .add_int("recall_steps", 1000, "recall: training steps per variant", {.min = 1})
+      .add_int("recall_steps", 3000, "recall: training steps per variant", {.min = 1})
       .add_int("long_steps", 300, "long-range task: training steps per variant", {.min = 1})
       .add_int("batch", 32, "training batch", {.min = 1})
       .add_real("lr", 3e-3, "Adam learning rate", {.min = 0})
