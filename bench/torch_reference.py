@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The attnlab benchmark workloads (W1..W6, W9) in PyTorch, for side-by-side ratios.
+"""The attnlab benchmark workloads (W1..W6, W9, W10) in PyTorch, for side-by-side ratios.
 
     /usr/bin/python3 bench/torch_reference.py --workload W3 --intra 1 --blas 2 --json
 
@@ -20,7 +20,7 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workload", "-w", default="all", help="W1..W6, W9 or all")
+    p.add_argument("--workload", "-w", default="all", help="W1..W6, W9, W10 or all")
     p.add_argument("--filter", default="", help="only cases whose name contains this")
     p.add_argument("--intra", type=int, default=1, help="PyTorch intra-op (OpenMP) threads")
     p.add_argument("--blas", type=int, default=2, help="OpenBLAS threads")
@@ -336,8 +336,46 @@ def w9_cases():
     return cases
 
 
+# ---- W10: the S6 selective scan as a Python loop over time (PyTorch has no CPU scan kernel) ---
+# The same recurrence and shapes as attnlab's W10 (B 4, E 64, N 16; A = -U(0.5, 16), delta in
+# [0.001, 0.2]); its name pairs it with attnlab's sequential tape scan, the other step-by-step
+# autograd. h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t,  y_t = C_t . h_t + D u_t.
+
+def w10_cases():
+    b, e, n, cases = 4, 64, 16, []
+    for t in (64, 256, 1024):
+        st = {}
+
+        def setup(st=st, t=t):
+            torch.manual_seed(10)
+            st["u"] = torch.randn(b, t, e, requires_grad=True)
+            st["delta"] = (torch.rand(b, t, e) * 0.199 + 0.001).requires_grad_()
+            st["A"] = (-(torch.rand(e, n) * 15.5 + 0.5)).requires_grad_()
+            st["B"] = torch.randn(b, t, n, requires_grad=True)
+            st["C"] = torch.randn(b, t, n, requires_grad=True)
+            st["D"] = torch.randn(e, requires_grad=True)
+            st["dy"] = torch.randn(b, t, e)
+
+        def step(st=st, t=t):
+            names = ("u", "delta", "A", "B", "C", "D")
+            for k in names:
+                st[k].grad = None
+            u, dl, a, bm, cm, dv = (st[k] for k in names)
+            h, ys = torch.zeros(b, e, n), []
+            for i in range(t):
+                d = dl[:, i, :, None]  # (b, e, 1)
+                h = torch.exp(d * a) * h + d * bm[:, i, None, :] * u[:, i, :, None]
+                ys.append((h * cm[:, i, None, :]).sum(-1) + dv * u[:, i])
+            torch.stack(ys, 1).backward(st["dy"])
+
+        # per step and (b, e, n): exp, 5 multiplies, 2 adds forward; about twice that backward
+        cases.append(Case("W10", f"sequential tape fwd+bwd T={t}", 24.0 * b * t * e * n, b * t,
+                          setup, step, max_steps=5 if t >= 1024 else 0))
+    return cases
+
+
 WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W5": w5_cases,
-             "W6": w6_cases, "W9": w9_cases}
+             "W6": w6_cases, "W9": w9_cases, "W10": w10_cases}
 
 
 def measure(case, warmup, steps):
