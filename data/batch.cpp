@@ -150,4 +150,11 @@ Batch collate_classification(const std::vector<Example>& examples, bool with_cls
   return b;
 }
 
+Batch sample_classification(const Task& task, int64_t n, Generator& gen, bool with_cls) {
+  std::vector<Example> xs;
+  xs.reserve(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  for (int64_t i = 0; i < n; ++i) xs.push_back(task.sample(gen));
+  return collate_classification(xs, with_cls);
+}
+
 }  // namespace attn::data

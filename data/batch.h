@@ -45,6 +45,8 @@ Batch collate_decoder_only(const std::vector<Example>& examples, int64_t pad_to 
 Batch collate_language_model(const std::vector<Example>& examples);
 // Classification: src = BOS x (BOS acts as the [CLS] slot when with_cls), labels.
 Batch collate_classification(const std::vector<Example>& examples, bool with_cls = true);
+// n examples drawn from task with gen, in order, collated by collate_classification.
+Batch sample_classification(const Task& task, int64_t n, Generator& gen, bool with_cls = true);
 
 // (T,T): 1 where column > row.
 Tensor causal_mask(int64_t T);

@@ -103,9 +103,7 @@ struct Batch {
 };
 
 Batch make_batch(const data::Task& task, int64_t b, Generator& gen) {
-  std::vector<data::Example> xs;
-  for (int64_t i = 0; i < b; ++i) xs.push_back(task.sample(gen));
-  data::Batch c = data::collate_classification(xs, /*with_cls=*/false);
+  data::Batch c = data::sample_classification(task, b, gen, /*with_cls=*/false);
   return {std::move(c.src), std::move(c.labels)};
 }
 

@@ -36,6 +36,7 @@
 #include "autograd/functional.h"
 #include "autograd/mode.h"
 #include "autograd/tape.h"
+#include "data/batch.h"
 #include "data/tasks/long_range.h"
 #include "experiments/common/interleaved_timing.h"
 #include "experiments/common/loglog.h"
@@ -72,15 +73,9 @@ struct Batch {
   Tensor ids, labels;
 };
 
-Batch make_batch(const data::LongRangeTask& task, int64_t b, int64_t t, Generator& gen) {
-  Batch out{Tensor({b, t}), Tensor({b})};
-  for (int64_t i = 0; i < b; ++i) {
-    const data::Example ex = task.sample(gen);
-    for (int64_t j = 0; j < t; ++j)
-      out.ids[i * t + j] = static_cast<real>(ex.src[static_cast<size_t>(j)]);
-    out.labels[i] = static_cast<real>(ex.label);
-  }
-  return out;
+Batch make_batch(const data::LongRangeTask& task, int64_t b, Generator& gen) {
+  data::Batch c = data::sample_classification(task, b, gen, /*with_cls=*/false);
+  return {std::move(c.src), std::move(c.labels)};
 }
 
 // Model `which` (an index into kModels) for length t; seed draws the third model's random links.
@@ -138,12 +133,12 @@ Trained train_and_eval(
   train::Adam opt(m.parameters(), {.lr = cfg.get_real("lr")});
   const int64_t steps = cfg.get_int("steps"), batch = cfg.get_int("batch");
   const double s = seconds_of([&] {
-    for (int64_t i = 0; i < steps; ++i) train_step(m, opt, make_batch(task, batch, t, data_gen));
+    for (int64_t i = 0; i < steps; ++i) train_step(m, opt, make_batch(task, batch, data_gen));
   });
   const int64_t chunk = std::max<int64_t>(1, 8192 / t);
   std::vector<Batch> held_out;
   for (int64_t left = cfg.get_int("eval_size"); left > 0; left -= chunk)
-    held_out.push_back(make_batch(task, std::min(chunk, left), t, eval_gen));
+    held_out.push_back(make_batch(task, std::min(chunk, left), eval_gen));
   return {accuracy(m, held_out), 1e3 * s / static_cast<double>(steps)};
 }
 
@@ -235,7 +230,7 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
   for (int64_t T : lengths) {
     const data::LongRangeTask task = make_task("majority", T);
     Generator gen(ctx.seed() + 7 * T);
-    const Batch batch = make_batch(task, b, T, gen);
+    const Batch batch = make_batch(task, b, gen);
     std::vector<std::unique_ptr<LongRangeClassifier>> ms;
     std::vector<std::unique_ptr<train::Adam>> opts;
     double bytes[kNumModels];

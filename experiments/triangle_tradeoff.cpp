@@ -26,6 +26,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/tape.h"
+#include "data/batch.h"
 #include "data/tasks/recall.h"
 #include "experiments/common/decoding_state.h"
 #include "experiments/common/interleaved_timing.h"
@@ -77,15 +78,8 @@ struct Batch {
 };
 
 Batch recall_batch(const data::RecallTask& task, int64_t b, Generator& gen) {
-  const int64_t t = task.max_src_len();
-  Batch out{Tensor({b, t}), Tensor({b})};
-  for (int64_t i = 0; i < b; ++i) {
-    const data::Example ex = task.sample(gen);
-    for (int64_t j = 0; j < t; ++j)
-      out.ids[i * t + j] = static_cast<real>(ex.src[static_cast<size_t>(j)]);
-    out.labels[i] = static_cast<real>(ex.label);
-  }
-  return out;
+  data::Batch c = data::sample_classification(task, b, gen, /*with_cls=*/false);
+  return {std::move(c.src), std::move(c.labels)};
 }
 
 // forward + cross-entropy + backward: the part of a training step that depends on T.
