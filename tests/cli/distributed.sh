@@ -166,22 +166,50 @@ if [[ $rc -ne 124 ]] && grep -q "rank 0 of 2: the 2 ranks were started with diff
   pass "different options: refused on both ranks (exit $rc), naming the option; no folder"
 else fail "different options (exit $rc): $out"; fi
 
-# A rank that dies mid-run (killed): the job ends, the survivor says why, no partial files.
+# The two mid-run faults strike at a known point of the run, whatever the machine's speed: a
+# wrapper starts rank 1, waits until rank 0's metrics.csv holds its first logged row (step 50 of
+# the tiny run, so both ranks are past MPI_Init and training), then signals rank 1. Bounded:
+# if no row appears within 300 s it says so and kills rank 1, and the case fails naming that.
+cat >"$tmp/fault_after_log.sh" <<'SHEOF'
+#!/usr/bin/env bash
+# fault_after_log.sh SIGNAL METRICS_CSV COMMAND...: runs COMMAND, sends it SIGNAL once
+# METRICS_CSV has a header and one row, and waits for it.
+sig=$1 csv=$2; shift 2
+"$@" & p=$!
+for ((i = 0; i < 3000; ++i)); do
+  [[ -f $csv && $(wc -l <"$csv") -ge 2 ]] && break
+  kill -0 "$p" 2>/dev/null || { wait "$p"; exit; }
+  sleep 0.1
+done
+if [[ ! -f $csv || $(wc -l <"$csv") -lt 2 ]]; then
+  echo "fault_after_log.sh: $csv had no logged row after 300 s; the fault was not injected" >&2
+  kill -KILL "$p"; wait "$p"; exit 99
+fi
+kill "-$sig" "$p"
+wait "$p"
+SHEOF
+chmod +x "$tmp/fault_after_log.sh"
+
+# A rank that dies mid-run (killed after the first logged step): the job ends, the survivor
+# says why, no partial files.
 out=$("${mpi[@]}" -np 1 "$bin" "${tiny[@]}" --steps 100000 --checkpoint_every 20 --out "$tmp/f2" : \
-      -np 1 bash -c "\"$bin\" ${tiny[*]} --steps 100000 --checkpoint_every 20 --out \"$tmp/f2\" & p=\$!; sleep 3; kill -9 \$p; wait \$p" 2>&1); rc=$?
+      -np 1 "$tmp/fault_after_log.sh" KILL "$tmp/f2/metrics.csv" \
+      "$bin" "${tiny[@]}" --steps 100000 --checkpoint_every 20 --out "$tmp/f2" 2>&1); rc=$?
 if [[ $rc -ne 0 && $rc -ne 124 ]] && grep -Eq "rank 0 of 2: (stopped by the launcher|error: .*no answer)" <<<"$out" &&
-   [[ -z "$(find "$tmp/f2" -name '*.tmp*')" ]]; then
+   ! grep -q "fault was not injected" <<<"$out" && [[ -z "$(find "$tmp/f2" -name '*.tmp*')" ]]; then
   pass "a rank killed mid-run: the job stops (exit $rc), rank 0 says why, no temporaries"
 else fail "a rank killed mid-run (exit $rc): $out"; fi
 
-# A rank that hangs mid-run (stopped): the other gives up after ATTN_DIST_TIMEOUT seconds,
-# naming the step it waited in, and the job ends. Where the stopped rank froze decides which
-# exchange the other waits in (the step's token count or its gradients, an evaluation, the
-# time-limit vote): any of them is the right answer.
-out=$(ATTN_DIST_TIMEOUT=3 "${mpi[@]}" -np 1 "$bin" "${tiny[@]}" --steps 100000 --out "$tmp/f4" : \
-      -np 1 bash -c "\"$bin\" ${tiny[*]} --steps 100000 --out \"$tmp/f4\" & p=\$!; sleep 2; kill -STOP \$p; wait \$p" 2>&1); rc=$?
+# A rank that hangs mid-run (stopped after the first logged step): the other gives up after
+# ATTN_DIST_TIMEOUT seconds, naming the step it waited in, and the job ends. Where the stopped
+# rank froze decides which exchange the other waits in (the step's token count or its
+# gradients, an evaluation, the time-limit vote): any of them is the right answer. 10 s, not
+# less: the same limit bounds MPI_Init, which a loaded machine may take seconds to finish.
+out=$(ATTN_DIST_TIMEOUT=10 "${mpi[@]}" -np 1 "$bin" "${tiny[@]}" --steps 100000 --out "$tmp/f4" : \
+      -np 1 "$tmp/fault_after_log.sh" STOP "$tmp/f4/metrics.csv" \
+      "$bin" "${tiny[@]}" --steps 100000 --out "$tmp/f4" 2>&1); rc=$?
 if [[ $rc -ne 0 && $rc -ne 124 ]] &&
-   grep -Eq "rank 0 of 2: error: no answer from the other ranks for 3 s during (step [0-9]+ \((token count|gradients)\)|the evaluation|the time-limit decision)" <<<"$out"; then
+   grep -Eq "rank 0 of 2: error: no answer from the other ranks for 10 s during (step [0-9]+ \((token count|gradients)\)|the evaluation|the time-limit decision)" <<<"$out"; then
   pass "a rank hangs mid-run: rank 0 times out naming the step, the job ends (exit $rc)"
 else fail "a rank hangs mid-run (exit $rc): $out"; fi
 

@@ -63,7 +63,9 @@ expect 2 "--resume '$out': not a file" train reversal "${tiny[@]}" --resume "$ou
 busy="$tmp/busy"
 "$bin" train reversal "${tiny[@]}" --steps 100000 --out "$busy" >/dev/null 2>&1 &
 holder=$!
-for _ in $(seq 100); do [[ -s "$busy/.attnlab.lock" ]] && break; sleep 0.1; done
+# Wait (up to 120 s, so a loaded machine is no excuse) until the holder has taken its lock.
+for _ in $(seq 1200); do [[ -s "$busy/.attnlab.lock" ]] && break; sleep 0.1; done
+[[ -s "$busy/.attnlab.lock" ]] || fail "the holder (pid $holder) took no lock on '$busy' within 120 s"
 expect 1 "the run folder '$busy' is in use by another attnlab process (pid $holder)" \
   train reversal "${tiny[@]}" --steps 4 --out "$busy"
 expect 1 "(pid $holder)" run worked-example --out "$busy"
