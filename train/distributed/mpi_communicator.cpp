@@ -21,6 +21,7 @@
 
 #include "autograd/error.h"
 #include "train/distributed/communicator.h"
+#include "train/distributed/init_timeout.h"
 
 namespace attn::train::distributed {
 
@@ -55,8 +56,8 @@ class InitWatchdog {
           if (!rank) rank = std::getenv("SLURM_PROCID");
           std::fprintf(stderr,
                        "attnlab: rank %s: error: MPI_Init did not finish within %.0f s: a rank of "
-                       "the job has not started or has died (set ATTN_DIST_TIMEOUT to wait "
-                       "longer)\n",
+                       "the job has not started or has died (set ATTN_DIST_INIT_TIMEOUT or "
+                       "ATTN_DIST_TIMEOUT to wait longer)\n",
                        rank ? rank : "?", seconds);
           std::fflush(stderr);
           std::_Exit(1);
@@ -79,10 +80,10 @@ class InitWatchdog {
 
 class MpiWorld final : public Communicator {
  public:
-  explicit MpiWorld(double timeout) : timeout_(timeout) {
+  MpiWorld(double init_timeout, double timeout) : timeout_(timeout) {
     int provided = 0;
     {
-      InitWatchdog watchdog(timeout_);
+      InitWatchdog watchdog(init_timeout);
       MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     }
     // Errors come back as codes that we turn into attn::Error naming the operation, instead of
@@ -223,7 +224,7 @@ class MpiWorld final : public Communicator {
 }  // namespace
 
 std::unique_ptr<Communicator> make_mpi_world(double timeout) {
-  return std::make_unique<MpiWorld>(timeout);
+  return std::make_unique<MpiWorld>(init_timeout_seconds(), timeout);
 }
 
 }  // namespace attn::train::distributed

@@ -10,6 +10,7 @@
 
 #include "autograd/error.h"
 #include "train/distributed/communicator.h"
+#include "train/distributed/init_timeout.h"
 
 namespace attn::train::distributed {
 
@@ -51,21 +52,30 @@ bool built_with_mpi() {
 #endif
 }
 
-double timeout_seconds() {
-  const char* v = std::getenv("ATTN_DIST_TIMEOUT");
-  if (!v || !*v) return 120;
+// Seconds from the environment variable NAME, or FALLBACK when it is unset or empty.
+static double env_seconds(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   if (*end != '\0' || !(s > 0))
     throw UsageError(fmt::format(
-        "ATTN_DIST_TIMEOUT: expected the seconds a rank waits for the others (> 0), got '{}'", v));
+        "{}: expected the seconds a rank waits for the others (> 0), got '{}'", name, v));
   return s;
+}
+
+double timeout_seconds() {
+  return env_seconds("ATTN_DIST_TIMEOUT", 120);
+}
+
+double init_timeout_seconds() {
+  return env_seconds("ATTN_DIST_INIT_TIMEOUT", timeout_seconds());
 }
 
 Session::Session(const std::string& command) {
   const int launched = launcher_world_size();
   if (launched > 0 && built_with_mpi()) {
-    comm_ = make_mpi_world(timeout_seconds());  // a bad timeout is refused before MPI starts
+    comm_ = make_mpi_world(timeout_seconds());  // bad timeouts are refused before MPI starts
     std::snprintf(g_term_message, sizeof g_term_message,
                   "attnlab: rank %d of %d: stopped by the launcher (another rank failed or the "
                   "job was cancelled); files written so far are complete, checkpoints are "
