@@ -8,8 +8,8 @@
 # live process, on a process gdb cannot call into, and on a core file. Memory can also hold no
 # object yet (a local read before its constructor ran) or a freed one: every count and length is
 # checked before it is used, and what cannot be the object raises Invalid (the printers show
-# it as "<invalid Tensor: shape rank 93824994626212>", never a Python exception). It relies on libstdc++'s
-# layout (GCC's standard library, the one Debian builds attnlab with):
+# it as "<invalid Tensor: shape rank 93824994626212>", never a Python exception).
+# It relies on libstdc++'s layout (GCC's standard library, the one Debian builds attnlab with):
 #   std::vector<T>      _M_impl._M_start / _M_finish
 #   std::shared_ptr<T>  the object pointer is the first word (_M_ptr)
 #   std::unique_ptr<T>  with the default deleter, the object is just the pointer
@@ -74,7 +74,8 @@ def vector_range(v, what, limit):
     count = (finish - first) // size
     if not 0 <= count <= limit:
         raise Invalid("%s %d" % (what, count))
-    if (finish - first) % size or end < finish or first % min(size, 8) or (first == 0) != (end == 0):
+    misaligned = (finish - first) % size or first % min(size, 8)
+    if misaligned or end < finish or (first == 0) != (end == 0):
         raise Invalid("%s vector with start %#x, end %#x, capacity end %#x"
                       % (what.split()[0], first, finish, end))
     return start, count

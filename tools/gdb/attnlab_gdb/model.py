@@ -57,7 +57,8 @@ def checked_tensor(tensor):
     size = int(storage.dereference()["size_"])
     if not numel <= size <= MAX_ELEMENTS or int(data) == 0 or \
             int(data) % data.type.target().sizeof:
-        raise memory.Invalid("storage of %d values at %#x for %d elements" % (size, int(data), numel))
+        raise memory.Invalid("storage of %d values at %#x for %d elements"
+                             % (size, int(data), numel))
     return shape, data, numel
 
 
