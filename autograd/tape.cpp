@@ -204,8 +204,8 @@ std::string Tape::to_string() const {
     const Op& op = *records_[i];
     std::string ins;
     for (const Var& v : op.inputs) {
-      ins += " " + shape_str(v.shape());
-      if (!v.name().empty()) ins += "[" + v.name() + "]";
+      ins += fmt::format(" {}", shape_str(v.shape()));
+      if (!v.name().empty()) ins += fmt::format("[{}]", v.name());
     }
     out += fmt::format("  #{:<4} {:<18}{} -> {}{}\n", i, op.name(), ins,
                        shape_str(op.output.shape()), op.output.has_grad() ? "  (has grad)" : "");

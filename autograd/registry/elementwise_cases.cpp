@@ -29,7 +29,10 @@ Tensor sample(const Shape& shape, Generator& g, Domain domain, double scale = 1.
 std::string shape_tag(const Shape& s) {
   if (s.empty()) return "rank0";
   std::string tag;
-  for (size_t i = 0; i < s.size(); ++i) tag += (i ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) tag += 'x';
+    tag += std::to_string(s[i]);
+  }
   return tag;
 }
 

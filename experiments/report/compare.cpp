@@ -12,7 +12,10 @@ namespace attn::experiments {
 std::string format_numbers(const std::vector<double>& xs, int precision) {
   if (xs.size() == 1) return fixed(xs[0], precision);
   std::string s = "[";
-  for (size_t i = 0; i < xs.size(); ++i) s += (i ? " " : "") + fixed(xs[i], precision);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i) s += ' ';
+    s += fixed(xs[i], precision);
+  }
   return s + "]";
 }
 

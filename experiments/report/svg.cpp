@@ -32,7 +32,7 @@ void Svg::rect(double x,
   if (tooltip.empty())
     body_ += "/>";
   else
-    body_ += "><title>" + xml_escape(tooltip) + "</title></rect>";
+    body_ += fmt::format("><title>{}</title></rect>", xml_escape(tooltip));
 }
 
 void Svg::line(double x1,
@@ -73,7 +73,7 @@ void Svg::text(double x, double y, const std::string& s, const TextStyle& st) {
     body_ += fmt::format(R"~( dominant-baseline="{}")~", st.baseline);
   if (st.rotate != 0)
     body_ += fmt::format(R"~( transform="rotate({} {} {})")~", px(st.rotate), px(x), px(y));
-  body_ += ">" + xml_escape(s) + "</text>";
+  body_ += fmt::format(">{}</text>", xml_escape(s));
 }
 
 void Svg::vertical_gradient_rect(

@@ -29,23 +29,17 @@ std::vector<ParityLayerSpec> ssm_parity_layers() {
   };
   // d_model 4 -> E 8 channels, N 3, dt_rank 1; T 5 with chunks of 2 (2 + 2 + 1, chained).
   const ConfigMap small = {{"d_model", "4"}, {"d_state", "3"}, {"chunk", "2"}, {"seq_len", "5"}};
-  auto with = [&small](const std::string& key, const std::string& value) {
-    ConfigMap m = small;
-    m[key] = value;
-    return m;
+  // `changes`, and `small` for every other key (map::insert keeps a key already there).
+  auto with = [&small](ConfigMap changes) {
+    changes.insert(small.begin(), small.end());
+    return changes;
   };
   s6.gradcheck_configs = {
       // scan=auto: the sequential scan in reference mode, the chunked op on the fast path, so
       // the sweep's two passes (and tests/nn/reference_mode_test.cpp) cover both scans; a
       // forced scan would put the fused op on the reference path.
       {"auto", small},
-      {"conv2_rank2",
-       [&] {
-         ConfigMap m = with("d_conv", "2");
-         m["dt_rank"] = "2";
-         m["expand"] = "1";
-         return m;
-       }()},
+      {"conv2_rank2", with({{"d_conv", "2"}, {"dt_rank", "2"}, {"expand", "1"}})},
   };
   s6.make_inputs = [](LayerConfig& c, Generator& gen) {
     return TensorMap{

@@ -143,7 +143,8 @@ TEST_SUITE("autograd") {
     const fs::path target = dir / "out";
     fs::create_directories(target / "inside");  // a non-empty folder where the file should go
     CHECK_THROWS_WITH_AS(write_file_atomically(target.string(), "x"),
-                         doctest::Contains(("'" + target.string() + "': a folder").c_str()), Error);
+                         doctest::Contains(fmt::format("'{}': a folder", target.string()).c_str()),
+                         Error);
     CHECK(leftovers(dir, "out").empty());
     CHECK_THROWS_WITH_AS(write_file_atomically((dir / "no" / "such" / "f").string(), "x"),
                          doctest::Contains("no/such/f"), Error);

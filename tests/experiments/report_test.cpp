@@ -91,12 +91,11 @@ TEST_SUITE("experiments") {
   }
 
   TEST_CASE("heatmap SVG: one cell per entry, both axes labelled, a colour bar") {
-    Heatmap h;
-    h.values = Tensor::from_vector({2, 3}, {0.1f, 0.2f, 0.7f, 0.3f, 0.3f, 0.4f});
-    h.row_labels = {"q<0>", "q1"};
-    h.col_labels = {"a", "b", "c"};
-    h.title = "T";
-    h.colorbar_label = "weight";
+    Heatmap h{.values = Tensor::from_vector({2, 3}, {0.1f, 0.2f, 0.7f, 0.3f, 0.3f, 0.4f}),
+              .row_labels = {"q<0>", "q1"},
+              .col_labels = {"a", "b", "c"},
+              .title = "T",
+              .colorbar_label = "weight"};
     const std::string svg = heatmap_svg(h);
     CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
     CHECK(count(svg, "<title>") == 6);  // one tooltip per cell

@@ -1,6 +1,7 @@
 // Run folders: one process at a time (flock), an earlier run never silently replaced, and
 // every refusal naming the flag, the folder and (for a lock) the holder's pid.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,8 +39,8 @@ TEST_SUITE("train") {
     REQUIRE(::read(ready[0], &c, 1) == 1);
     const std::string msg = testing::error_of([&] { claim_run_folder(dir, "--out", false); });
     INFO(msg);
-    CHECK(msg.find("'" + dir.string() + "' is in use") != std::string::npos);
-    CHECK(msg.find("(pid " + std::to_string(child) + ")") != std::string::npos);
+    CHECK(msg.find(fmt::format("'{}' is in use", dir.string())) != std::string::npos);
+    CHECK(msg.find(fmt::format("(pid {})", child)) != std::string::npos);
     CHECK(::write(release[1], &c, 1) == 1);
     int status = 0;
     ::waitpid(child, &status, 0);
