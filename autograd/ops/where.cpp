@@ -14,11 +14,20 @@ struct WhereOp final : Op {
     const Shape out =
         broadcast_shapes(broadcast_shapes(c.shape(), a.shape(), "where"), b.shape(), "where");
     Tensor y = Tensor::empty(out);
-    const kernels::BroadcastIndex ic(c.shape(), out), ia(a.shape(), out), ib(b.shape(), out);
+    // Walked as rows (kernels/broadcast.h): each operand's row start once per row, then a plain
+    // loop in which each operand advances by its stride (1, or 0 where broadcast).
+    const kernels::BroadcastRows plan =
+        kernels::broadcast_rows(out, c.shape(), a.shape(), b.shape());
+    const kernels::RowStart start_c(plan, 0, c.shape(), out), start_a(plan, 1, a.shape(), out),
+        start_b(plan, 2, b.shape(), out);
+    const int64_t inner = plan.inner, sc = plan.stride[0], sa = plan.stride[1], sb = plan.stride[2];
     const real *pc = c.data(), *pa = a.data(), *pb = b.data();
     real* py = y.data();
-    kernels::parallel_for(y.numel(), 4,
-                          [&](int64_t i) { py[i] = pc[ic(i)] != 0 ? pa[ia(i)] : pb[ib(i)]; });
+    kernels::parallel_for(plan.rows, 4 * inner, [&](int64_t r) {
+      const real *rc = pc + start_c(r), *ra = pa + start_a(r), *rb = pb + start_b(r);
+      real* ry = py + r * inner;
+      for (int64_t j = 0; j < inner; ++j) ry[j] = rc[j * sc] != 0 ? ra[j * sa] : rb[j * sb];
+    });
     return y;
   }
 
