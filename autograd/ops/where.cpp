@@ -1,4 +1,6 @@
 // WhereOp: y = cond ? a : b elementwise, with numpy broadcasting of all three (torch.where).
+#include <algorithm>
+
 #include "autograd/functional.h"
 #include "autograd/kernels/broadcast.h"
 
@@ -26,7 +28,16 @@ struct WhereOp final : Op {
     kernels::parallel_for(plan.rows, 4 * inner, [&](int64_t r) {
       const real *rc = pc + start_c(r), *ra = pa + start_a(r), *rb = pb + start_b(r);
       real* ry = py + r * inner;
-      for (int64_t j = 0; j < inner; ++j) ry[j] = rc[j * sc] != 0 ? ra[j * sa] : rb[j * sb];
+      if (sc == 0) {  // one condition for the row (a padding mask): copy from the chosen operand
+        const bool take_a = rc[0] != 0;
+        const real* src = take_a ? ra : rb;
+        if (take_a ? sa : sb)
+          std::copy(src, src + inner, ry);
+        else
+          std::fill(ry, ry + inner, src[0]);
+        return;
+      }
+      for (int64_t j = 0; j < inner; ++j) ry[j] = rc[j] != 0 ? ra[j * sa] : rb[j * sb];
     });
     return y;
   }
