@@ -113,7 +113,8 @@ Var rms_norm(const Var& x, const Var& weight, real eps = 1e-6);  // x (...,C), w
 // weight (V,C), indices (...) holding whole numbers in [0,V) -> (...,C); backward scatter-adds.
 Var embedding(const Var& weight, const Tensor& indices);
 // Inverted dropout: zero with probability p, scale survivors by 1/(1-p). Identity when
-// !training or p == 0. The mask is drawn from gen, so runs are reproducible.
+// !training or p == 0. Each call draws one seed from gen; the mask is Philox-4x32-10 of
+// (seed, element index) (kernels/philox.h), so runs are reproducible at any thread count.
 Var dropout(const Var& x, real p, Generator& gen, bool training = true);
 // Mean cross-entropy over rows. logits (N,C) or (B,T,C); targets (N) or (B,T) class ids.
 // Rows whose target is ignore_index do not count. label_smoothing as PyTorch's.

@@ -3,6 +3,7 @@
 
     scripts/bench                         # every workload, 3 rounds, table + JSON
     scripts/bench -w W3 --rounds 5 --threads 1
+    scripts/bench -w W4,W4d               # several workloads, interleaved in each round
     scripts/bench --probe-torch -w W2     # which PyTorch thread setting is fastest here
 
 Each round runs attnlab, then PyTorch (A B A B ...), each in a fresh process, so slow minutes
@@ -23,7 +24,7 @@ TORCH_SCRIPT = os.path.join(ROOT, "bench", "torch_reference.py")
 # PyTorch's fastest setting on the idle 2-core reference machine, for every workload (probed
 # with --probe-torch; docs/performance.md, "PyTorch's thread settings").
 DEFAULT_TORCH = (1, 2)  # (intra-op threads, OpenBLAS threads)
-WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6"]
+WORKLOADS = ["W1", "W2", "W3", "W4", "W4d", "W5", "W6"]
 
 
 def run_json(cmd):
@@ -108,7 +109,7 @@ def main():
     p.add_argument("--probe-torch", action="store_true", help="compare PyTorch thread settings")
     p.add_argument("--out", default=os.path.join(ROOT, "build", "bench", "latest.json"))
     args = p.parse_args()
-    workloads = WORKLOADS if args.workload.lower() == "all" else [args.workload.upper()]
+    workloads = WORKLOADS if args.workload.lower() == "all" else args.workload.split(",")
     if args.probe_torch:
         return probe_torch(args, workloads)
 

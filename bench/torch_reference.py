@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The attnlab benchmark workloads (W1..W6, W9, W10) in PyTorch, for side-by-side ratios.
+"""The attnlab benchmark workloads (W1..W6, W4d, W9, W10) in PyTorch, for side-by-side ratios.
 
     /usr/bin/python3 bench/torch_reference.py --workload W3 --intra 1 --blas 2 --json
 
@@ -20,7 +20,7 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workload", "-w", default="all", help="W1..W6, W9, W10 or all")
+    p.add_argument("--workload", "-w", default="all", help="W1..W6, W4d, W9, W10 or all")
     p.add_argument("--filter", default="", help="only cases whose name contains this")
     p.add_argument("--intra", type=int, default=1, help="PyTorch intra-op (OpenMP) threads")
     p.add_argument("--blas", type=int, default=2, help="OpenBLAS threads")
@@ -119,10 +119,10 @@ def w1_cases():
 
 
 class CharLM(nn.Module):
-    def __init__(self, vocab, ctx, d, heads, ff, layers):
+    def __init__(self, vocab, ctx, d, heads, ff, layers, dropout=0.0):
         super().__init__()
         self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
-        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation="gelu",
+        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=dropout, activation="gelu",
                                            batch_first=True, norm_first=True)
         self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
@@ -134,13 +134,16 @@ class CharLM(nn.Module):
         return self.head(self.norm(self.blocks(h, mask=self.mask[:t, :t])))
 
 
-def w4_cases():
+def char_lm_case(workload, name, dropout):
+    """W4 (dropout 0) and W4d (dropout 0.1, in training mode: on the attention weights, after
+    attention, inside and after the feed-forward, as attnlab's TransformerEncoderLayer)."""
     b, t, v, d, h, ff, layers = 32, 128, 64, 128, 4, 512, 4
     state = {}
 
     def setup():
         torch.manual_seed(0)
-        model = CharLM(v, t, d, h, ff, layers)
+        model = CharLM(v, t, d, h, ff, layers, dropout)
+        model.train()
         ids = random_ids(b, t + 1, 0, v, 13)
         state.update(model=model, opt=torch.optim.AdamW(model.parameters(), lr=1e-3),
                      x=ids[:, :-1].contiguous(), y=ids[:, 1:].contiguous())
@@ -153,7 +156,15 @@ def w4_cases():
 
     layer = transformer_flops(b * t, 0, (b * t * t, 0), d, ff, True, False)
     flops = 3 * (layers * layer + 2 * b * t * d * v)
-    return [Case("W4", "decoder-only char LM train step", flops, b * t, setup, step)]
+    return Case(workload, name, flops, b * t, setup, step)
+
+
+def w4_cases():
+    return [char_lm_case("W4", "decoder-only char LM train step", 0.0)]
+
+
+def w4d_cases():
+    return [char_lm_case("W4d", "char LM train step, dropout 0.1", 0.1)]
 
 
 # ---- W2: LSTM seq2seq with Luong dot attention ---------------------------------------------
@@ -374,8 +385,9 @@ def w10_cases():
     return cases
 
 
-WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W5": w5_cases,
-             "W6": w6_cases, "W9": w9_cases, "W10": w10_cases}
+WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W4d": w4d_cases,
+             "W5": w5_cases, "W6": w6_cases, "W9": w9_cases, "W10": w10_cases}
+BY_UPPER = {k.upper(): k for k in WORKLOADS}  # ids match in any case: w4d names W4d
 
 
 def measure(case, warmup, steps):
@@ -399,7 +411,8 @@ def measure(case, warmup, steps):
 
 
 def main():
-    ids = list(WORKLOADS) if ARGS.workload.lower() == "all" else [ARGS.workload.upper()]
+    ids = (list(WORKLOADS) if ARGS.workload.lower() == "all"
+           else [BY_UPPER.get(ARGS.workload.upper(), ARGS.workload)])
     for w in ids:
         if w not in WORKLOADS:
             print(f"error: unknown workload {w!r} (known: {' '.join(WORKLOADS)} all)",

@@ -8,8 +8,9 @@
 // Reproducible randomness. Every Dropout of a model draws its masks from one Generator that the
 // model owns and hands to its layers as a shared_ptr (the stacks and models in nn/transformer/
 // make one from their init generator when given none, and expose it as `dropout_generator()`).
-// A single layer with dropout > 0 must be given one. The masks of a step therefore depend only on
-// that generator's state, which is a string:
+// A single layer with dropout > 0 must be given one. Each forward draws one 64-bit seed from it and
+// the mask is Philox-4x32-10 of (seed, element index) (autograd/kernels/philox.h), the same at any
+// thread count. The masks of a step therefore depend only on that generator's state, a string:
 //   checkpoint:  metadata["dropout_rng"] = model.dropout_generator()->state();
 //   resume:      model.dropout_generator()->set_state(metadata.at("dropout_rng"));
 // Restoring it with the weights and the optimizer makes a resumed run bit-identical to an

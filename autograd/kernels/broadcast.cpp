@@ -1,5 +1,7 @@
 #include "autograd/kernels/broadcast.h"
 
+#include <algorithm>
+
 #include "autograd/error.h"
 
 namespace attn::kernels {
@@ -38,50 +40,77 @@ int64_t aligned_extent(const Shape& in, const Shape& out, size_t axis) {
 
 }  // namespace
 
-BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b) {
+namespace {
+
+// The plan for operands ins[0..count): first the inner run (trailing axes on which each operand
+// keeps one stride), then how each operand's row starts follow from the row number.
+BroadcastRows plan_rows(const Shape& out, const Shape* const* ins, int count) {
   BroadcastRows plan;
-  const Shape* ins[2] = {&a, &b};
-  int status[2] = {-1, -1};  // per operand: -1 undecided, 1 has the axes, 0 broadcast
+  std::array<int, kMaxOperands> status{-1, -1, -1};  // -1 undecided, 1 has the axes, 0 broadcast
   size_t axis = out.size();
   while (axis > 0) {
     const size_t ax = axis - 1;
     bool fits = true;
-    int next[2] = {status[0], status[1]};
+    std::array<int, kMaxOperands> next = status;
     if (out[ax] != 1) {  // an axis of extent 1 fits any run
-      for (int k = 0; k < 2; ++k) {
+      for (int k = 0; k < count; ++k) {
         const int st = aligned_extent(*ins[k], out, ax) == out[ax] ? 1 : 0;
         if (next[k] == -1) next[k] = st;
         fits = fits && next[k] == st;
       }
     }
     if (!fits) break;
-    status[0] = next[0], status[1] = next[1];
+    status = next;
     plan.inner *= out[ax];
     axis = ax;
   }
-  for (int k = 0; k < 2; ++k) plan.stride[k] = status[k] == 0 ? 0 : 1;
   const int64_t total = numel(out);
   plan.rows = plan.inner == 0 ? 0 : total / plan.inner;
+  // The outer axes [0, axis): an operand that has all of them (ignoring extent-1 axes) starts
+  // row r at r * (its row length); one broadcast along all of them starts every row at 0.
+  for (int k = 0; k < count; ++k) {
+    plan.stride[k] = status[k] == 0 ? 0 : 1;
+    bool has_all = true, has_none = true;
+    for (size_t ax = 0; ax < axis; ++ax) {
+      if (out[ax] == 1) continue;
+      const bool has = aligned_extent(*ins[k], out, ax) == out[ax];
+      has_all = has_all && has;
+      has_none = has_none && !has;
+    }
+    plan.indexed[k] = !has_all && !has_none;
+    plan.row_step[k] = has_none ? 0 : plan.stride[k] ? plan.inner : 1;
+  }
   return plan;
 }
 
+}  // namespace
+
+BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b, const Shape& c) {
+  const Shape* ins[] = {&a, &b, &c};
+  return plan_rows(out, ins, 3);
+}
+
+BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b) {
+  const Shape* ins[] = {&a, &b};
+  return plan_rows(out, ins, 2);
+}
+
 BroadcastRows broadcast_rows(const Shape& out, const Shape& a) {
-  return broadcast_rows(out, a, out);  // the output itself always has stride 1
+  const Shape* ins[] = {&a};
+  return plan_rows(out, ins, 1);
 }
 
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   broadcast_shapes(shape, grad.shape(), "sum_to_shape");  // validates compatibility
   Tensor out(shape);
-  const BroadcastIndex index(shape, grad.shape());
   const BroadcastRows plan = broadcast_rows(grad.shape(), shape);
+  const RowStart start(plan, 0, shape, grad.shape());
   const real* g = grad.data();
   real* o = out.data();
   const int64_t inner = plan.inner;
   if (plan.stride[0]) {
     // Rows of the gradient collide on the same output elements: split by columns instead.
-    // A bias gradient (the output is one row) skips the index arithmetic, an integer division
-    // per axis per row, which cost more than the row's adds.
     const bool one_row = out.numel() == inner;
     parallel_column_blocks(inner, plan.rows, [&](int64_t j0, int64_t j1) {
       if (one_row && j1 - j0 == kColumnBlock) {
@@ -98,7 +127,7 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
       }
       for (int64_t r = 0; r < plan.rows; ++r) {
         const real* __restrict gr = g + r * inner;
-        real* __restrict orow = one_row ? o : o + index(r * inner);
+        real* __restrict orow = o + start(r);
 #pragma omp simd
         for (int64_t j = j0; j < j1; ++j) orow[j] += gr[j];
       }
@@ -109,7 +138,7 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
       const real* gr = g + r * inner;
       real total = 0;
       for (int64_t j = 0; j < inner; ++j) total += gr[j];
-      o[index(r * inner)] += total;
+      o[start(r)] += total;
     }
   }
   return out;
@@ -120,10 +149,19 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   if (broadcast_shapes(x.shape(), shape, "broadcast_to") != shape)
     throw Error("broadcast_to: cannot expand " + shape_str(x.shape()) + " to " + shape_str(shape));
   Tensor y = Tensor::empty(shape);
-  const BroadcastIndex index(x.shape(), shape);
+  const BroadcastRows plan = broadcast_rows(shape, x.shape());
+  const RowStart start(plan, 0, x.shape(), shape);
   const real* px = x.data();
   real* py = y.data();
-  parallel_for(y.numel(), 4, [&](int64_t i) { py[i] = px[index(i)]; });
+  const int64_t inner = plan.inner, stride = plan.stride[0];
+  parallel_for(plan.rows, inner, [&](int64_t r) {
+    const real* xr = px + start(r);
+    real* yr = py + r * inner;
+    if (stride)
+      std::copy(xr, xr + inner, yr);
+    else
+      std::fill(yr, yr + inner, xr[0]);
+  });
   return y;
 }
 

@@ -31,16 +31,42 @@ class BroadcastIndex {
 
 // How to walk a broadcast as rows: the output seen as (rows, inner), where `inner` is the
 // longest run of trailing axes along which every operand either advances one element at a
-// time (stride 1: it has those axes) or stays put (stride 0: broadcast there). A row's start in
-// each operand comes from BroadcastIndex once per row, so the inner loop is a plain
-// (vectorisable) loop instead of a div/mod per element. E.g. x (B,T,C) + bias (C): rows B*T,
-// inner C, strides 1 and 1; x (B,T,C) * scale (B,T,1): inner C, strides 1 and 0.
+// time (stride 1: it has those axes) or stays put (stride 0: broadcast there). The inner loop is
+// then a plain (vectorisable) loop. E.g. x (B,T,C) + bias (C): rows B*T, inner C, strides 1
+// and 1; x (B,T,C) * scale (B,T,1): inner C, strides 1 and 0.
+//
+// Where row r starts in an operand. The common patterns need no index arithmetic at all:
+//   same shape  (B,T,C) on (B,T,C): stride 1, start r * inner
+//   row         (C) or (T,C) on (B,T,C), trailing axes: stride 1, start 0
+//   column      (B,T,1) on (B,T,C): stride 0, start r
+//   scalar      () or (1,1) on anything: stride 0, start 0
+// so start = r * row_step. Any other pattern (an operand that has some of the outer axes, like
+// (B,1,C) on (B,T,C)) is `indexed`: its start comes from BroadcastIndex, a division per axis,
+// once per row. tests/autograd/broadcast_rows_test.cpp checks every pattern against it.
+inline constexpr int kMaxOperands = 3;
+
 struct BroadcastRows {
   int64_t rows = 1, inner = 1;
-  std::array<int64_t, 2> stride{};  // per operand: 1 or 0 along the inner run
+  std::array<int64_t, kMaxOperands> stride{};    // per operand: 1 or 0 along the inner run
+  std::array<int64_t, kMaxOperands> row_step{};  // start of row r = r * row_step ...
+  std::array<bool, kMaxOperands> indexed{};      // ... unless indexed: BroadcastIndex per row
 };
+BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b, const Shape& c);
 BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b);
 BroadcastRows broadcast_rows(const Shape& out, const Shape& a);
+
+// Row starts of operand k of a plan: r * row_step, or BroadcastIndex for an indexed operand.
+class RowStart {
+ public:
+  RowStart(const BroadcastRows& plan, int k, const Shape& in, const Shape& out)
+      : inner_(plan.inner), step_(plan.row_step[k]), indexed_(plan.indexed[k]), index_(in, out) {}
+  int64_t operator()(int64_t r) const { return indexed_ ? index_(r * inner_) : r * step_; }
+
+ private:
+  int64_t inner_, step_;
+  bool indexed_;
+  BroadcastIndex index_;
+};
 
 template <class F>
 Tensor broadcast_binary(const Tensor& a, const Tensor& b, const char* op, F f) {
@@ -54,12 +80,12 @@ Tensor broadcast_binary(const Tensor& a, const Tensor& b, const char* op, F f) {
     parallel_for(n, 1, [&](int64_t i) { py[i] = f(pa[i], pb[i]); });
     return y;
   }
-  const BroadcastIndex ia(a.shape(), out_shape), ib(b.shape(), out_shape);
   const BroadcastRows plan = broadcast_rows(out_shape, a.shape(), b.shape());
+  const RowStart start_a(plan, 0, a.shape(), out_shape), start_b(plan, 1, b.shape(), out_shape);
   const int64_t inner = plan.inner, sa = plan.stride[0], sb = plan.stride[1];
   parallel_for(plan.rows, inner, [&](int64_t r) {
-    const real* ra = pa + ia(r * inner);
-    const real* rb = pb + ib(r * inner);
+    const real* ra = pa + start_a(r);
+    const real* rb = pb + start_b(r);
     real* ry = py + r * inner;
     if (sa && sb) {
       for (int64_t j = 0; j < inner; ++j) ry[j] = f(ra[j], rb[j]);

@@ -1,4 +1,6 @@
 // WhereOp: y = cond ? a : b elementwise, with numpy broadcasting of all three (torch.where).
+#include <algorithm>
+
 #include "autograd/functional.h"
 #include "autograd/kernels/broadcast.h"
 
@@ -14,11 +16,29 @@ struct WhereOp final : Op {
     const Shape out =
         broadcast_shapes(broadcast_shapes(c.shape(), a.shape(), "where"), b.shape(), "where");
     Tensor y = Tensor::empty(out);
-    const kernels::BroadcastIndex ic(c.shape(), out), ia(a.shape(), out), ib(b.shape(), out);
+    // Walked as rows (kernels/broadcast.h): each operand's row start once per row, then a plain
+    // loop in which each operand advances by its stride (1, or 0 where broadcast).
+    const kernels::BroadcastRows plan =
+        kernels::broadcast_rows(out, c.shape(), a.shape(), b.shape());
+    const kernels::RowStart start_c(plan, 0, c.shape(), out), start_a(plan, 1, a.shape(), out),
+        start_b(plan, 2, b.shape(), out);
+    const int64_t inner = plan.inner, sc = plan.stride[0], sa = plan.stride[1], sb = plan.stride[2];
     const real *pc = c.data(), *pa = a.data(), *pb = b.data();
     real* py = y.data();
-    kernels::parallel_for(y.numel(), 4,
-                          [&](int64_t i) { py[i] = pc[ic(i)] != 0 ? pa[ia(i)] : pb[ib(i)]; });
+    kernels::parallel_for(plan.rows, 4 * inner, [&](int64_t r) {
+      const real *rc = pc + start_c(r), *ra = pa + start_a(r), *rb = pb + start_b(r);
+      real* ry = py + r * inner;
+      if (sc == 0) {  // one condition for the row (a padding mask): copy from the chosen operand
+        const bool take_a = rc[0] != 0;
+        const real* src = take_a ? ra : rb;
+        if (take_a ? sa : sb)
+          std::copy(src, src + inner, ry);
+        else
+          std::fill(ry, ry + inner, src[0]);
+        return;
+      }
+      for (int64_t j = 0; j < inner; ++j) ry[j] = rc[j] != 0 ? ra[j * sa] : rb[j * sb];
+    });
     return y;
   }
 

@@ -25,6 +25,8 @@ const std::vector<WorkloadInfo>& workloads() {
        w3_cases},
       {"W4", "decoder-only char LM train step (pre-norm, 4 layers, d 128, ctx 128, AdamW)",
        w1_w4_available(), w4_cases},
+      {"W4d", "W4 with dropout 0.1 (attention weights, after attention, in and after the FF)",
+       w1_w4_available(), w4d_cases},
       {"W5", "attention memory: naive vs blockwise fwd+bwd, d 64, T 1024..16384", true, w5_cases},
       {"W6", "causal vs full attention fwd+bwd (4 heads, d 32), T 128..1024, 4096 tokens", true,
        w6_cases},
@@ -41,11 +43,13 @@ const std::vector<WorkloadInfo>& workloads() {
 }
 
 std::vector<BenchCase> workload_cases(const std::string& id) {
-  std::string upper = id;
-  std::transform(upper.begin(), upper.end(), upper.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  auto upper = [](std::string s) {  // ids match in any case: w4d names W4d
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    return s;
+  };
   for (const WorkloadInfo& w : workloads())
-    if (w.id == upper) {
+    if (upper(w.id) == upper(id)) {
       if (!w.available)
         throw Error(fmt::format("bench: workload {} needs layers that are not built yet", w.id));
       return w.cases();

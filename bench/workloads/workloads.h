@@ -34,6 +34,7 @@ std::vector<BenchCase> w1_cases();
 std::vector<BenchCase> w2_cases();
 std::vector<BenchCase> w3_cases();
 std::vector<BenchCase> w4_cases();
+std::vector<BenchCase> w4d_cases();  // W4 with dropout 0.1
 std::vector<BenchCase> w5_cases();
 std::vector<BenchCase> w6_cases();
 std::vector<BenchCase> w7_cases();
