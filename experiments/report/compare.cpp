@@ -51,10 +51,9 @@ Comparison& Comparison::not_judged_if(bool condition, const std::string& why) {
 }
 
 Comparison& Comparison::needs_training(double reached, double needed, const std::string& metric) {
-  // A NaN never counts as trained.
-  return not_judged_if(!(reached >= needed), fmt::format("model did not train (final {} {:.3f} < "
-                                                         "{:.3f})",
-                                                         metric, reached, needed));
+  const bool trained = reached >= needed;  // false for a NaN
+  return not_judged_if(!trained, fmt::format("model did not train (final {} {:.3f} < {:.3f})",
+                                             metric, reached, needed));
 }
 
 Comparison& Comparison::needs_samples(int64_t n, int64_t needed) {
