@@ -15,10 +15,14 @@
 // every scheme at 16x the length and say nothing about the schemes.
 //
 // Variants: the six schemes of nn/positional/position_kind.h with full causal attention, and a
-// sliding window (DecoderOnlyOptions::attention_window) with RoPE, as in Mistral. Lengths past
-// the table of learned positions are not run (there is no vector for position 32 — extending
-// the table with untrained rows would only measure their random initialisation); sinusoidal
+// sliding window (DecoderOnlyOptions::attention_window) with RoPE, as in Mistral. Learned
+// positions have no vector for position 32 and beyond: longer texts are read by a copy of the
+// trained model whose table repeats its last trained row (every later position looks like the
+// last trained one — untrained rows would only measure their random initialisation); sinusoidal
 // positions are a formula and are computed as far as needed.
+// A claim about extrapolation needs a model that learned something in range: each claim row is
+// `not judged` unless its variants beat the bigram guess (the next character from the current
+// one alone) at the training length by five standard errors.
 // Beside accuracy, the attention mass the model puts on keys farther away than any distance it
 // was trained on (at the longest length) shows where the lost accuracy goes.
 // Step through: DecoderOnlyTransformer::forward (the masks and biases), then evaluate() below.
@@ -107,6 +111,7 @@ nn::DecoderOnlyOptions model_options(const Config& cfg, const std::string& varia
 struct Evaluation {
   double accuracy = 0, loss = 0;
   double far_mass = 0;  // attention on keys farther than train_len - 1 (queries >= train_len)
+  int64_t scored = 0;   // characters scored
 };
 
 // Next-character accuracy and mean loss over every position of `windows`, in batches.
@@ -149,6 +154,7 @@ Evaluation evaluate(nn::DecoderOnlyTransformer& model,
         }
     }
   }
+  e.scored = scored;
   e.accuracy = static_cast<double>(right) / static_cast<double>(scored);
   e.loss /= static_cast<double>(scored);
   e.far_mass = far_rows > 0 ? e.far_mass / static_cast<double>(far_rows) : 0;
@@ -158,9 +164,29 @@ Evaluation evaluate(nn::DecoderOnlyTransformer& model,
 
 struct VariantRun {
   std::string name;
-  std::vector<double> accuracy, loss, far_mass;  // per evaluated length; NaN = not run
+  std::vector<double> accuracy, loss, far_mass;  // per evaluated length
+  std::vector<int64_t> scored;                   // characters scored per length
   double seconds = 0;
 };
+
+// A copy of a trained learned-position model whose table reaches `len` positions: the rows past
+// training repeat the last trained row, so every later position reads as the last trained one.
+std::unique_ptr<nn::DecoderOnlyTransformer> repeat_last_position(
+    const nn::DecoderOnlyTransformer& trained, nn::DecoderOnlyOptions o, int64_t len) {
+  const int64_t trained_len = o.max_len;
+  o.max_len = len;
+  Generator unused(0);  // every weight is overwritten below
+  auto longer = std::make_unique<nn::DecoderOnlyTransformer>(o, unused);
+  TensorMap state = trained.state_dict();
+  const Tensor& table = state.at("pos_emb.weight");  // (trained_len, d)
+  const int64_t d = table.size(1);
+  Tensor extended({len, d});
+  for (int64_t p = 0; p < len; ++p)
+    std::copy_n(table.data() + std::min(p, trained_len - 1) * d, d, extended.data() + p * d);
+  state["pos_emb.weight"] = extended;
+  longer->load_state_dict(state);
+  return longer;
+}
 
 VariantRun train_and_measure(const Config& cfg,
                              const std::string& variant,
@@ -194,20 +220,22 @@ VariantRun train_and_measure(const Config& cfg,
   VariantRun r;
   r.name = variant;
   const int64_t eval_chars = cfg.get_int("eval_chars");
-  for (int64_t len : cfg.get_ints("eval_lengths")) {
-    if (variant == "learned" && len > train_len) {  // no row for position train_len and beyond
-      r.accuracy.push_back(std::nan("")), r.loss.push_back(std::nan(""));
-      r.far_mass.push_back(std::nan(""));
-      continue;
-    }
+  const std::vector<int64_t> lengths = cfg.get_ints("eval_lengths");
+  std::unique_ptr<nn::DecoderOnlyTransformer> longer;  // learned: reads past train_len
+  if (variant == "learned" && lengths.back() > train_len)
+    longer = repeat_last_position(
+        model, model_options(cfg, variant, corpus.tokenizer().vocab_size()), lengths.back());
+  for (int64_t len : lengths) {
+    nn::DecoderOnlyTransformer& reader = longer && len > train_len ? *longer : model;
     // The same first eval_chars characters of the validation text at every length.
     std::vector<data::Example> windows =
         data::LanguageModelTask(corpus, len, data::Split::kValidation).all_windows();
     windows.resize(
         std::min(windows.size(), static_cast<size_t>(std::max<int64_t>(1, eval_chars / len))));
-    const Evaluation e =
-        evaluate(model, windows, train_len, std::max<int64_t>(1, cfg.get_int("eval_tokens") / len));
+    const Evaluation e = evaluate(reader, windows, train_len,
+                                  std::max<int64_t>(1, cfg.get_int("eval_tokens") / len));
     r.accuracy.push_back(e.accuracy), r.loss.push_back(e.loss), r.far_mass.push_back(e.far_mass);
+    r.scored.push_back(e.scored);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
@@ -219,6 +247,134 @@ std::string variant_title(const std::string& v, const Config& cfg) {
 
 std::string yes_no(bool b) {
   return b ? "yes" : "no";
+}
+
+// Next-character accuracy of the bigram guess (the most frequent follower of each character in
+// the training text) over the first `chars` held-out characters: what the current character
+// alone gives, with no position or context. A model not clearly above it learned nothing that
+// positions could matter for.
+double bigram_accuracy(const data::CharCorpus& corpus, int64_t chars) {
+  const auto vocab = static_cast<size_t>(corpus.tokenizer().vocab_size());
+  std::vector<std::vector<int64_t>> follows(vocab, std::vector<int64_t>(vocab, 0));
+  const std::vector<int64_t>& train = corpus.train_ids();
+  for (size_t i = 0; i + 1 < train.size(); ++i)
+    ++follows[static_cast<size_t>(train[i])][static_cast<size_t>(train[i + 1])];
+  const std::vector<int64_t>& val = corpus.val_ids();
+  const size_t n = std::min(val.size() - 1, static_cast<size_t>(chars));
+  int64_t right = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& f = follows[static_cast<size_t>(val[i])];
+    right += std::max_element(f.begin(), f.end()) - f.begin() == val[i + 1];
+  }
+  return static_cast<double>(right) / static_cast<double>(n);
+}
+
+// Five standard errors of an accuracy p measured over n characters.
+double five_se(double p, int64_t n) {
+  return 5 * std::sqrt(p * (1 - p) / static_cast<double>(std::max<int64_t>(n, 1)));
+}
+
+// Two standard errors of (drop of a) - (drop of b) at length index i: four accuracies, each a
+// fraction of its own characters.
+double drop_noise(const VariantRun& a, const VariantRun& b, size_t i) {
+  double var = 0;
+  for (const VariantRun* r : {&a, &b})
+    for (size_t k : {size_t{0}, i})
+      var += r->accuracy[k] * (1 - r->accuracy[k]) / static_cast<double>(r->scored[k]);
+  return 2 * std::sqrt(var);
+}
+
+// The documents' claims, each judged on the drop from the training length to a longer one, and
+// `not judged` where a variant did not train in range (no better than the bigram guess).
+void compare_with_documents(const Config& cfg,
+                            RunContext& ctx,
+                            const std::vector<VariantRun>& runs,
+                            double bigram) {
+  const int64_t train_len = cfg.get_int("train_len");
+  const std::vector<int64_t> lengths = cfg.get_ints("eval_lengths");
+  auto find = [&](const std::string& v) -> const VariantRun* {
+    for (const auto& r : runs)
+      if (r.name == v) return &r;
+    return nullptr;
+  };
+  // The first evaluated length at least 4 x train_len (or the longest).
+  size_t at = lengths.size() - 1;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    if (lengths[i] >= 4 * train_len) {
+      at = i;
+      break;
+    }
+  const size_t last = lengths.size() - 1;
+  const double hold = cfg.get_real("hold");
+  auto drop = [&](const VariantRun& r, size_t i) { return r.accuracy.front() - r.accuracy[i]; };
+  for (const auto& r : runs) {
+    double worst = 0;
+    for (size_t i = 0; i < lengths.size(); ++i) worst = std::max(worst, drop(r, i));
+    ctx.result("in_distribution_" + r.name, r.accuracy.front());
+    ctx.result("worst_drop_" + r.name, worst);
+  }
+  ctx.result("bigram_accuracy", bigram);
+  // A claim row can judge only variants that trained, and only a length past training.
+  auto judge = [&](Comparison& c, std::initializer_list<const VariantRun*> used, size_t i) {
+    c.not_judged_if(lengths[i] <= train_len,
+                    fmt::format("no evaluation length past --train_len {}", train_len));
+    for (const VariantRun* r : used)
+      c.needs_training(r->accuracy.front(), bigram + five_se(bigram, r->scored.front()),
+                       r->name + " accuracy");
+  };
+  DocumentComparison cmp(fmt::format(
+      "000 §VIII, 001, 004 §4.1 vs ours (trained on {}; 'holds' = accuracy drops by at most "
+      "{:.2f} from length {})",
+      train_len, hold, lengths.front()));
+  const std::string at_text = fmt::format("{} ({}x)", lengths[at], lengths[at] / train_len);
+  auto claim_holds = [&](const std::string& claim, const std::string& v, size_t i,
+                         const std::string& why_not) {
+    const VariantRun* r = find(v);
+    if (!r) return;
+    const bool ok = drop(*r, i) <= hold;
+    judge(cmp.add_exact(claim, "yes", yes_no(ok),
+                        fmt::format("{:.3f} at {} vs {:.3f} at {}; far mass {:.3f}{}",
+                                    r->accuracy[i], lengths[i], r->accuracy.front(),
+                                    lengths.front(), r->far_mass[i], ok ? "" : why_not)),
+          {r}, i);
+  };
+  claim_holds(fmt::format("000 §VIII, 001: ALiBi extrapolates (train short, test {})", at_text),
+              "alibi", at, "");
+  claim_holds(fmt::format("000 §VIII, 001: RoPE extrapolates (test {})", at_text), "rope", at,
+              ": the rotation is relative, but the scores at distances never trained were "
+              "never shaped by the loss, and the far keys draw attention from the near ones");
+  claim_holds(fmt::format("004 §4.1: window truncation is a good extrapolation baseline (test {})",
+                          lengths.back()),
+              "window", last, "");
+  // "Worse" = a larger drop than each of the others, by more than two standard errors.
+  auto drops_more = [&](const VariantRun& worse, const VariantRun& other) {
+    return drop(worse, last) > drop(other, last) + drop_noise(worse, other, last);
+  };
+  auto drops_text = [&](std::initializer_list<const VariantRun*> rs) {
+    std::string t;
+    for (const VariantRun* r : rs)
+      t += fmt::format("{}{} {:.3f} -> {:.3f} (drop {:.3f})", t.empty() ? "" : ", ", r->name,
+                       r->accuracy.front(), r->accuracy[last], drop(*r, last));
+    return t + fmt::format(" from {} to {}", lengths.front(), lengths.back());
+  };
+  const VariantRun *sin = find("sinusoidal"), *alibi = find("alibi"), *rope = find("rope");
+  if (sin && alibi && rope)
+    judge(cmp.add_exact(
+              fmt::format("000 §VIII: added sinusoids extrapolate worse than RoPE and ALiBi (a "
+                          "larger drop at {})",
+                          lengths.back()),
+              "yes", yes_no(drops_more(*sin, *rope) && drops_more(*sin, *alibi)),
+              drops_text({sin, rope, alibi})),
+          {sin, rope, alibi}, last);
+  const VariantRun* learned = find("learned");
+  if (learned && rope)
+    judge(cmp.add_exact(
+              fmt::format("001: RoPE generalises to longer inputs better than learned positions "
+                          "(a vector per position, none past {}: the last one repeated)",
+                          train_len),
+              "yes", yes_no(drops_more(*learned, *rope)), drops_text({learned, rope})),
+          {learned, rope}, last);
+  ctx.compare(cmp);
 }
 
 void run(const Config& cfg, RunContext& ctx) {
@@ -257,18 +413,17 @@ void run(const Config& cfg, RunContext& ctx) {
     Series s{variant_title(r.name, cfg), {}, {}, "", r.name == "window", true};
     nlohmann::ordered_json pts = nlohmann::ordered_json::array();
     for (size_t i = 0; i < lengths.size(); ++i) {
-      const bool ran = !std::isnan(r.accuracy[i]);
-      row.push_back(ran ? fixed(r.accuracy[i], 3) : fmt::format("cannot run beyond {}", train_len));
-      if (ran) s.x.push_back(static_cast<double>(lengths[i])), s.y.push_back(r.accuracy[i]);
+      row.push_back(fixed(r.accuracy[i], 3));
+      s.x.push_back(static_cast<double>(lengths[i])), s.y.push_back(r.accuracy[i]);
       log.row({static_cast<double>(vi), static_cast<double>(lengths[i]), r.accuracy[i], r.loss[i],
                r.far_mass[i]});
       pts.push_back({{"length", lengths[i]},
-                     {"ran", ran},
-                     {"accuracy", ran ? nlohmann::ordered_json(r.accuracy[i]) : nullptr},
-                     {"loss", ran ? nlohmann::ordered_json(r.loss[i]) : nullptr},
-                     {"far_mass", ran ? nlohmann::ordered_json(r.far_mass[i]) : nullptr}});
+                     {"accuracy", r.accuracy[i]},
+                     {"loss", r.loss[i]},
+                     {"far_mass", r.far_mass[i]},
+                     {"scored", r.scored[i]}});
     }
-    row.push_back(std::isnan(r.far_mass.back()) ? "-" : fixed(r.far_mass.back(), 3));
+    row.push_back(fixed(r.far_mass.back(), 3));
     t.add_row(row);
     p.series.push_back(s);
     js.push_back({{"variant", r.name}, {"seconds", r.seconds}, {"points", pts}});
@@ -281,77 +436,11 @@ void run(const Config& cfg, RunContext& ctx) {
       "the variants in the order {}.",
       train_len, train_len, fmt::join(variants, ", ")));
   ctx.figure("accuracy_vs_length", line_plot_svg(p),
-             fmt::format("Learned positions stop at {} (no vector beyond the table); the dashed "
-                         "line is the sliding window.",
+             fmt::format("Learned positions past {} repeat the last trained vector (the table "
+                         "has no more); the dashed line is the sliding window.",
                          train_len));
 
-  // ---- the documents beside ours ----
-  auto find = [&](const std::string& v) -> const VariantRun* {
-    for (const auto& r : runs)
-      if (r.name == v) return &r;
-    return nullptr;
-  };
-  // The first evaluated length at least `factor` x train_len (or the longest).
-  size_t at = lengths.size() - 1;
-  for (size_t i = 0; i < lengths.size(); ++i)
-    if (lengths[i] >= 4 * train_len) {
-      at = i;
-      break;
-    }
-  const double hold = cfg.get_real("hold");
-  auto drop = [&](const VariantRun& r, size_t i) { return r.accuracy.front() - r.accuracy[i]; };
-  auto worst_drop = [&](const VariantRun& r) {
-    double d = 0;
-    for (size_t i = 0; i < lengths.size(); ++i)
-      if (!std::isnan(r.accuracy[i])) d = std::max(d, drop(r, i));
-    return d;
-  };
-  for (const auto& r : runs) {
-    ctx.result("in_distribution_" + r.name, r.accuracy.front());
-    ctx.result("worst_drop_" + r.name, worst_drop(r));
-  }
-  DocumentComparison cmp(fmt::format(
-      "000 §VIII, 001, 004 §4.1 vs ours (trained on {}; 'holds' = accuracy drops by at most "
-      "{:.2f} from length {})",
-      train_len, hold, lengths.front()));
-  const std::string at_text = fmt::format("{} ({}x)", lengths[at], lengths[at] / train_len);
-  auto claim_holds = [&](const std::string& claim, const std::string& v, size_t i,
-                         const std::string& why_not) {
-    const VariantRun* r = find(v);
-    if (!r) return;
-    const bool ok = drop(*r, i) <= hold;
-    cmp.add_exact(
-        claim, "yes", yes_no(ok),
-        fmt::format("{:.3f} at {} vs {:.3f} at {}; far mass {:.3f}{}", r->accuracy[i], lengths[i],
-                    r->accuracy.front(), lengths.front(), r->far_mass[i], ok ? "" : why_not));
-  };
-  claim_holds(fmt::format("000 §VIII, 001: ALiBi extrapolates (train short, test {})", at_text),
-              "alibi", at, "");
-  claim_holds(fmt::format("000 §VIII, 001: RoPE extrapolates (test {})", at_text), "rope", at,
-              ": the rotation is relative, but the scores at distances never trained were "
-              "never shaped by the loss, and the far keys draw attention from the near ones");
-  claim_holds(fmt::format("004 §4.1: window truncation is a good extrapolation baseline (test {})",
-                          lengths.back()),
-              "window", lengths.size() - 1, "");
-  const VariantRun *sin = find("sinusoidal"), *alibi = find("alibi"), *rope = find("rope");
-  if (sin && alibi && rope) {
-    const size_t last = lengths.size() - 1;
-    const bool worse = sin->accuracy[last] < std::min(alibi->accuracy[last], rope->accuracy[last]);
-    cmp.add_exact(
-        fmt::format("000 §VIII: added sinusoids extrapolate worse than RoPE and ALiBi (at {})",
-                    lengths.back()),
-        "yes", yes_no(worse),
-        fmt::format("sinusoidal {:.3f}, rope {:.3f}, alibi {:.3f} (at {}: {:.3f}, {:.3f}, {:.3f})",
-                    sin->accuracy[last], rope->accuracy[last], alibi->accuracy[last],
-                    lengths.front(), sin->accuracy.front(), rope->accuracy.front(),
-                    alibi->accuracy.front()));
-  }
-  if (const VariantRun* learned = find("learned"))
-    cmp.add_exact("001: a learned vector per position has none for positions past training", "yes",
-                  yes_no(lengths.back() <= train_len || std::isnan(learned->accuracy.back())),
-                  fmt::format("learned: accuracy {:.3f} at {}; not run beyond {}",
-                              learned->accuracy.front(), lengths.front(), train_len));
-  ctx.compare(cmp);
+  compare_with_documents(cfg, ctx, runs, bigram_accuracy(corpus, cfg.get_int("eval_chars")));
 }
 
 }  // namespace

@@ -62,15 +62,16 @@ void counted_part(const Config& cfg, RunContext& ctx) {
 
   DocumentComparison cmp("002 §39.3.2 and 000 §V vs ours");
   if (cfg.get_ints("lengths") == kDocT) {
-    cmp.add("one matrix (MiB)", kDocPerMatrixMiB, per_matrix, 0.05 + 1e-9, "", 1);
+    cmp.add("one matrix (MiB)", kDocPerMatrixMiB, per_matrix, 0.05 + 1e-9, "", 1)
+        .exact_quantity();  // bytes counted, powers of two
     cmp.add("total (GiB)", kDocTotalGiB, total, 0.05 + 1e-9,
             "the document rounds 0.25 to 0.2 (one decimal, round-half-even)", 2);
     cmp.add_exact("T = 32768 exceeds an A100's 80 GiB", "yes", total[3] > 80 ? "yes" : "no");
     cmp.add_exact("T = 131072 needs terabytes", "yes", total[4] >= 1024 ? "yes" : "no");
   }
   // 000 §V.1: the number of entries of one attention matrix.
-  cmp.add("entries at N = 512", 262144, 512.0 * 512.0, 0, "", 0);
-  cmp.add("entries at N = 2048", 4194304, 2048.0 * 2048.0, 0, "", 0);
+  cmp.add("entries at N = 512", 262144, 512.0 * 512.0, 0, "", 0).exact_quantity();
+  cmp.add("entries at N = 2048", 4194304, 2048.0 * 2048.0, 0, "", 0).exact_quantity();
   // 000 §V.3: Landauer's bound, k_B T ln 2 per erased bit, for N^2 attention weights at 300 K.
   const double n2 = 2048.0 * 2048.0, per_bit = kBoltzmann * 300 * std::log(2.0);
   const double joules = n2 * per_bit;

@@ -141,8 +141,11 @@ void RunContext::figure(const std::string& stem,
   if (options_.echo && !dir_.empty()) fmt::print("figure: {}\n", (dir_ / file).string());
 }
 
-void RunContext::compare(const DocumentComparison& comparison) {
-  if (const auto changed = config_.changed(); !changed.empty()) {
+void RunContext::compare(DocumentComparison comparison) {
+  // A --quick run cuts the settings for speed: it shows how each row came out but judges none.
+  if (options_.quick) {
+    comparison.not_judged("--quick run");
+  } else if (const auto changed = config_.changed(); !changed.empty()) {
     std::string names;
     for (const auto& n : changed) names += (names.empty() ? "--" : ", --") + n;
     note("Note: " + names +
@@ -151,12 +154,11 @@ void RunContext::compare(const DocumentComparison& comparison) {
   }
   if (options_.echo) {
     comparison.table().print();
-    const int bad = comparison.num_differ();
-    fmt::print("  {} of {} entries agree with the document{}\n", comparison.entries().size() - bad,
-               comparison.entries().size(), bad ? fmt::format("; {} DIFFER", bad) : "");
+    fmt::print("  {}\n", agreement_summary(static_cast<int>(comparison.entries().size()),
+                                           comparison.num_differ(), comparison.num_not_judged()));
   }
   report_.comparison(comparison);
-  comparisons_.push_back(comparison);
+  comparisons_.push_back(std::move(comparison));
 }
 
 void RunContext::result(const std::string& name, const nlohmann::ordered_json& value) {
@@ -179,6 +181,12 @@ int RunContext::num_differ() const {
   return n;
 }
 
+int RunContext::num_not_judged() const {
+  int n = 0;
+  for (const auto& c : comparisons_) n += c.num_not_judged();
+  return n;
+}
+
 void RunContext::finish(double seconds, const std::string& error) {
   if (!error.empty()) {
     report_.heading("The run failed");
@@ -190,9 +198,9 @@ void RunContext::finish(double seconds, const std::string& error) {
   std::string summary =
       error.empty() ? fmt::format("Finished in {:.2f} s.", seconds) : "FAILED: " + error + ".";
   if (entries > 0)
-    summary += fmt::format(
-        " Document beside ours: {} of {} entries agree{}.", entries - num_differ(), entries,
-        num_differ() ? fmt::format(", {} DIFFER (reasons below)", num_differ()) : "");
+    summary += fmt::format(" Document beside ours: {}{}.",
+                           agreement_summary(entries, num_differ(), num_not_judged()),
+                           num_differ() ? " (reasons below)" : "");
   report_.summary(summary, error.empty() && num_differ() == 0);
   if (options_.echo) fmt::print("\n{}\n", summary);
   nlohmann::ordered_json comps = nlohmann::ordered_json::array();
@@ -204,6 +212,7 @@ void RunContext::finish(double seconds, const std::string& error) {
                              {"results", results_},
                              {"comparisons", comps},
                              {"differ", num_differ()},
+                             {"not_judged", num_not_judged()},
                              {"figures", figures_}};
   if (!error.empty()) out["error"] = error;
   write_text("results.json", out.dump(2) + "\n");

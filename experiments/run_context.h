@@ -83,7 +83,9 @@ class RunContext {
               int precision = 3);
   // Writes figures/<stem>.svg and puts the figure in the report.
   void figure(const std::string& stem, const std::string& svg, const std::string& caption);
-  void compare(const DocumentComparison& comparison);
+  // Prints the comparison and keeps it for results.json and the report. In a --quick run every
+  // row is `not judged` ("--quick run"): the cut settings cannot judge a claim.
+  void compare(DocumentComparison comparison);
   // A named number (or bool, string, array) for results.json. Names are unique.
   void result(const std::string& name, const nlohmann::ordered_json& value);
   void result(const std::string& name, const Tensor& value);  // nested arrays by shape
@@ -91,7 +93,8 @@ class RunContext {
 
   const nlohmann::ordered_json& results() const { return results_; }
   const std::vector<DocumentComparison>& comparisons() const { return comparisons_; }
-  int num_differ() const;
+  int num_differ() const;      // judged rows that DIFFER, over every comparison
+  int num_not_judged() const;  // rows this run could not judge
 
   // Writes results.json and report.html (with `error` shown when the run failed) and prints
   // where they are.

@@ -83,6 +83,8 @@ Losses two_relation_loss(const Var& weights, const data::TwoRelationBatch& b) {
 constexpr double kTailFraction = 0.1;
 // "Near zero" for the document's claim about two heads: below this total loss.
 constexpr double kNearZero = 0.05;
+// The losses the document prints after 400 steps, one head and two heads.
+constexpr double kDocOneHead = 0.3505, kDocTwoHeads = 0.3196;
 
 size_t tail_length(size_t steps) {
   const auto n = static_cast<size_t>(std::ceil(kTailFraction * static_cast<double>(steps)));
@@ -95,11 +97,23 @@ double tail_mean(const std::vector<double>& xs) {
          static_cast<double>(n);
 }
 
+// The sample standard deviation of the tail's per-batch losses (0 for a tail of one).
+double tail_sd(const std::vector<double>& xs) {
+  const size_t n = tail_length(xs.size());
+  if (n < 2) return 0;
+  const double m = tail_mean(xs);
+  double ss = 0;
+  for (auto x = xs.end() - static_cast<std::ptrdiff_t>(n); x != xs.end(); ++x)
+    ss += (*x - m) * (*x - m);
+  return std::sqrt(ss / static_cast<double>(n - 1));
+}
+
 struct Curve {
   std::vector<double> total, position, content;
   double tail_total() const { return tail_mean(total); }
   double tail_position() const { return tail_mean(position); }
   double tail_content() const { return tail_mean(content); }
+  double tail_total_sd() const { return tail_sd(total); }
 };
 
 Curve train(int64_t heads,
@@ -218,14 +232,17 @@ void run(const Config& cfg, RunContext& ctx) {
     csv.row({static_cast<double>(i + 1), one.total[i], two.total[i]});
 
   // The document prints the loss of its final batch, drawn from PyTorch's generator: only the
-  // level should agree, not the digits. Ours is the tail mean, and 0.05 allows for the rest.
+  // level should agree, not the digits. Ours is the tail mean. The rows are there to tell the
+  // two printed values apart, so the tolerance is half their gap: within it, ours is nearer its
+  // own value than the other one (a wider tolerance would let either row accept either value).
+  const double tolerance = std::fabs(kDocOneHead - kDocTwoHeads) / 2;
   const std::string why = fmt::format(
       "ours: mean of the last {} iterations; the document: its final batch, PyTorch's random "
-      "numbers",
-      tail);
+      "numbers (one batch's loss varies by sd {:.3f} (1 head), {:.3f} (2 heads) over our tail)",
+      tail, one.tail_total_sd(), two.tail_total_sd());
   DocumentComparison cmp;
-  cmp.add("1-head loss at the end", 0.3505, one.tail_total(), 0.05, why);
-  cmp.add("2-head loss at the end", 0.3196, two.tail_total(), 0.05, why);
+  cmp.add("1-head loss at the end", kDocOneHead, one.tail_total(), tolerance, why);
+  cmp.add("2-head loss at the end", kDocTwoHeads, two.tail_total(), tolerance, why);
   cmp.add_exact("2 heads end lower than 1 head", "True",
                 two.tail_total() < one.tail_total() ? "True" : "False");
 

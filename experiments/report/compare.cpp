@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,56 @@ std::string format_numbers(const std::vector<double>& xs, int precision) {
     s += fixed(xs[i], precision);
   }
   return s + "]";
+}
+
+const char* status_name(ClaimStatus s) {
+  switch (s) {
+    case ClaimStatus::kOk:
+      return "ok";
+    case ClaimStatus::kDiffers:
+      return "DIFFERS";
+    case ClaimStatus::kNotJudged:
+      return "not judged";
+  }
+  return "?";
+}
+
+std::string agreement_summary(int entries, int differ, int not_judged) {
+  const int agree = entries - differ - not_judged;
+  std::string s = fmt::format("{} of {} entries agree", agree, entries);
+  if (differ) s += fmt::format(", {} DIFFER{}", differ, differ == 1 ? "S" : "");
+  if (not_judged) s += fmt::format(", {} not judged", not_judged);
+  return s;
+}
+
+bool Comparison::ours_is_document() const {
+  if (document.empty() || document.size() != ours.size()) return false;
+  // Bit for bit, so that 0.0 and -0.0 or two NaNs are told apart exactly as stored.
+  return std::memcmp(document.data(), ours.data(), document.size() * sizeof(double)) == 0;
+}
+
+Comparison& Comparison::not_judged_if(bool condition, const std::string& why) {
+  if (!condition) return *this;
+  if (why.empty()) throw Error("Comparison '" + name + "': not_judged_if needs a reason");
+  not_judged_reason += (not_judged_reason.empty() ? "" : "; ") + why;
+  return *this;
+}
+
+Comparison& Comparison::needs_training(double reached, double needed, const std::string& metric) {
+  const bool trained = reached >= needed;  // false for a NaN
+  return not_judged_if(!trained, fmt::format("model did not train (final {} {:.3f} < {:.3f})",
+                                             metric, reached, needed));
+}
+
+Comparison& Comparison::needs_samples(int64_t n, int64_t needed) {
+  return not_judged_if(n < needed, fmt::format("too few samples (n={} < {})", n, needed));
+}
+
+Comparison& Comparison::exact_quantity() {
+  if (document.empty())
+    throw Error("Comparison '" + name + "': exact_quantity is for numeric rows (add)");
+  exact = true;
+  return *this;
 }
 
 DocumentComparison::DocumentComparison(std::string title) : title_(std::move(title)) {}
@@ -55,7 +106,7 @@ Comparison& DocumentComparison::add(const std::string& name,
     }
     c.max_diff = std::max(c.max_diff, d);
   }
-  c.ok = c.max_diff <= tolerance;  // false for NaN
+  c.agrees = c.max_diff <= tolerance;  // false for NaN
   c.reason = reason;
   entries_.push_back(std::move(c));
   return entries_.back();
@@ -86,26 +137,42 @@ Comparison& DocumentComparison::add_exact(const std::string& name,
   c.name = name;
   c.document_text = document;
   c.ours_text = ours;
-  c.ok = document == ours;
-  c.max_diff = c.ok ? 0 : 1;
+  c.agrees = document == ours;
+  c.max_diff = c.agrees ? 0 : 1;
   c.reason = reason;
   entries_.push_back(std::move(c));
   return entries_.back();
 }
 
+void DocumentComparison::not_judged(const std::string& why) {
+  for (auto& c : entries_)
+    c.not_judged_reason = why + (c.not_judged_reason.empty() ? "" : "; " + c.not_judged_reason);
+}
+
 int DocumentComparison::num_differ() const {
+  return static_cast<int>(std::count_if(entries_.begin(), entries_.end(), [](const auto& c) {
+    return c.status() == ClaimStatus::kDiffers;
+  }));
+}
+
+int DocumentComparison::num_not_judged() const {
   return static_cast<int>(
-      std::count_if(entries_.begin(), entries_.end(), [](const auto& c) { return !c.ok; }));
+      std::count_if(entries_.begin(), entries_.end(), [](const auto& c) { return !c.judged(); }));
 }
 
 Table DocumentComparison::table() const {
   Table t(title_, {"", "document", "ours", "max|diff|", "tolerance", "status", "reason"});
   for (const auto& c : entries_) {
     const bool exact = c.document.empty();
+    // A row not judged still shows how it came out, so a reader sees what the run measured.
+    std::string why = c.agrees ? "" : c.reason;
+    if (!c.judged())
+      why = c.not_judged_reason + (c.agrees ? ""
+                                            : " (outside the tolerance" +
+                                                  (c.reason.empty() ? "" : ": " + c.reason) + ")");
     t.add_row({c.name, c.document_text, c.ours_text, exact ? "" : sig(c.max_diff, 2),
-               exact ? "exact" : sig(c.tolerance, 2), c.ok ? "ok" : "DIFFERS",
-               c.ok ? "" : c.reason});
-    if (!c.ok) t.flag_last_row();
+               exact ? "exact" : sig(c.tolerance, 2), status_name(c.status()), why});
+    if (c.status() == ClaimStatus::kDiffers) t.flag_last_row();
   }
   return t;
 }
@@ -113,8 +180,11 @@ Table DocumentComparison::table() const {
 nlohmann::ordered_json DocumentComparison::to_json() const {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& c : entries_) {
-    nlohmann::ordered_json j{
-        {"name", c.name}, {"status", c.ok ? "ok" : "DIFFERS"}, {"reason", c.reason}};
+    nlohmann::ordered_json j{{"name", c.name},
+                             {"status", status_name(c.status())},
+                             {"outcome", status_name(c.outcome())},
+                             {"reason", c.reason}};
+    if (!c.judged()) j["not_judged"] = c.not_judged_reason;
     if (c.document.empty()) {
       j["document"] = c.document_text;
       j["ours"] = c.ours_text;
@@ -125,10 +195,15 @@ nlohmann::ordered_json DocumentComparison::to_json() const {
           c.ours.size() == 1 ? nlohmann::ordered_json(c.ours[0]) : nlohmann::ordered_json(c.ours);
       j["max_diff"] = c.max_diff;
       j["tolerance"] = c.tolerance;
+      j["exact_quantity"] = c.exact;
+      j["ours_is_document"] = c.ours_is_document();
     }
     rows.push_back(std::move(j));
   }
-  return {{"title", title_}, {"entries", rows}, {"differ", num_differ()}};
+  return {{"title", title_},
+          {"entries", rows},
+          {"differ", num_differ()},
+          {"not_judged", num_not_judged()}};
 }
 
 }  // namespace attn::experiments

@@ -22,6 +22,7 @@ tr.flag td { background: #fef2f2; }
 tr.flag td:nth-child(6) { color: #b91c1c; font-weight: bold; }
 .status-ok { color: #047857; font-weight: bold; }
 .status-differs { color: #b91c1c; font-weight: bold; }
+.status-unjudged { color: #6b7280; font-weight: bold; }
 figure { margin: 12px 0 24px; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e5e7eb; }
 figcaption { color: #4b5563; font-size: 13px; }
@@ -72,15 +73,14 @@ void HtmlReport::table(const Table& t) {
 }
 
 void HtmlReport::comparison(const DocumentComparison& c) {
-  const int bad = c.num_differ();
+  const int bad = c.num_differ(), unjudged = c.num_not_judged();
   const int total = static_cast<int>(c.entries().size());
-  std::string summary =
-      bad == 0 ? fmt::format("<p class=\"status-ok\">All {} entries agree.</p>", total)
-               : fmt::format(
-                     "<p class=\"status-differs\">{} of {} entries DIFFER (reasons in the "
-                     "table).</p>",
-                     bad, total);
-  blocks_.push_back(summary + c.table().html());
+  // Green only when every row was judged and agrees: a row not judged is no evidence.
+  const char* style = bad > 0 ? "status-differs" : unjudged > 0 ? "status-unjudged" : "status-ok";
+  std::string summary = agreement_summary(total, bad, unjudged);
+  if (bad) summary += " (reasons in the table)";
+  blocks_.push_back(fmt::format("<p class=\"{}\">{}.</p>", style, xml_escape(summary)) +
+                    c.table().html());
 }
 
 void HtmlReport::figure(const std::string& svg,

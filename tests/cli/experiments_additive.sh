@@ -40,7 +40,7 @@ mem = res["score_by_d_memory_ratio"]
 assert all(b > a for a, b in zip(mem, mem[1:])), mem
 assert 0.6 < res["memory_ratio_growth_exponent_in_d"] < 1.4, res
 assert res["min_score_time_ratio"] <= res["typical_score_time_ratio"], res
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 for k, s in st.items():
     if "memory-efficient" in k:
         assert s == "ok", (k, st)

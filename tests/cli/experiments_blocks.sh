@@ -44,7 +44,7 @@ assert post["failed"] == 1 and pre["failed"] == 0, (post, pre)
 assert post["final_losses"][0] is None or post["final_losses"][0] > res["fail_loss"], post
 assert pre["final_losses"][0] < res["fail_loss"] - 0.2, pre  # trains: well below the line
 assert res["init_grad_spread_post"] > 2 * res["init_grad_spread_pre"], res
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert st["post-norm without warm-up fails more often than pre-norm at a high learning rate"] == "ok", st
 assert len(r["figures"]) == 2, r["figures"]
 '
@@ -71,7 +71,7 @@ assert tok[("reversal", "intact")] > tok[("reversal", "no_residual")] + 0.1, tok
 assert tok[("reversal", "intact")] > tok[("reversal", "no_positions")] + 0.1, tok
 assert tok[("sort", "intact")] > tok[("sort", "no_residual")] + 0.3, tok
 assert tok[("sort", "no_positions")] > tok[("sort", "intact")] - 0.1, tok
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 for k in ("without positions the model cannot use order: reversal fails",
           "a task whose answer ignores input order needs no positions (sort)",
           "removing the residual connections makes training fail"):

@@ -6,7 +6,7 @@
 # pointers); bad settings exit 2 and leave no run folder.
 # length-extrapolation (000 §VIII, 001, 004 §4.1): every variant learns the toy grammar
 # in-distribution (sinusoidal only checked for range: 150 quick steps are not enough for it);
-# learned positions are not run beyond their table (marked, never crashing); the sliding window
+# learned positions read past their table with their last vector repeated; the sliding window
 # puts no attention beyond the trained distances and holds its accuracy at 4x the length, as
 # ALiBi does; added sinusoids fall far below ALiBi at 4x.
 #   tests/cli/experiments_depth_length.sh BUILD_DIR
@@ -32,7 +32,7 @@ fewest = {f["hops"]: f["fewest_layers"] for f in res["fewest_layers"]}
 assert fewest[1] == 1, fewest
 assert res["shallow_cells_solved"] == 0, res
 assert abs(res["chance"] - 0.25) < 1e-12, res  # 5 nodes
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert st["1 hop: the fewest layers that solve it is k"] == "ok", st
 assert st["no model with fewer layers than hops solves it (L < k fails)"] == "ok", st
 assert len(r["figures"]) == 1, r["figures"]
@@ -54,25 +54,25 @@ acc = {}
 for name, x in v.items():
     pts = x["points"]
     assert [p["length"] for p in pts] == [32, 128], pts
-    assert pts[0]["ran"], (name, pts)
     acc[name] = [p["accuracy"] for p in pts]
     for p in pts:
-        if p["ran"]:
-            assert 0 <= p["accuracy"] <= 1 and p["loss"] > 0 and 0 <= p["far_mass"] <= 1 + 1e-6, p
+        assert 0 <= p["accuracy"] <= 1 and p["loss"] > 0 and 0 <= p["far_mass"] <= 1 + 1e-6, p
 # in distribution: far above the 1-in-30 guess for every scheme that 150 steps can train
 for name in ("none", "learned", "rope", "alibi", "t5_bias", "window"):
     assert acc[name][0] >= 0.4, (name, acc[name])
-# learned positions: refused past their table, never crashing
-assert v["learned"]["points"][1] == {"length": 128, "ran": False, "accuracy": None,
-                                     "loss": None, "far_mass": None}, v["learned"]
+# learned positions: read past their table with the last trained vector repeated (measured)
+assert 0 <= v["learned"]["points"][1]["accuracy"] <= 1, v["learned"]
 # the window sees no distance it was not trained on, and holds its accuracy; so does ALiBi
 assert v["window"]["points"][1]["far_mass"] == 0, v["window"]
 assert acc["window"][1] >= acc["window"][0] - 0.05, acc["window"]
 assert acc["alibi"][1] >= acc["alibi"][0] - 0.05, acc["alibi"]
 # added sinusoids at 4x the training length: far below ALiBi
 assert acc["sinusoidal"][1] < acc["alibi"][1] - 0.2, acc
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
-assert st["001: a learned vector per position has none for positions past training"] == "ok", st
+st = {e["name"]: e for e in cmp[0]["entries"]}
+# 150 quick steps do not train the sinusoidal model: its rows say so, beside --quick
+sin = [e for n, e in st.items() if n.startswith("000 §VIII: added sinusoids")][0]
+assert "model did not train (final sinusoidal accuracy" in sin["not_judged"], sin
+assert res["in_distribution_sinusoidal"] < res["bigram_accuracy"] + 0.05, res
 assert len(r["figures"]) == 1, r["figures"]
 '
 

@@ -56,7 +56,7 @@ for k, h in kv.items():
 assert res["gqa_cache_ratio"] == H / kv["gqa"] and res["mqa_cache_ratio"] == H, res
 for k in ("gqa", "mqa"):
     assert abs(res[k + "_heldout_loss"] - res["mha_heldout_loss"]) < 0.4, k
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 for name, s in st.items():
     if "time" not in name and "faster" not in name and "loss" not in name:
         assert s == "ok", (name, st)

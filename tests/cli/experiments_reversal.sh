@@ -31,7 +31,7 @@ assert len(res["cross_backward_heads"]) >= 1, res["cross_backward_heads"]
 assert res["chance_cross"]["eos"] > 0, res["chance_cross"]   # the source ends with EOS by default
 assert 0.0 <= res["best_eos_score"] <= 1.0, res["best_eos_score"]
 c = {e["name"]: e for e in cmp[0]["entries"]}
-assert c["a head reads the input backwards (cross-attention)"]["status"] == "ok", c
+assert c["a head reads the input backwards (cross-attention)"]["outcome"] == "ok", c
 for stem in ("encoder_self", "decoder_self", "cross", "training_loss", "heldout_accuracy"):
     assert any(f.endswith(stem + ".svg") for f in r["figures"]), (stem, r["figures"])
 '

@@ -63,7 +63,7 @@ for gg, lim in zip(res["gaps"], res["sweep_limit_slope_scaled"]):
     assert abs(lim - min(0, gg / math.log(64) - 1)) < 1e-12, (gg, lim)
 assert len(r["figures"]) == 3, r["figures"]
 e = {x["name"]: x for x in cmp[0]["entries"]}
-st = [x["status"] for x in cmp[0]["entries"]]
+st = [x["outcome"] for x in cmp[0]["entries"]]
 assert st == ["ok", "ok", "ok", "ok", "DIFFERS"], st
 inv = cmp[0]["entries"][4]
 assert abs(inv["ours"] - res["entropy_change_m_to_top_scaled"]) < 1e-12, inv
@@ -98,7 +98,7 @@ assert dks == [8, 16, 32] and all(x is not None for x in n50), n50
 assert n50[0] < n50[1] < n50[2], n50
 for dk, x, ratio in zip(dks, n50, res["half_recall_n_polar_over_features"]):
     assert abs(ratio - x / (2 * dk)) < 1e-12 and 0.5 <= ratio <= 2, (dk, x, ratio)
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert all(v == "ok" for v in st.values()), st
 assert len(r["figures"]) == 3, r["figures"]
 '

@@ -46,7 +46,7 @@ for d, m, c, cens in zip(dims, mo, nn, res["modern_censored"]):
 # attention scale 1/sqrt(d): between the two
 assert cl[2] < at[2] < mo[2], (cl, at, mo)
 assert res["curves"][0]["classical_rate"][0] == 1.0 and res["curves"][0]["modern_rate"][0] == 1.0
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert st["modern capacity >> classical (x100 at d = 32)"] == "ok", st
 assert len(r["figures"]) == 3, r["figures"]
 '
@@ -84,7 +84,7 @@ else:
         assert band[i] <= glob[i] <= 1.1 * band[i], (ts[i], glob, band)
         assert 1.8 <= glob[i] / glob[i - 1] <= 2.2, (ts[i], glob)
     assert 0.9 <= res["memory_slope_global"] <= 1.1, res["memory_slope_global"]
-    st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+    st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
     assert st["a local + sparse scheme: near-linear memory (exponent)"] == "ok", st
 assert res["memory_slope_dense"] >= 1.6, res["memory_slope_dense"]
 # accuracy at T = 64 (300 held-out examples, chance 0.5, standard error 0.03)

@@ -44,7 +44,7 @@ for task in ("copy", "recall"):
     assert m == ["softmax", "linear", "s6"], m
 acc = dict(zip(res["copy_mixers"], res["copy_token_accuracy"]))
 assert acc["softmax"] > 0.5, acc  # chance: 1/8
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert st["HiPPO: the history'"'"'s error falls as N grows (smooth signals)"] == "ok", st
 # the two scans: outputs and gradients agree to float32 rounding, relative to their size
 assert res["scan_output_relative_diff"] < 1e-5, res["scan_output_relative_diff"]

@@ -86,15 +86,15 @@ assert abs(res["rate_corrected_crossover_T"] - rc) <= 1e-9 * rc, (rc, res)
 row = [x for x in cmp[0]["entries"] if x["name"].startswith("crossover T")][0]
 if cross is None:  # an exact row: "below T = 16" or "above T = 1024"
     assert row["ours"] in ("below T = 16", "above T = 1024"), row
-    assert row["status"] == "DIFFERS" and f"{rl:.1f}" in row["reason"], row
+    assert row["outcome"] == "DIFFERS" and f"{rl:.1f}" in row["reason"], row
 else:
     assert abs(row["document"] - math.log2(res["flop_crossover_T"])) < 1e-12, row
     assert abs(row["ours"] - math.log2(cross)) < 1e-12, row
-    assert row["status"] == ("ok" if abs(math.log2(cross / res["flop_crossover_T"])) <= 1 else "DIFFERS"), row
+    assert row["outcome"] == ("ok" if abs(math.log2(cross / res["flop_crossover_T"])) <= 1 else "DIFFERS"), row
     assert f"T = {cross:.0f} measured" in row["reason"], row
-    if row["status"] == "DIFFERS":
+    if row["outcome"] == "DIFFERS":
         assert f"{rs:.1f} GFLOP/s" in row["reason"] and f"{rl:.1f}," in row["reason"], row
-assert e["fast-weight loop vs parallel causal, max |y diff|"]["status"] == "ok", e
+assert e["fast-weight loop vs parallel causal, max |y diff|"]["outcome"] == "ok", e
 '
 
 finish

@@ -46,7 +46,7 @@ assert res["parameters_softmax"] == res["parameters_linear"] == res["parameters_
 # timing: only that every length was measured (no assertion on speed)
 for k in ("softmax", "linear", "S6", "window"):
     assert len(res["step_ms_" + k]) == len(res["lengths"]) and min(res["step_ms_" + k]) > 0, k
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 for k in ("Transformer decoding: KV cache bytes per token (2 L d 4)",
           "Linear attention space O(d^2): state bytes L H (D^2 + D) 4",
           "Mamba space O(d): state bytes L (E N + (d_conv - 1) E) 4",

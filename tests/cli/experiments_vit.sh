@@ -60,7 +60,7 @@ assert abs(res["position_same_line_gap_init"]) < 0.15, res  # random vectors: no
 assert res["translation_left_accuracy"] > res["translation_right_accuracy"] + 0.05, res
 assert [p["patch"] for p in res["patch_sweep"]] == [4, 8], res["patch_sweep"]
 assert [p["tokens"] for p in res["patch_sweep"]] == [17, 5], res["patch_sweep"]
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert st["patches read as words by a plain transformer encoder classify images"] == "ok", st
 assert len(r["figures"]) == 6, r["figures"]
 '

@@ -51,7 +51,7 @@ assert abs(res["rope_plain_accuracy"][0] - res["rope_dca_accuracy"][0]) < 0.01, 
 assert res["dca_max_distance"] == 31, res["dca_max_distance"]
 assert res["rope_dca_loss"][-1] < res["rope_plain_loss"][-1] - 0.2, res
 assert res["rope_dca_accuracy"][-1] > res["rope_plain_accuracy"][-1], res
-st = {e["name"]: e["status"] for e in cmp[0]["entries"]}
+st = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert st["dual-chunk: relative distances never beyond training (largest)"] == "ok", st
 assert st["linformer: k compressed keys make attention linear in T (memory exponent)"] == "ok", st
 assert len(r["figures"]) == 4, r["figures"]

@@ -38,7 +38,7 @@ for prefix in ("lightning: the right product", "titans-mac: attention inside seg
                "lightning: recall within", "hybrid-lightning: recall within",
                "titans-mac: recall within", "hybrid-lightning: less peak memory"):
     assert any(n.startswith(prefix) for n in names), (prefix, names)
-st = {e["name"]: e["status"] for e in r["comparisons"][0]["entries"]}
+st = {e["name"]: e["outcome"] for e in r["comparisons"][0]["entries"]}
 for n, s in st.items():
     if "memory exponent" in n and n.split(":")[0] in ("lightning", "titans-mac"):
         assert s == "ok", (n, s)

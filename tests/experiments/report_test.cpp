@@ -29,13 +29,13 @@ TEST_SUITE("experiments") {
     c.add_exact("flag", "True", "True");
     c.add_exact("flag2", "True", "False", "why");
     REQUIRE(c.entries().size() == 5);
-    CHECK(c.entries()[0].ok);
-    CHECK_FALSE(c.entries()[1].ok);
+    CHECK(c.entries()[0].agrees);
+    CHECK_FALSE(c.entries()[1].agrees);
     CHECK(c.entries()[1].max_diff == doctest::Approx(0.022));
     CHECK(c.entries()[1].document_text == "[0.39 0.22]");
-    CHECK_FALSE(c.entries()[2].ok);  // a NaN is never within tolerance
-    CHECK(c.entries()[3].ok);
-    CHECK_FALSE(c.entries()[4].ok);
+    CHECK_FALSE(c.entries()[2].agrees);  // a NaN is never within tolerance
+    CHECK(c.entries()[3].agrees);
+    CHECK_FALSE(c.entries()[4].agrees);
     CHECK(c.num_differ() == 3);
     const std::string text = c.table().text();
     CHECK(text.find("! b") != std::string::npos);  // flagged row
@@ -47,13 +47,66 @@ TEST_SUITE("experiments") {
     CHECK_THROWS_AS(c.add("bad", std::vector<double>{1, 2}, std::vector<double>{1}, 0), Error);
   }
 
+  TEST_CASE("comparison: a row the run cannot judge says so, with the reason, never ok") {
+    DocumentComparison c("claims");
+    c.add_exact("learns the task", "yes", "yes").needs_training(0.158, 0.412);
+    c.add("rate", 0.15, 0.31, 0.01).needs_samples(12, 30);
+    c.add("judged", 0.15, 0.31, 0.01, "too high");
+    c.add_exact("plain", "yes", "yes").not_judged_if(false, "never");
+    const auto& e = c.entries();
+    CHECK(e[0].status() == ClaimStatus::kNotJudged);
+    CHECK(e[0].outcome() == ClaimStatus::kOk);
+    CHECK(e[0].not_judged_reason == "model did not train (final accuracy 0.158 < 0.412)");
+    CHECK(e[1].status() == ClaimStatus::kNotJudged);
+    CHECK(e[1].not_judged_reason == "too few samples (n=12 < 30)");
+    CHECK(e[2].status() == ClaimStatus::kDiffers);
+    CHECK(e[3].status() == ClaimStatus::kOk);
+    CHECK(c.num_differ() == 1);  // a DIFFERS outcome that is not judged does not count
+    CHECK(c.num_not_judged() == 2);
+    // A NaN accuracy never counts as trained.
+    CHECK_FALSE(DocumentComparison().add_exact("x", "a", "a").needs_training(NAN, 0).judged());
+    CHECK_THROWS_AS(DocumentComparison().add_exact("x", "a", "a").not_judged_if(true, ""), Error);
+
+    c.not_judged("--quick run");  // what RunContext::compare does in a --quick run
+    CHECK(c.num_differ() == 0);
+    CHECK(c.num_not_judged() == 4);
+    CHECK(e[0].not_judged_reason ==
+          "--quick run; model did not train (final accuracy 0.158 < 0.412)");
+    const std::string text = c.table().text();
+    CHECK(text.find("ok ") == std::string::npos);
+    CHECK(text.find("not judged  --quick run (outside the tolerance: too high)") !=
+          std::string::npos);
+    const auto j = c.to_json();
+    CHECK(j["entries"][2]["status"] == "not judged");
+    CHECK(j["entries"][2]["outcome"] == "DIFFERS");
+    CHECK(j["entries"][2]["not_judged"] == "--quick run");
+    CHECK(j["not_judged"] == 4);
+    CHECK(agreement_summary(5, 1, 2) == "2 of 5 entries agree, 1 DIFFERS, 2 not judged");
+  }
+
+  TEST_CASE("comparison: ours equal to the document bit for bit is recorded") {
+    DocumentComparison c;
+    const double doc = 0.3196;
+    c.add("copied", doc, doc, 0.01);
+    c.add("measured", doc, std::nextafter(doc, 1.0), 0.01);
+    c.add("count", 31, 31, 0).exact_quantity();
+    CHECK(c.entries()[0].ours_is_document());
+    CHECK_FALSE(c.entries()[1].ours_is_document());
+    CHECK(c.entries()[2].ours_is_document());
+    const auto j = c.to_json();
+    CHECK(j["entries"][0]["ours_is_document"] == true);
+    CHECK(j["entries"][0]["exact_quantity"] == false);
+    CHECK(j["entries"][2]["exact_quantity"] == true);
+    CHECK_THROWS_AS(c.add_exact("text", "a", "a").exact_quantity(), Error);
+  }
+
   TEST_CASE("comparison: add_rows compares each row of a matrix") {
     DocumentComparison c;
     c.add_rows("A", {{1, 2}, {3, 4}}, Tensor::from_vector({2, 2}, {1, 2, 3, 4.01f}), 5e-3);
     REQUIRE(c.entries().size() == 2);
     CHECK(c.entries()[0].name == "A[0,:]");
-    CHECK(c.entries()[0].ok);
-    CHECK_FALSE(c.entries()[1].ok);
+    CHECK(c.entries()[0].agrees);
+    CHECK_FALSE(c.entries()[1].agrees);
     CHECK_THROWS_AS(c.add_rows("B", {{1, 2}}, Tensor::zeros({2, 2}), 0), Error);
   }
 
@@ -157,7 +210,7 @@ TEST_SUITE("experiments") {
     CHECK(html.find("<title>title &lt;x&gt;</title>") != std::string::npos);
     CHECK(html.find("<p>line one line two</p><p>second paragraph</p>") != std::string::npos);
     CHECK(html.find("<tr class=\"flag\">") != std::string::npos);
-    CHECK(html.find("1 of 1 entries DIFFER") != std::string::npos);
+    CHECK(html.find("0 of 1 entries agree, 1 DIFFERS") != std::string::npos);
     CHECK(html.find("<figure><svg") != std::string::npos);
     CHECK(html.find("<script") == std::string::npos);
     CHECK(html.find("<link") == std::string::npos);

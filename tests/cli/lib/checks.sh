@@ -1,8 +1,10 @@
 # Shared by the tests/cli/experiments*.sh scripts (sourced, never run alone): the attnlab binary,
 # a temporary folder removed on exit, and the helpers
 #   expect CODE PATTERN ARGS...  attnlab ARGS exits with CODE and prints PATTERN
-#   check NAME PYTHON            `attnlab run NAME --quick` succeeds, writes its run folder, and
-#                                PYTHON (with r, res, cmp bound to results.json) passes
+#   check NAME PYTHON            `attnlab run NAME --quick` succeeds, writes its run folder,
+#                                every comparison row is `not judged`, and PYTHON (with r, res,
+#                                cmp bound to results.json) passes; a row's "outcome" is how it
+#                                came out (ok / DIFFERS), its "status" what the run can judge
 #   listed NAME [SOURCE]         `attnlab list` shows NAME (with SOURCE, a regex, as its source)
 #   finish                       prints PASS/FAIL for the script and exits accordingly
 # Usage at the top of a script:  source "$(dirname "$0")/lib/checks.sh" "$@"
@@ -57,6 +59,10 @@ assert html.count("<svg") == len(r["figures"]), "every figure inline in the repo
 assert "<script" not in html
 res = r["results"]
 cmp = r["comparisons"]
+# A --quick run judges no claim: every row is "not judged", and "outcome" says how it came out.
+for c in cmp:
+    for e in c["entries"]:
+        assert e["status"] == "not judged" and e["not_judged"].startswith("--quick run"), e
 $code
 PYEOF
   then fail "$name: key results (see above)"; return; fi
