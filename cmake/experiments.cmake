@@ -24,6 +24,7 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/experiments/cli/main.cpp)
   # symbols, and the libraries a student's layer builds on are linked whole, so that a function
   # no experiment happens to call is there for the plugin too.
   set_target_properties(attnlab PROPERTIES ENABLE_EXPORTS ON)
-  target_link_libraries(attnlab PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,attn_nn>"
-                                        "$<LINK_LIBRARY:WHOLE_ARCHIVE,attn_autograd>")
+  # (Given before the libraries, so the regular listing of the same archives adds nothing twice.)
+  target_link_options(attnlab PRIVATE "LINKER:--whole-archive" $<TARGET_FILE:attn_nn>
+                      $<TARGET_FILE:attn_autograd> "LINKER:--no-whole-archive")
 endif()

@@ -104,7 +104,13 @@ void load_plugin(const std::string& file) {
   const AttnPluginInfo& info = open_plugin(file);
   const std::vector<nn::MixerRow> rows = registered_rows(file, info);
   nn::MixerRegistry trial = nn::mixer_registry();  // all of the file's rows, or none
-  for (const nn::MixerRow& row : rows) trial.add(row);
+  for (const nn::MixerRow& row : rows) {
+    try {
+      trial.add(row);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--plugin {}: {}", file, e.what()));
+    }
+  }
   std::map<std::string, double> ratios;
   for (const nn::MixerRow& row : rows) ratios[row.name] = checked(file, row);
   nn::mixer_registry() = trial;
@@ -164,7 +170,7 @@ std::string mixer_list_text() {
     t.add_row(
         {r.name, r.origin.empty() ? "built in" : r.origin, r.causal ? "yes" : "no", check, r.idea});
   }
-  return "\nMixers (attention-zoo and triangle-tradeoff run the plugin rows beside their own; "
+  return "\nMixers (attention-zoo runs the plugin rows beside its own variants; "
          "attnlab train --model mixer --mixer NAME trains any):\n" +
          t.text();
 }

@@ -45,17 +45,16 @@ void add_builtins(MixerRegistry& r) {
 }  // namespace
 
 void MixerRegistry::add(MixerRow row) {
-  const std::string origin = row.origin.empty() ? "a built-in row" : row.origin;
   if (!valid_name(row.name))
     throw UsageError(
-        fmt::format("{}: mixer name '{}' must be non-empty and use only letters, "
+        fmt::format("mixer name '{}' must be non-empty and use only letters, "
                     "digits, '_', '-' and '.'",
-                    origin, row.name));
-  if (!row.make) throw UsageError(fmt::format("{}: mixer '{}' has no factory", origin, row.name));
+                    row.name));
+  if (!row.make) throw UsageError(fmt::format("mixer '{}' has no factory (.make)", row.name));
   for (const MixerRow& r : rows_)
     if (lowered(r.name) == lowered(row.name))
-      throw UsageError(fmt::format("{}: mixer name '{}' is taken (mixer '{}', {}); choose another",
-                                   origin, row.name, r.name, who(r)));
+      throw UsageError(fmt::format("mixer name '{}' is taken (mixer '{}', {}); choose another",
+                                   row.name, r.name, who(r)));
   rows_.push_back(std::move(row));
 }
 

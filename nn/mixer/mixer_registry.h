@@ -1,7 +1,7 @@
 // The open registry of token mixers (attention variants and other sequence mixers): one row per
-// mixer, name -> how to build it for a model shape. The comparing experiments (attention-zoo,
-// triangle-tradeoff) run the plugin rows beside their own, and `attnlab train --model mixer
-// --mixer NAME` trains any row. A student adds rows from a shared library (nn/mixer/plugin.h).
+// mixer, name -> how to build it for a model shape. attention-zoo runs the plugin rows beside
+// its own variants, and `attnlab train --model mixer --mixer NAME` trains any row. A student adds
+// rows from a shared library (nn/mixer/plugin.h).
 //
 //   const nn::MixerRow* row = nn::mixer_registry().find("softmax");
 //   nn::MixerShape shape{.d_model = 32, .nhead = 2, .max_len = 64, .layers = 2};
@@ -43,7 +43,7 @@ class MixerRegistry {
  public:
   // Adds a row. Throws attn::UsageError when the name is empty, has characters other than
   // [A-Za-z0-9_.-], has no factory, or is already taken (compared ignoring case), naming who
-  // holds it: "built in" or the plugin file.
+  // holds it: "built in" or the plugin file. (The plugin loader puts the file before it.)
   void add(MixerRow row);
   // The row called `name` (exact), or nullptr.
   const MixerRow* find(const std::string& name) const;

@@ -58,7 +58,7 @@ res = r["results"]
 for n in ("softmax", "linformer", "gated-softmax"):
     assert 0 <= res["recall_accuracy_" + n] <= 1, n
     assert len(res["step_ms_" + n]) == len(res["lengths"]), n
-assert "gated-softmax" in open(d + "/report.md").read()
+assert "gated-softmax" in open(d + "/report.html").read()
 cfg = json.load(open(d + "/config.json"))
 assert "--plugin" in cfg["command"], cfg["command"]
 print("recall: softmax %.3f, linformer %.3f, gated-softmax %.3f" % tuple(
@@ -78,14 +78,17 @@ if "$bin" train copy --model mixer --mixer gated-softmax --plugin "$plugin" --al
   grep -qF "MixerModel(gated-softmax mixer from $plugin" "$tmp/train.log" &&
     pass "attnlab train --model mixer --mixer gated-softmax trains the plugin's layer" ||
     fail "attnlab train did not describe the plugin's model: $(head -5 "$tmp/train.log")"
+  # The training must reach the target: exact match >= 0.9 on held-out copies (measured: 0.998
+  # after 300 steps; an untrained model scores 0).
   if "$py" - "$tmp/train" <<'PYEOF'
-import csv, sys, glob
-rows = list(csv.DictReader(open(glob.glob(sys.argv[1] + "/metrics*.csv")[0])))
-losses = [float(r["loss"]) for r in rows if r.get("loss")]
-assert losses[-1] < 0.5 * losses[0], (losses[0], losses[-1])
-print("loss %.3f -> %.3f" % (losses[0], losses[-1]))
+import json, sys
+r = json.load(open(sys.argv[1] + "/results.json"))
+assert r["model"] == "mixer" and "gated-softmax" in r["model_description"], r["model_description"]
+em = r["final_eval"]["exact_match"]
+assert em >= 0.9, em
+print("exact match %.3f after %d steps" % (em, r["last_step"]))
 PYEOF
-  then pass "the plugin model's training loss fell by more than half"
+  then pass "the plugin model learned copy (exact match >= 0.9)"
   else fail "the plugin model did not learn (above)"; fi
 else
   fail "attnlab train --plugin failed:"; tail -n 20 "$tmp/train.log"
