@@ -64,6 +64,7 @@ TEST_SUITE("nn") {
 
   TEST_CASE("mixer check: a backward that drops a factor fails, naming the direction") {
     const MixerCheck c = check_mixer_gradient(square_row(true));
+    std::printf("  square-wrong worst |a - n| / tolerance = %.1f\n", c.worst_ratio);
     CHECK_FALSE(c.ok);
     CHECK(c.worst_ratio > 10);
     CHECK(c.detail.find("analytic") != std::string::npos);
