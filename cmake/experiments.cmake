@@ -17,5 +17,14 @@ list(PREPEND ATTN_TEST_LIBS attn_experiments)
 
 if(EXISTS ${CMAKE_SOURCE_DIR}/experiments/cli/main.cpp)
   add_executable(attnlab ${CMAKE_SOURCE_DIR}/experiments/cli/main.cpp)
-  target_link_libraries(attnlab PRIVATE attn_experiments)
+  target_link_libraries(attnlab PRIVATE attn_experiments ${CMAKE_DL_LIBS})
+  # `--plugin FILE.so` (experiments/plugin/plugin_loader.h): a plugin links no attnlab library
+  # (a static copy would bring a second, empty mixer registry), so its references to attnlab
+  # resolve against this executable. ENABLE_EXPORTS (-rdynamic) exports the executable's
+  # symbols, and the libraries a student's layer builds on are linked whole, so that a function
+  # no experiment happens to call is there for the plugin too.
+  set_target_properties(attnlab PROPERTIES ENABLE_EXPORTS ON)
+  # (Given before the libraries, so the regular listing of the same archives adds nothing twice.)
+  target_link_options(attnlab PRIVATE "LINKER:--whole-archive" $<TARGET_FILE:attn_nn>
+                      $<TARGET_FILE:attn_autograd> "LINKER:--no-whole-archive")
 endif()

@@ -10,6 +10,8 @@
 #   find_package(attnlab CONFIG REQUIRED)                          # cmake -DCMAKE_PREFIX_PATH=P
 #   target_link_libraries(app PRIVATE attnlab::attnlab)            # float32: what programs run
 #   target_link_libraries(check PRIVATE attnlab::attnlab_f64)      # float64: for attn::gradcheck
+#   add_library(mine MODULE mine.cpp)                              # attnlab run ... --plugin
+#   target_link_libraries(mine PRIVATE attnlab::plugin)            # headers only (nn/mixer/plugin.h)
 # (never both in one program: the two builds define the same symbols with different reals).
 # OpenMP, fmt, nlohmann_json and the OpenMP build of OpenBLAS are found again by the package
 # (cmake/attnlabConfig.cmake.in).
@@ -59,7 +61,19 @@ target_link_libraries(attn_package_f64 INTERFACE attn_nn_f64 attn_autograd_f64)
 target_compile_features(attn_package_f64 INTERFACE cxx_std_20)
 set_property(TARGET attn_package_f64 PROPERTY EXPORT_NAME attnlab_f64)
 
-install(TARGETS ${ATTN_INSTALL_LIBS} attn_package attn_package_f64
+# attnlab::plugin: a `--plugin` shared library's headers, without attnlab's libraries (the
+# attnlab executable that loads it has them; nn/mixer/plugin.h). ATTN_PLUGIN_VERSION goes into
+# the plugin's ABI stamp, which the loader compares with its own version.
+add_library(attn_plugin INTERFACE)
+target_include_directories(attn_plugin INTERFACE $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}>
+                                                 $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/attnlab>
+                                                 $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_compile_definitions(attn_plugin INTERFACE ATTN_PLUGIN_VERSION="${PROJECT_VERSION}")
+target_link_libraries(attn_plugin INTERFACE fmt::fmt nlohmann_json::nlohmann_json)
+target_compile_features(attn_plugin INTERFACE cxx_std_20)
+set_property(TARGET attn_plugin PROPERTY EXPORT_NAME plugin)
+
+install(TARGETS ${ATTN_INSTALL_LIBS} attn_package attn_package_f64 attn_plugin
         EXPORT attnlabTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(part autograd nn data train)

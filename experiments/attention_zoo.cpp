@@ -51,10 +51,12 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// Every variant the zoo knows, in report order.
+// Every variant the zoo knows, in report order; last the rows of --plugin files (already
+// gradient-checked by experiments/plugin/plugin_loader.h).
 std::vector<ZooVariant> all_variants() {
   std::vector<ZooVariant> v = zoo_projection_variants();
   for (ZooVariant& r : zoo_recurrent_variants()) v.push_back(std::move(r));
+  for (ZooVariant& r : nn::mixer_registry().plugin_rows()) v.push_back(std::move(r));
   return v;
 }
 

@@ -4,6 +4,8 @@
 //
 //   ./check_gradients
 //   soft_cap(x, cap)                 entries=48   max_error=3.1e-11
+//   ...
+//   GatedAttention (causal, 2 heads) entries=...  max_error=...
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -13,6 +15,7 @@
 #include <attnlab/autograd/gradcheck.h>
 #include <attnlab/nn/linear.h>
 
+#include "gated_attention.h"
 #include "soft_cap.h"
 
 namespace {
@@ -47,5 +50,13 @@ int main() {
     for (const attn::Var& p : m->parameters()) leaves.push_back(p);
   ok &= report("linear -> SoftCap -> linear",
                attn::gradcheck(leaves, [&] { return out.forward(capped.forward(in.forward(z))); }));
+
+  // The plugin's mixer (gated_attention_plugin.cpp): x (1,4,4), 2 heads, every parameter.
+  coursework::GatedAttention gated(4, 2, gen);
+  attn::Var xs = attn::Var::parameter(attn::Tensor::randn({1, 4, 4}, gen));
+  std::vector<attn::Var> gated_leaves{xs};
+  for (const attn::Var& p : gated.parameters()) gated_leaves.push_back(p);
+  ok &= report("GatedAttention (causal, 2 heads)",
+               attn::gradcheck(gated_leaves, [&] { return gated.forward(xs); }));
   return ok ? 0 : 1;
 }

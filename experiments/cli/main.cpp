@@ -6,6 +6,8 @@
 //   attnlab run anagrams --help                   the fields, their defaults and meaning
 //   attnlab demo                                  a tiny model learning, loss printed as it falls
 //   attnlab train reversal --model lstm           train a model on a task (train/run/)
+//   attnlab run attention-zoo --plugin ./mine.so  a student's mixers beside the built-ins
+//                                                 (list, run, demo and train take --plugin)
 //   attnlab parity mha --config embed_dim=8 num_heads=2 --weights W --inputs I --out O
 //   attnlab bench --workload W1                   the performance workloads (bench/)
 //
@@ -25,6 +27,7 @@
 #include "autograd/error.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/openmp_spin.h"
+#include "experiments/plugin/plugin_loader.h"
 #include "experiments/suggest.h"
 #include "nn/parity/parity_layers.h"
 #include "train/distributed/communicator.h"
@@ -114,8 +117,20 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // --plugin FILE (list, run, demo, train): taken out before parsing, loaded before dispatch.
+  std::vector<std::string> words(argv, argv + argc), plugins;
+  const bool takes_plugins =
+      argc > 1 && std::string(argv[1]) != "parity" && std::string(argv[1]) != "bench";
   try {
-    app.parse(argc, argv);
+    if (takes_plugins) plugins = attn::experiments::take_plugin_flags(words);
+  } catch (const attn::UsageError& e) {
+    fmt::print(stderr, "attnlab: {}\n", e.what());
+    return 2;
+  }
+  std::vector<char*> kept;
+  for (std::string& w : words) kept.push_back(w.data());
+  try {
+    app.parse(static_cast<int>(kept.size()), kept.data());
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
@@ -124,11 +139,12 @@ int main(int argc, char** argv) {
   const std::string command = join_args(argc, argv);
   namespace ex = attn::experiments;
   try {
+    if (takes_plugins) ex::load_plugins(plugins);
     if (*list) {
       // One write() for the whole listing: stdio would send it in 4096-byte pieces, and a
       // reader that stops at its first match (`attnlab list | grep -q name`) could close the
       // pipe between them, ending us with SIGPIPE (a failed pipeline under pipefail).
-      const std::string text = ex::list_text();
+      const std::string text = ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text());
       std::fflush(stdout);
       for (size_t done = 0; done < text.size();) {
         const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);

@@ -8,29 +8,18 @@
 //   }
 #pragma once
 
-#include <cstdint>
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "experiments/common/mixer_model.h"
+#include "nn/mixer/mixer_registry.h"
 
 namespace attn::experiments {
 
-// What a variant is built for: width, heads, the longest input (layers with length-sized
-// parameters, such as Linformer's projections or a dense Synthesizer, size them by max_len),
-// and the depth of the stack (a hybrid decides per layer).
-struct ZooShape {
-  int64_t d_model = 32, nhead = 2, max_len = 256, layers = 2;
-};
-
-struct ZooVariant {
-  std::string name;    // as typed on the command line, e.g. "linformer"
-  std::string source;  // document and section, e.g. "004 §3"
-  std::string idea;    // one line for the report's table
-  bool causal = true;  // position t reads positions <= t only
-  std::function<Mixer(const ZooShape&, int64_t layer, Generator&)> make;
-};
+// A zoo variant is a row of the open mixer registry (nn/mixer/mixer_registry.h): name, source,
+// idea, causal, make(shape, layer, gen). attention-zoo runs these rows, then the rows students'
+// plugins added (nn::mixer_registry().plugin_rows()).
+using ZooShape = nn::MixerShape;
+using ZooVariant = nn::MixerRow;
 
 // Softmax (the baseline) and the variants that reshape the score matrix: Linformer, Reformer's
 // LSH buckets, Synthesizer (dense and random), dual chunk attention.

@@ -22,6 +22,7 @@ std::unique_ptr<TaskModel> make_task_model(const TrainConfig& cfg,
                                            Generator& gen) {
   if (cfg.model == "lstm" || cfg.model == "gru" || cfg.model == "rnn")
     return make_recurrent_model(cfg, task, gen);
+  if (cfg.model == "mixer") return make_mixer_model(cfg, task, limits, gen);
   return make_transformer_model(cfg, task, limits, gen);
 }
 

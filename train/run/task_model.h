@@ -69,6 +69,13 @@ std::unique_ptr<TaskModel> make_transformer_model(const TrainConfig& cfg,
                                                   SequenceLimits limits,
                                                   Generator& gen);
 
+// --model mixer: nn::MixerModel with the --mixer row as a causal language model
+// (train/run/mixer_models.cpp).
+std::unique_ptr<TaskModel> make_mixer_model(const TrainConfig& cfg,
+                                            const data::Task& task,
+                                            SequenceLimits limits,
+                                            Generator& gen);
+
 // The class with the largest logit per row: logits (B,C) -> B labels.
 std::vector<int64_t> predicted_labels(const Tensor& logits);
 // Cuts each row of a (B,steps) id tensor at its first EOS.

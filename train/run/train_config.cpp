@@ -36,7 +36,10 @@ const std::vector<Option>& options() {
   using C = TrainConfig;
   static const std::vector<Option> table{
       {"task", &C::task, "reversal copy sort recall khop anagram longrange charlm"},
-      {"model", &C::model, "transformer gpt bert lstm gru rnn"},
+      {"model", &C::model, "transformer gpt bert lstm gru rnn mixer"},
+      {"mixer", &C::mixer,
+       "--model mixer: softmax linear window, the zoo's, S6 or a --plugin row (attnlab list "
+       "--plugin F shows them)"},
       {"seed", &C::seed, "seed of every generator (weights, data, dropout)"},
       {"d_model", &C::d_model, "transformer width"},
       {"nhead", &C::nhead, "attention heads (must divide d_model)"},
@@ -198,7 +201,8 @@ const std::vector<std::string>& train_task_names() {
 }
 
 const std::vector<std::string>& train_model_names() {
-  static const std::vector<std::string> names{"transformer", "gpt", "bert", "lstm", "gru", "rnn"};
+  static const std::vector<std::string> names{"transformer", "gpt", "bert", "lstm",
+                                              "gru",         "rnn", "mixer"};
   return names;
 }
 
@@ -274,7 +278,7 @@ int64_t estimate_train_memory(const TrainConfig& c) {
   if (c.task == "longrange") T = static_cast<double>(c.seq_len) + 1;
   if (c.task == "charlm") T = static_cast<double>(c.block_len);
   if (c.task == "recall" || c.task == "khop") T = 2.0 * static_cast<double>(c.num_pairs) + 3;
-  if (c.model == "gpt") T *= 2;  // prompt and answer in one sequence
+  if (c.model == "gpt" || c.model == "mixer") T *= 2;  // prompt and answer in one sequence
   const double B = static_cast<double>(
       std::max(c.batch_size, c.eval_size > 0 ? std::min<int64_t>(c.eval_size, 256) : 1));
   const double L = static_cast<double>(c.num_layers);
@@ -307,8 +311,9 @@ void validate_train_config(const TrainConfig& c) {
             fmt::format("--model bert is encoder-only and cannot generate the output of '{}'; use "
                         "transformer, gpt, lstm, gru or rnn",
                         c.task));
+  if (c.model == "mixer") validate_mixer_choice(c);
   if (classify)
-    require(c.model != "gpt",
+    require(c.model != "gpt" && c.model != "mixer",
             fmt::format("'{}' is a classification task; use --model bert or transformer "
                         "(encoder + classifier), or lstm, gru, rnn",
                         c.task));

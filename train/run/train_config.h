@@ -22,7 +22,9 @@ namespace attn::train {
 struct TrainConfig {
   // what
   std::string task = "reversal";      // reversal copy sort recall khop anagram longrange charlm
-  std::string model = "transformer";  // transformer gpt bert lstm gru rnn
+  std::string model = "transformer";  // transformer gpt bert lstm gru rnn mixer
+  // --model mixer: a row of nn::mixer_registry() (built-ins, the zoo, --plugin rows)
+  std::string mixer = "softmax";
   uint64_t seed = 1;
   // model size (transformer family)
   int64_t d_model = 64;
@@ -103,6 +105,9 @@ int64_t available_memory_bytes();
 // recurrent models (their order comes from the recurrence). attnlab train stores the resolved
 // name in config.json and in the checkpoint.
 std::string resolved_positional(const TrainConfig& config);
+// Throws attn::UsageError unless cfg.mixer names a causal row of nn::mixer_registry() (the
+// mixer model is a causal language model over BOS x SEP y).
+void validate_mixer_choice(const TrainConfig& config);
 // True for transformer, gpt, bert.
 bool is_transformer_model(const std::string& model);
 

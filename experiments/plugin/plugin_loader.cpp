@@ -1,0 +1,178 @@
+#include "experiments/plugin/plugin_loader.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+
+#include "autograd/build_info.h"
+#include "experiments/common/ssm_mixer.h"
+#include "experiments/common/zoo_variants.h"
+#include "experiments/report/table.h"
+#include "nn/mixer/mixer_check.h"
+#include "nn/mixer/plugin.h"
+
+namespace attn::experiments {
+
+namespace {
+
+// The check results of the loaded rows, for the listing: row name -> worst |a - n| / tolerance.
+std::map<std::string, double>& checked_rows() {
+  static std::map<std::string, double> rows;
+  return rows;
+}
+
+// Steps 1-3 of plugin_loader.h: the library, its symbol, its stamp.
+const AttnPluginInfo& open_plugin(const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    throw UsageError(fmt::format("--plugin {}: no such file", file));
+  // A name without '/' would be searched for on the library path, not in this folder.
+  const std::string path = file.find('/') == std::string::npos ? "./" + file : file;
+  // RTLD_NOW: an attnlab symbol the plugin needs but this executable lacks fails here, by name.
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    throw UsageError(
+        fmt::format("--plugin {}: not a shared library attnlab can load: {}", file, ::dlerror()));
+  using InfoFn = const AttnPluginInfo* (*)();
+  auto info_fn = reinterpret_cast<InfoFn>(::dlsym(handle, "attnlab_plugin_info"));
+  if (!info_fn)
+    throw UsageError(
+        fmt::format("--plugin {}: no attnlab_plugin_info symbol: define the plugin "
+                    "with ATTN_PLUGIN(name) {{ ... }} (attnlab/nn/mixer/plugin.h)",
+                    file));
+  const AttnPluginInfo* info = info_fn();
+  const std::string expected = nn::plugin_abi_stamp(version());
+  if (!info || !info->abi_stamp || expected != info->abi_stamp)
+    throw UsageError(
+        fmt::format("--plugin {}: built against another attnlab: its stamp is '{}', "
+                    "this attnlab needs '{}'; rebuild the plugin against this "
+                    "attnlab's installation",
+                    file, info && info->abi_stamp ? info->abi_stamp : "(none)", expected));
+  // The handle stays open for the life of the process: the rows hold the plugin's code.
+  return *info;
+}
+
+// Step 4: the plugin's rows, collected by its registration function.
+std::vector<nn::MixerRow> registered_rows(const std::string& file, const AttnPluginInfo& info) {
+  nn::PluginRegistry registry(file);
+  try {
+    info.register_rows(registry);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--plugin {}: ATTN_PLUGIN({}) threw while registering: {}", file,
+                                 info.name, e.what()));
+  } catch (...) {
+    throw UsageError(
+        fmt::format("--plugin {}: ATTN_PLUGIN({}) threw a non-std exception while "
+                    "registering",
+                    file, info.name));
+  }
+  if (registry.mixers().empty())
+    throw UsageError(
+        fmt::format("--plugin {}: ATTN_PLUGIN({}) added no rows (call "
+                    "registry.add_mixer(...))",
+                    file, info.name));
+  return registry.mixers();
+}
+
+// Step 5: the row builds and its gradient is right.
+double checked(const std::string& file, const nn::MixerRow& row) {
+  nn::MixerCheck c;
+  try {
+    c = nn::check_mixer_gradient(row);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--plugin {}: mixer '{}' threw while being built or run: {}", file,
+                                 row.name, e.what()));
+  } catch (...) {
+    throw UsageError(
+        fmt::format("--plugin {}: mixer '{}' threw a non-std exception while being "
+                    "built or run",
+                    file, row.name));
+  }
+  if (!c.ok)
+    throw PluginGradientError(fmt::format(
+        "--plugin {}: mixer '{}' failed its gradient check, so nothing trains it: {} "
+        "(nn/mixer/mixer_check.h; prove the backward in double precision with attnlab_f64, as "
+        "examples/coursework/check_gradients.cpp does)",
+        file, row.name, c.detail));
+  return c.worst_ratio;
+}
+
+void load_plugin(const std::string& file) {
+  const AttnPluginInfo& info = open_plugin(file);
+  const std::vector<nn::MixerRow> rows = registered_rows(file, info);
+  nn::MixerRegistry trial = nn::mixer_registry();  // all of the file's rows, or none
+  for (const nn::MixerRow& row : rows) {
+    try {
+      trial.add(row);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--plugin {}: {}", file, e.what()));
+    }
+  }
+  std::map<std::string, double> ratios;
+  for (const nn::MixerRow& row : rows) ratios[row.name] = checked(file, row);
+  nn::mixer_registry() = trial;
+  checked_rows().insert(ratios.begin(), ratios.end());
+}
+
+}  // namespace
+
+std::vector<std::string> take_plugin_flags(std::vector<std::string>& args) {
+  std::vector<std::string> files, rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].rfind("--plugin=", 0) == 0) {
+      files.push_back(args[i].substr(9));
+    } else if (args[i] == "--plugin") {
+      if (i + 1 == args.size() || args[i + 1].empty() || args[i + 1].rfind("--", 0) == 0)
+        throw UsageError("--plugin needs a file: --plugin PATH.so");
+      files.push_back(args[++i]);
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  for (const std::string& f : files)
+    if (f.empty()) throw UsageError("--plugin needs a file: --plugin PATH.so");
+  args = rest;
+  return files;
+}
+
+void register_builtin_mixers() {
+  static const bool done = [] {
+    nn::MixerRegistry& r = nn::mixer_registry();
+    std::vector<ZooVariant> zoo = zoo_projection_variants();
+    for (ZooVariant& v : zoo_recurrent_variants()) zoo.push_back(std::move(v));
+    for (const ZooVariant& v : zoo)
+      if (!r.find(v.name)) r.add(v);  // softmax is nn's own row already
+    r.add({"S6", "002 (Mamba's selective state space)",
+           "input-dependent decay of a fixed-size state per channel (d_state 16): O(T)", true,
+           [](const nn::MixerShape& s, int64_t, Generator& g) {
+             return s6_mixer(s.d_model, /*d_state=*/16, g);
+           }});
+    return true;
+  }();
+  (void)done;
+}
+
+void load_plugins(const std::vector<std::string>& files) {
+  register_builtin_mixers();
+  for (const std::string& f : files) load_plugin(f);
+}
+
+std::string mixer_list_text() {
+  Table t("", {"mixer", "from", "causal", "gradient check", "idea"});
+  for (const nn::MixerRow& r : nn::mixer_registry().rows()) {
+    const auto c = checked_rows().find(r.name);
+    const std::string check =
+        r.origin.empty() ? "built in (tests)"
+                         : fmt::format("passed (worst {:.2f} of the tolerance)", c->second);
+    t.add_row(
+        {r.name, r.origin.empty() ? "built in" : r.origin, r.causal ? "yes" : "no", check, r.idea});
+  }
+  return "\nMixers (attention-zoo runs the plugin rows beside its own variants; "
+         "attnlab train --model mixer --mixer NAME trains any):\n" +
+         t.text();
+}
+
+}  // namespace attn::experiments

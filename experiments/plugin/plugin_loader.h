@@ -1,0 +1,50 @@
+// `--plugin FILE.so` on attnlab list, run and train: load a student's shared library (built with
+// ATTN_PLUGIN, nn/mixer/plugin.h) whose mixers then run beside the built-ins.
+//
+//   std::vector<std::string> args = {"run", "attention-zoo", "--plugin", "./gated.so"};
+//   std::vector<std::string> files = take_plugin_flags(args);   // args loses the two words
+//   load_plugins(files);          // UsageError (exit 2) naming the file, or every row is in
+//   nn::mixer_registry().plugin_rows();                      // the rows, gradient-checked
+//
+// Loading a file, in order (each failure is an attn::UsageError naming the file, before
+// anything runs or is written):
+//   1. the file exists and dlopen() loads it (a shared library whose every symbol resolves
+//      against the attnlab executable, which exports its symbols for this);
+//   2. it defines `attnlab_plugin_info` (what ATTN_PLUGIN writes);
+//   3. its ABI stamp equals this attnlab's (version, plugin API, real type, C++ ABI);
+//   4. its registration function returns without throwing, and each row's name is free
+//      (not a built-in's, not another plugin's);
+//   5. each row builds (its factory does not throw) and passes nn::check_mixer_gradient;
+//      a failing gradient is a PluginGradientError (exit 1: the plugin loaded, its layer is wrong),
+//      naming the file, the row and the worst direction.
+// Only then are the rows added to nn::mixer_registry(), all of a file's or none.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "autograd/error.h"
+
+namespace attn::experiments {
+
+class PluginGradientError : public Error {
+ public:
+  explicit PluginGradientError(const std::string& message) : Error(message) {}
+};
+
+// Removes every "--plugin FILE" and "--plugin=FILE" from args; returns the files in order.
+// A --plugin without a file is a UsageError.
+std::vector<std::string> take_plugin_flags(std::vector<std::string>& args);
+
+// Adds the experiments' own mixers (attention-zoo's variants, S6) to nn::mixer_registry() once,
+// so `--mixer` can name them and no plugin can take their names.
+void register_builtin_mixers();
+
+// register_builtin_mixers(), then loads each file as above.
+void load_plugins(const std::vector<std::string>& files);
+
+// The mixer table `attnlab list --plugin ...` appends: every row, its origin and, for plugin
+// rows, its gradient check.
+std::string mixer_list_text();
+
+}  // namespace attn::experiments
