@@ -113,7 +113,8 @@ const std::vector<Member<ModelDefaults, ModelSettings>>& model_rows() {
       row("dim_ff", &D::dim_ff, &S::dim_ff, "feed-forward inner width", kPositive),
       row("dropout", &D::dropout, &S::dropout, "dropout probability",
           {.min = 0, .max = 1, .max_exclusive = true}),
-      row("hidden", &D::hidden, &S::hidden, "recurrent hidden size", kPositive),
+      row("hidden", &D::hidden, &S::hidden, "hidden units (a recurrent model's state width)",
+          kPositive),
   };
   return rows;
 }

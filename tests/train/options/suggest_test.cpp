@@ -26,6 +26,8 @@ TEST_SUITE("options") {
     CHECK(did_you_mean("batch", fields, "--") == " Did you mean --batch_size?");
     CHECK(did_you_mean("d_modle", fields, "--") == " Did you mean --d_model?");
     CHECK(did_you_mean("nheads", fields, "--") == " Did you mean --nhead?");
+    CHECK(did_you_mean("heads", fields, "--") == " Did you mean --nhead?");
+    CHECK(did_you_mean("d_ff", fields, "--") == " Did you mean --dim_ff?");
     // Closest first, ties in the order given.
     CHECK(closest_names("step", {"steps", "seed"}) == std::vector<std::string>{"steps", "seed"});
   }
