@@ -50,7 +50,7 @@ TEST_SUITE("train") {
     // The shared groups, under their headings, as `attnlab run <experiment> --help` shows them.
     for (const char* heading : {"Task:", "Model:", "Data:", "Optimizer and schedule:",
                                 "Evaluation and stopping:", "Seed:", "Files and progress:"})
-      CHECK(help.find(std::string("\n") + heading + "\n") != std::string::npos);
+      CHECK(("\n" + help).find(std::string("\n") + heading + "\n") != std::string::npos);
     CHECK(train_options_help(with({{"d_model", "32"}})).find("default 64, now 32") !=
           std::string::npos);
   }
