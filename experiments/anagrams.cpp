@@ -183,10 +183,10 @@ Experiment anagrams() {
   e.source = "002 §39.5.1";
   e.purpose = "Without positions attention cannot tell anagrams apart; with positions it can";
   e.typical_time = "< 1 s";
-  e.config.add_int("d_model", 16, "embedding width", {.min = 1})
-      .add_int("d_k", 8, "query/key/value width", {.min = 1})
-      .add_real("atol", 1e-5, "tolerance of the allclose comparison", {.min = 0})
-      .add_int("seed", 7, "random seed (the document seeds PyTorch with 7)", {.min = 0});
+  e.config.add_int("d_k", 8, "query/key/value width", {.min = 1})
+      .add_real("atol", 1e-5, "tolerance of the allclose comparison", {.min = 0});
+  add_model_fields(e.config, {.d_model = 16});
+  add_seed_field(e.config, 7, "random seed (the document seeds PyTorch with 7)");
   e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;

@@ -166,8 +166,8 @@ Experiment causal_mask() {
   e.purpose = "Causal masking: lower-triangular weights, and the tape proves dy_t/dx_{t+k} = 0";
   e.typical_time = "< 1 s";
   e.config.add_int("t", 8, "sequence length", {.min = 2})
-      .add_int("d_model", 16, "input width", {.min = 1})
       .add_int("d_k", 16, "query/key/value width", {.min = 1});
+  add_model_fields(e.config, {.d_model = 16});
   e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;

@@ -139,10 +139,9 @@ Experiment demo() {
   e.source = "(none)";
   e.purpose = "A 2-layer MLP learns XOR on the plane: watch the loss fall";
   e.typical_time = "< 1 s";
-  e.config.add_int("points", 256, "training points", {.min = 4})
-      .add_int("hidden", 16, "hidden units (tanh)", {.min = 1})
-      .add_int("steps", 400, "gradient-descent steps", {.min = 1})
-      .add_real("lr", 0.5, "learning rate", {.min = 0});
+  e.config.add_int("points", 256, "training points (every step sees them all)", {.min = 4});
+  add_model_fields(e.config, {.hidden = 16});                 // tanh units
+  add_optimizer_fields(e.config, {.steps = 400, .lr = 0.5});  // plain gradient descent
   e.quick = {{"steps", "200"}};
   e.run = run;
   return e;

@@ -35,7 +35,8 @@ constexpr double kBoltzmann = 1.380649e-23;  // J/K
 
 void counted_part(const Config& cfg, RunContext& ctx) {
   const double bytes = cfg.get_real("bytes_per_element");
-  const int64_t b = cfg.get_int("batch"), h = cfg.get_int("heads"), l = cfg.get_int("layers");
+  const int64_t b = cfg.get_int("batch_size"), h = cfg.get_int("nhead"),
+                l = cfg.get_int("num_layers");
   ctx.section("Part 1: the document's table, computed");
   Table t(fmt::format("Attention matrices kept for backward: {} bytes x B={} x h={} x L={} x T^2",
                       bytes, b, h, l),
@@ -197,10 +198,10 @@ Experiment memory_wall() {
   e.source = "002 §39.3.2";
   e.purpose = "The O(T^2) attention memory: the document's table, then naive vs blockwise measured";
   e.typical_time = "~20 s";
-  e.config.add_int("batch", 1, "B: examples per batch", {.min = 1})
-      .add_int("heads", 16, "h: attention heads per layer", {.min = 1})
-      .add_int("layers", 32, "L: layers", {.min = 1})
-      .add_real("bytes_per_element", 2, "bytes per stored weight (2 = fp16)", {.min = 0})
+  // B, h and L of the table: the shared names (train/options/groups.h).
+  add_model_fields(e.config, {.nhead = 16, .num_layers = 32});
+  add_optimizer_fields(e.config, {.batch_size = 1});
+  e.config.add_real("bytes_per_element", 2, "bytes per stored weight (2 = fp16)", {.min = 0})
       .add_ints("lengths", {512, 2048, 8192, 32768, 131072}, "T values of the table", {.min = 1})
       .add_bool("measure", true, "also measure naive vs blockwise on this machine")
       .add_ints("measure_lengths", {512, 1024, 2048, 4096, 8192}, "T values to measure",

@@ -2,7 +2,7 @@
 // same sentence, one heatmap per head.
 //
 //   attnlab run mha-heads
-//   attnlab run mha-heads --heads 8 --columns 4
+//   attnlab run mha-heads --nhead 8 --columns 4
 //
 // The embeddings are attention-heatmap's (seed 2); the heads come from nn::MultiheadAttention
 // (bias-free projections, PyTorch's initialisation) drawn from --seed. Each head has its own
@@ -27,7 +27,7 @@ namespace attn::experiments {
 namespace {
 
 void run(const Config& cfg, RunContext& ctx) {
-  const int64_t d_model = cfg.get_int("d_model"), heads = cfg.get_int("heads");
+  const int64_t d_model = cfg.get_int("d_model"), heads = cfg.get_int("nhead");
   Generator embed_gen(static_cast<uint64_t>(cfg.get_int("embed_seed")));
   EmbeddedSentence s = embed_characters(cfg.get_string("sentence"), d_model, embed_gen);
   Generator gen(ctx.seed());
@@ -112,14 +112,13 @@ Experiment mha_heads() {
   e.purpose = "4-head attention on the same sentence: one heatmap per head";
   e.typical_time = "< 1 s";
   e.config.add_string("sentence", "the cat sat on the mat", "text whose characters are the tokens")
-      .add_int("d_model", 32, "model width (split across the heads)", {.min = 1})
-      .add_int("heads", 4, "number of heads (must divide d_model)", {.min = 1})
       .add_int("columns", 4, "heatmaps per row of the figure", {.min = 1})
       .add_int("embed_seed", 2, "seed of the character embeddings (attention-heatmap's)",
-               {.min = 0})
-      .add_int("seed", 3, "seed of the attention weights (the document uses 3)", {.min = 0});
+               {.min = 0});
+  add_model_fields(e.config, {.d_model = 32, .nhead = 4});  // d_model is split across the heads
+  add_seed_field(e.config, 3, "seed of the attention weights (the document uses 3)");
   e.reference = true;  // its point is the computation: the elementary ops on the tape
-  e.check = [](const Config& c) { require_divides(c, "heads", "d_model"); };
+  e.check = [](const Config& c) { check_model(c); };
   e.run = run;
   return e;
 }

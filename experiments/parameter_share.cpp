@@ -5,7 +5,7 @@
 // the closed form (experiments/common/parameter_census.h).
 //
 //   attnlab run parameter-share
-//   attnlab run parameter-share --d_model 1024 --d_ff 4096 --nhead 16 --vocab 50000
+//   attnlab run parameter-share --d_model 1024 --dim_ff 4096 --nhead 16 --vocab 50000
 //
 // For the standard block (4 projections of d^2, an FFN of 2 d d_ff with d_ff = 4d):
 //   QKV share = 3 d^2 / (4 d^2 + 8 d^2) = 1/4 (plus biases and norms, which hardly move it).
@@ -76,7 +76,7 @@ nn::TransformerLayerOptions standard_options(const Config& cfg) {
   nn::TransformerLayerOptions o;
   o.d_model = cfg.get_int("d_model");
   o.nhead = cfg.get_int("nhead");
-  o.dim_feedforward = cfg.get_int("d_ff");
+  o.dim_feedforward = cfg.get_int("dim_ff");
   o.dropout = 0;
   return o;
 }
@@ -90,7 +90,8 @@ Row reversal_row(Generator& gen) {
   t.model = "transformer";
   t.d_model = rc.get_int("d_model");
   t.nhead = rc.get_int("nhead");
-  t.num_layers = rc.get_int("layers");
+  // reversal's own name until it declares the shared model group (train/options/groups.h).
+  t.num_layers = rc.has("num_layers") ? rc.get_int("num_layers") : rc.get_int("layers");
   t.dim_ff = rc.get_int("dim_ff");
   t.src_eos = rc.get_bool("src_eos");
   t.eval_size = 1;
@@ -137,7 +138,8 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
                          "decoder layer", dec, decoder_layer_formula(size)));
   }
   std::vector<int64_t> kv_choices{o.nhead};  // full multi-head, then grouped-query if asked
-  if (cfg.get_int("kv_heads") != o.nhead) kv_choices.push_back(cfg.get_int("kv_heads"));
+  const int64_t kv_heads = cfg.get_int("n_kv_heads") == 0 ? o.nhead : cfg.get_int("n_kv_heads");
+  if (kv_heads != o.nhead) kv_choices.push_back(kv_heads);
   for (const int64_t kv : kv_choices) {
     nn::LlamaConfig lc;
     lc.dim = o.d_model;
@@ -154,7 +156,7 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
   {
     nn::Seq2SeqOptions so;
     static_cast<nn::TransformerLayerOptions&>(so) = o;
-    so.num_encoder_layers = so.num_decoder_layers = cfg.get_int("layers");
+    so.num_encoder_layers = so.num_decoder_layers = cfg.get_int("num_layers");
     so.src_vocab = so.tgt_vocab = cfg.get_int("vocab");
     so.tie_output = true;
     so.max_len = 8;  // the sinusoids are a buffer: no parameters either way
@@ -185,8 +187,7 @@ std::vector<Row> census(const Config& cfg, Generator& gen) {
 // Before the run folder exists: the heads split d_model, the kv heads split the heads, and a
 // head has an even width (RoPE in the llama-style block rotates pairs).
 void check(const Config& cfg) {
-  require_divides(cfg, "nhead", "d_model");
-  require_divides(cfg, "kv_heads", "nhead");
+  check_model(cfg);
   if ((cfg.get_int("d_model") / cfg.get_int("nhead")) % 2 != 0)
     throw UsageError(fmt::format(
         "parameter-share: heads of --d_model {} / --nhead {} = {} dimensions; the llama-style "
@@ -240,13 +241,13 @@ void run(const Config& cfg, RunContext& ctx) {
     throw Error("parameter-share: no row " + key);
   };
   const Row &enc = row("encoder_layer"), &whole = row("base_model");
-  const double dd = static_cast<double>(d), ff = static_cast<double>(cfg.get_int("d_ff"));
+  const double dd = static_cast<double>(d), ff = static_cast<double>(cfg.get_int("dim_ff"));
   ctx.note(fmt::format(
       "A standard block has four d x d projections and an FFN of 2 d d_ff weights, so Q, K and V "
       "together are 3 d^2 / (4 d^2 + 2 d d_ff) = {:.3f} of its matrices (d = {}, d_ff = {}); the "
       "constructed encoder layer, biases and norms included, gives {:.4f}. In the whole model "
       "the embedding tables take {:.3f} of all weights and Q, K, V {:.3f}.",
-      3 * dd * dd / (4 * dd * dd + 2 * dd * ff), d, cfg.get_int("d_ff"), enc.qkv_share(),
+      3 * dd * dd / (4 * dd * dd + 2 * dd * ff), d, cfg.get_int("dim_ff"), enc.qkv_share(),
       whole.share(Component::kEmbeddings), whole.qkv_share()));
 
   // ---- the documents' claims ----
@@ -304,13 +305,12 @@ Experiment parameter_share() {
       "Parameter counts by component (Q, K, V, O, FFN, norms, embeddings): does QKV "
       "hold most of the weights?";
   e.typical_time = "~2 s";
-  e.config.add_int("d_model", 512, "model width (the base model's)", {.min = 2})
-      .add_int("d_ff", 2048, "feed-forward width of the standard block", {.min = 1})
-      .add_int("nhead", 8, "attention heads", {.min = 1})
-      .add_int("kv_heads", 2, "key/value heads of the grouped-query llama-style block", {.min = 1})
-      .add_int("layers", 6, "encoder and decoder layers of the whole model", {.min = 1})
-      .add_int("vocab", 37000, "shared vocabulary of the whole model", {.min = 1});
-  e.quick = {{"vocab", "1000"}, {"layers", "2"}};
+  e.config.add_int("vocab", 37000, "shared vocabulary of the whole model", {.min = 1});
+  // The base model's sizes; n_kv_heads is the grouped-query llama-style block's, num_layers the
+  // whole model's encoder and decoder layers.
+  add_model_fields(e.config,
+                   {.d_model = 512, .nhead = 8, .n_kv_heads = 2, .num_layers = 6, .dim_ff = 2048});
+  e.quick = {{"vocab", "1000"}, {"num_layers", "2"}};
   e.check = check;
   e.run = run;
   return e;

@@ -115,7 +115,7 @@ train::TrainConfig run_config(const Config& cfg, Size s, uint64_t seed) {
   t.nhead = s.d_model / cfg.get_int("head_dim");
   t.dim_ff = 4 * s.d_model;
   t.block_len = cfg.get_int("block_len");
-  t.batch_size = cfg.get_int("batch");
+  t.batch_size = cfg.get_int("batch_size");
   t.steps = steps_of(cfg, s, sizes_of(cfg));
   t.lr = cfg.get_real("lr");
   t.schedule = "warmup";  // linear warm-up, then constant: every checkpoint is a fair endpoint
@@ -562,9 +562,9 @@ void run(const Config& cfg, RunContext& ctx) {
       "tokens: the budget of the loss-against-size fit); the smaller ones go on (steps by size: "
       "{}) for the compute frontier. Learning rate {:g} after a {}-step linear warm-up, then "
       "constant; held-out loss at steps {} (up to each run's last step).",
-      sizes_of(cfg).size(), cfg.get_int("seeds"), cfg.get_int("steps"), cfg.get_int("batch"),
+      sizes_of(cfg).size(), cfg.get_int("seeds"), cfg.get_int("steps"), cfg.get_int("batch_size"),
       cfg.get_int("block_len"),
-      cfg.get_int("steps") * cfg.get_int("batch") * cfg.get_int("block_len"),
+      cfg.get_int("steps") * cfg.get_int("batch_size") * cfg.get_int("block_len"),
       fmt::join(own_steps, ", "), cfg.get_real("lr"), cfg.get_int("warmup"),
       fmt::join(eval_grid(cfg), ", ")));
   const Runs runs = train_all(cfg, seed0, ctx);
@@ -664,23 +664,22 @@ Experiment scaling_law() {
                 "blocks of each size (as many as --d_models)", {.min = 1})
       .add_int("head_dim", 8, "width of one attention head (heads = d_model / head_dim)",
                {.min = 1})
-      .add_int("steps", 1000, "training steps of every size (the L(N) token budget)", {.min = 1})
       .add_real("small_mult", 6,
                 "smaller sizes train up to this many times --steps (x sqrt(N_largest / N))",
                 {.min = 1})
-      .add_int("batch", 16, "windows per step", {.min = 1})
-      .add_int("block_len", 32, "characters per window", {.min = 1})
-      .add_real("lr", 3e-3, "AdamW learning rate after the warm-up", {.min = 0})
-      .add_int("warmup", 50, "linear warm-up steps", {.min = 1})
       .add_int("seeds", 2, "seeds per size", {.min = 1})
-      .add_int("eval_size", 512, "held-out windows (at most those the validation text holds)",
-               {.min = 1})
       .add_int("groups", 16, "blocks of held-out windows the bootstrap resamples", {.min = 2})
       .add_int("eval_points", 12, "held-out evaluations per run, log-spaced after the warm-up",
                {.min = 4})
       .add_int("bootstrap", 400, "bootstrap replicates of every fit", {.min = 10})
-      .add_int("budgets", 10, "compute budgets of the IsoFLOP profiles", {.min = 2})
-      .add_int("seed", 1, "first seed (weights, data order)", {.min = 0});
+      .add_int("budgets", 10, "compute budgets of the IsoFLOP profiles", {.min = 2});
+  // steps: every size's budget (the L(N) token budget); a linear warm-up, then a constant rate;
+  // batch_size and block_len: windows per step and characters per window; eval_size: held-out
+  // windows (at most those the validation text holds).
+  add_optimizer_fields(e.config, {.steps = 1000, .batch_size = 16, .lr = 3e-3, .warmup = 50});
+  add_data_fields(e.config, {.block_len = 32});
+  add_eval_fields(e.config, {.eval_size = 512});
+  add_seed_field(e.config, 1, "first seed (weights, data order)");
   e.quick = {{"d_models", "8,16,24,32,48"}, {"seeds", "1"},   {"small_mult", "3"},
              {"layers", "1,1,1,2,2"},       {"steps", "240"}, {"warmup", "20"},
              {"eval_size", "128"},          {"groups", "8"},  {"eval_points", "8"},
@@ -702,6 +701,10 @@ Experiment scaling_law() {
       if (w % hd != 0)
         throw UsageError(fmt::format(
             "scaling-law: --head_dim {} must divide every width in --d_models (not {})", hd, w));
+    if (c.get_int("warmup") < 1)
+      throw UsageError(
+          "scaling-law: --warmup must be at least 1: the evaluations are log-spaced from the end "
+          "of the warm-up");
     if (c.get_int("warmup") * 2 >= c.get_int("steps"))
       throw UsageError(fmt::format(
           "scaling-law: --steps {} must be more than twice --warmup {} (the loss-against-tokens "

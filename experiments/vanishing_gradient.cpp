@@ -133,8 +133,8 @@ std::string sig_or_zero(double v) {
 }
 
 void run(const Config& cfg, RunContext& ctx) {
-  Probe p{cfg.get_int("batch"), cfg.get_int("seq_len"), cfg.get_int("hidden"), cfg.get_int("heads"),
-          cfg.get_real("radius")};
+  Probe p{cfg.get_int("batch_size"), cfg.get_int("seq_len"), cfg.get_int("hidden"),
+          cfg.get_int("nhead"), cfg.get_real("radius")};
   const int64_t seeds = cfg.get_int("seeds");
   const double forget_bias = cfg.get_real("forget_bias");
   const int64_t fit_max = std::min<int64_t>(100, p.seq_len - 1);
@@ -352,15 +352,15 @@ Experiment vanishing_gradient() {
   e.purpose = "Gradient reaching x_t vs distance: tanh RNN, GRU, LSTM, self-attention";
   e.typical_time = "~2 s";
   e.config.add_int("seq_len", 128, "sequence length T (distances 0..T-1)", {.min = 3})
-      .add_int("hidden", 64, "hidden size = input size = attention width", {.min = 1})
-      .add_int("batch", 8, "sequences per seed", {.min = 1})
       .add_int("seeds", 10, "seeds averaged (geometric mean)", {.min = 1})
-      .add_int("heads", 4, "attention heads", {.min = 1})
       .add_real("radius", 1.0, "spectral radius the rescaled RNN's W_hh is given", {.min = 0})
-      .add_real("forget_bias", 5.0, "added to the forget-gate bias of the second LSTM")
-      .add_int("seed", 0, "random seed (inputs, weights)", {.min = 0});
-  e.quick = {{"seeds", "2"}, {"batch", "4"}};
-  e.check = [](const Config& c) { require_divides(c, "heads", "hidden"); };
+      .add_real("forget_bias", 5.0, "added to the forget-gate bias of the second LSTM");
+  // The hidden size is also the input size and the attention width.
+  add_model_fields(e.config, {.nhead = 4, .hidden = 64});
+  add_optimizer_fields(e.config, {.batch_size = 8});
+  add_seed_field(e.config, 0, "random seed (inputs, weights)");
+  e.quick = {{"seeds", "2"}, {"batch_size", "4"}};
+  e.check = [](const Config& c) { require_divides(c, "nhead", "hidden"); };
   e.run = run;
   return e;
 }

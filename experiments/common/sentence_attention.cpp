@@ -14,9 +14,9 @@ namespace attn::experiments {
 
 void add_sentence_fields(Config& config) {
   config.add_string("sentence", "the cat sat on the mat", "text whose characters are the tokens")
-      .add_int("d_model", 32, "embedding width", {.min = 1})
-      .add_int("d_k", 16, "query/key/value width", {.min = 1})
-      .add_int("seed", 2, "random seed (the document seeds PyTorch with 2)", {.min = 0});
+      .add_int("d_k", 16, "query/key/value width", {.min = 1});
+  add_model_fields(config, {.d_model = 32});
+  add_seed_field(config, 2, "random seed (the document seeds PyTorch with 2)");
 }
 
 EmbeddedSentence embed_characters(const std::string& sentence, int64_t d_model, Generator& gen) {

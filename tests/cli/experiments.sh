@@ -25,10 +25,21 @@ expect 2 "at least 1" run anagrams --d_model 0
 expect 2 "needs a value" run anagrams --out
 expect 2 "which experiment" run
 expect 2 "Did you mean run?" rnu worked-example
-expect 2 "--heads 5 must divide --d_model 32" run mha-heads --heads 5 --out "$tmp/bad-heads"
+expect 2 "--nhead 5 must divide --d_model 32" run mha-heads --nhead 5 --out "$tmp/bad-heads"
 # ---- the commands wired to other parts: train/, nn/parity/, bench/ ----
 expect 0 "--model" train --help
-expect 2 "did you mean 'reversal'?" train reversl
+# One options system: `run X --help` and `train --help` list the shared groups alike.
+for cmd in "train" "run mha-heads"; do
+  # shellcheck disable=SC2086
+  if "$bin" $cmd --help | grep -qE '^Model:$' &&
+     "$bin" $cmd --help | grep -qE '^  --d_model <int> +token vector width \(d_model\) \(default [0-9]+\)$' &&
+     "$bin" $cmd --help | grep -qE '^Run options:$'; then
+    pass "attnlab $cmd --help: the Model group and the run options in the shared style"
+  else
+    fail "attnlab $cmd --help: no 'Model:' group with '--d_model <int>' or no 'Run options:'"
+  fi
+done
+expect 2 "Did you mean reversal?" train reversl
 expect 2 "--quick belongs to" train reversal --quick
 expect 2 "unknown layer 'mhaa'" parity mhaa --weights a --inputs b --out c
 expect 2 "expected key=value, got 'nhead'" parity mha --config nhead --weights a --inputs b --out c

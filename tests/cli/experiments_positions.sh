@@ -67,7 +67,7 @@ expect 2 "--positional is t5_bias in the checkpoint but alibi now" train reversa
   "${tiny[@]}" --schedule warmup --steps 7 --positional alibi --resume "$run/checkpoint.safetensors"
 
 # Bad input.
-expect 2 "unknown positional 'rotary' (choose from: auto, none, learned, sinusoidal, rope, alibi, t5_bias)" \
+expect 2 "--positional: 'rotary' is not a choice. Valid names: auto, none, learned, sinusoidal, rope, alibi, t5_bias" \
   train reversal --positional rotary
 expect 2 "--positional rope is for the transformer models" train reversal --model lstm --positional rope
 expect 2 "d_model/nhead (12/4) must be even" train reversal --positional rope --d_model 12 --nhead 4

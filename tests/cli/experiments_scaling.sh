@@ -21,7 +21,7 @@ expect 2 "--steps 100 must be more than twice --warmup 50" run scaling-law --ste
 expect 2 "the loss-against-tokens fit needs 4" run scaling-law --eval_points 4 --warmup 200 \
   --steps 1000 --out "$tmp/bad5"
 expect 2 "fewer than --groups 16" run scaling-law --d_models 8,8,16,16 --layers 1,2,1,2 \
-  --block_len 1200 --batch 1 --eval_size 16 --out "$tmp/bad6"
+  --block_len 1200 --batch_size 1 --eval_size 16 --out "$tmp/bad6"
 for d in bad1 bad2 bad3 bad4 bad5 bad6; do
   [[ -e "$tmp/$d" ]] && fail "a refused scaling-law wrote $tmp/$d" || pass "no folder for $d"
 done

@@ -18,8 +18,8 @@ done
 
 # ---- parameter-share ----
 expect 2 "--nhead 5 must divide --d_model 512" run parameter-share --nhead 5 --out "$tmp/ps-bad1"
-expect 2 "--kv_heads 3 must divide --nhead 8" run parameter-share --kv_heads 3 --out "$tmp/ps-bad2"
-expect 2 "even width" run parameter-share --d_model 24 --nhead 8 --kv_heads 1 --out "$tmp/ps-bad3"
+expect 2 "--n_kv_heads 3 must divide --nhead 8" run parameter-share --n_kv_heads 3 --out "$tmp/ps-bad2"
+expect 2 "even width" run parameter-share --d_model 24 --nhead 8 --n_kv_heads 1 --out "$tmp/ps-bad3"
 for b in ps-bad1 ps-bad2 ps-bad3; do
   [[ ! -e "$tmp/$b" ]] || fail "parameter-share: a bad setting still created its run folder $b"
 done

@@ -122,8 +122,8 @@ expect 0 "--detect-anomaly" train --help
 expect 0 "--detect-anomaly" run worked-example --help
 
 # ---- 6. messages for bad values ----
-expect 2 "--seed must be >= 0" train reversal --seed -1
-expect 2 "--lr is out of range" train reversal --lr 1e309
+expect 2 "--seed: -1 is out of range" train reversal --seed -1
+expect 2 "--lr: 1e309 is out of range" train reversal --lr 1e309
 expect 2 "--lr: 1e309 is out of range" run two-relation --lr 1e309
 expect 2 "--seed: -1 is out of range" run worked-example --seed -1
 expect 2 "--threads 1000 is refused: at most 64 threads" train reversal --threads 1000

@@ -81,6 +81,13 @@ TEST_SUITE("experiments") {
         CHECK_MESSAGE(e.config.has(kv.first), e.name << " quick " << kv.first);
     }
     CHECK(list_text().find("worked-example") != std::string::npos);
+    // The shared groups list under their headings, after the experiment's own fields.
+    const Experiment& mha = find_experiment("mha-heads");
+    const std::string help = run_help(mha, mha.config);
+    CHECK(help.find("Fields (") < help.find("--columns <int>"));
+    CHECK(help.find("--columns <int>") < help.find("\nModel:\n  --d_model <int>"));
+    CHECK(help.find("\nModel:\n  --d_model <int>") < help.find("\nSeed:\n  --seed <int>"));
+    CHECK(help.find("\nRun options:\n  --threads N") != std::string::npos);
     CHECK(usage_message([] { find_experiment("anagram"); }).find("Did you mean anagrams?") !=
           std::string::npos);
     RunRequest r;
