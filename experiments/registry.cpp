@@ -3,7 +3,7 @@
 #include <set>
 
 #include "autograd/error.h"
-#include "experiments/suggest.h"
+#include "train/options/suggest.h"
 
 namespace attn::experiments {
 
@@ -71,8 +71,7 @@ std::vector<Experiment> build_table() {
     if (e.name.empty() || !e.run) throw Error("experiment registry: an entry has no name or run");
     if (!seen.insert(e.name).second)
       throw Error("experiment registry: two experiments are named '" + e.name + "'");
-    if (!e.config.has("seed"))
-      e.config.add_int("seed", 0, "random seed (weights, data)", {.min = 0});
+    if (!e.config.has("seed")) add_seed_field(e.config);
   }
   return table;
 }
@@ -93,7 +92,8 @@ std::vector<std::string> experiment_names() {
 const Experiment& find_experiment(const std::string& name) {
   for (const auto& e : all_experiments())
     if (e.name == name) return e;
-  throw UsageError("unknown experiment '" + name + "'." + did_you_mean(name, experiment_names()) +
+  throw UsageError("unknown experiment '" + name + "'." +
+                   train::options::did_you_mean(name, experiment_names()) +
                    " (`attnlab list` shows them all)");
 }
 

@@ -125,28 +125,39 @@ Config resolve_config(const Experiment& e, const RunRequest& request) {
   return cfg;
 }
 
+namespace {
+
+// The options of both commands that are no field of the experiment or the training run: which
+// threads, which path, the anomaly check and the graph. `attnlab run` adds --out and --quick.
+std::string run_options_help(bool reference_default) {
+  return fmt::format(
+      "Run options:\n"
+      "  --threads N        threads for BLAS and our kernels, 0..64 (0 or unset: ATTN_THREADS "
+      "or all cores)\n"
+      "  --reference        every layer built from elementary ops (matmul, softmax, ...){}\n"
+      "  --fast             the fused kernels{}\n"
+      "  --detect-anomaly   check every op's output (forward and backward) for NaN/Inf and stop "
+      "at the\n"
+      "                     first op that produces one, naming it (slower; see the README)\n"
+      "  --tape-dot FILE    write the first recorded graph to FILE as Graphviz dot (and "
+      "FILE.svg)\n",
+      reference_default ? " (default here)" : "", reference_default ? "" : " (default in Release)");
+}
+
+}  // namespace
+
 std::string run_help(const Experiment& e, const Config& cfg) {
   std::string s = fmt::format(
-      "attnlab run {} [--field value ...] [--out DIR] [--seed S] "
-      "[--threads N] [--quick] [--reference | --fast] [--detect-anomaly]\n\n  {}\n  source: {}   "
-      "typical time: "
+      "attnlab run {} [--field value ...] [run options]\n\n  {}\n  source: {}   typical time: "
       "{}\n\n",
       e.name, e.purpose, e.source, e.typical_time);
-  s += "Fields (defaults are the document's settings; '-' and '_' are interchangeable):\n";
-  s += cfg.help_text();
-  s += "\nOptions:\n";
-  s += fmt::format(
-      "  --reference    every layer built from elementary ops (matmul, softmax, ...){}\n"
-      "  --fast         the fused kernels{}\n",
-      e.reference ? " (default here)" : "", e.reference ? "" : " (default in Release)");
-  s += "  --out DIR      write the run folder here (default runs/" + e.name +
-       "/<time>/); it must be new or empty: a folder holding an earlier run is refused\n";
-  s += "  --threads N    threads for BLAS and our kernels, 0..64 (default: ATTN_THREADS or all "
-       "cores)\n";
-  s += "  --detect-anomaly  check every op's output for NaN/Inf and stop at the first op that\n"
-       "                 produces one, naming it (slower; see the README)\n";
-  s += "  --tape-dot F   write the first recorded graph to F as Graphviz dot (and F.svg)\n";
-  s += "  --quick        a fast, smaller run (for tests)";
+  s += cfg.help_text(
+      "Fields (defaults are the document's settings; '-' and '_' are interchangeable)");
+  s += "\n" + run_options_help(e.reference);
+  s += "  --out DIR          write the run folder here (default runs/" + e.name +
+       "/<time>/); it must be\n"
+       "                     new or empty: a folder holding an earlier run is refused\n";
+  s += "  --quick            a fast, smaller run (for tests)";
   if (!e.quick.empty()) {
     s += ":";
     for (const auto& [k, v] : e.quick) s += " --" + k + " " + v;
@@ -229,29 +240,21 @@ int train_on_this_rank(const std::vector<std::string>& args) {
   // rank together (exit 2), not by the first rank to see it ending the job.
   train::distributed::all_or_none(train::distributed::world(), "reading the options", [&] {
     r = parse_run_args(args, false);
-    if (r.help) return;
     if (r.quick) throw UsageError("attnlab train: --quick belongs to `attnlab run`; use --steps N");
     if (!r.name.empty()) train::set_train_option(cfg, "task", r.name);
     if (!r.out.empty()) train::set_train_option(cfg, "out", r.out);
     for (const auto& [k, v] : r.overrides) train::set_train_option(cfg, k, v);
+    if (r.help) return;
     train::validate_train_config(cfg);  // every mistake reported before threads or files change
   });
   if (r.help) {
     if (train::distributed::world().rank() != 0) return 0;
     fmt::print(
-        "attnlab train [<task>] [--key value ...] [--threads N] [--reference | --fast] "
-        "[--detect-anomaly] [--tape-dot FILE]\n\n{}",
-        train::train_options_help());
+        "attnlab train [<task>] [--field value ...] [run options]\n\n"
+        "  Trains a model on a task; the run folder gets the metrics, samples and checkpoints.\n"
+        "  Fields ('-' and '_' are interchangeable) are grouped as in `attnlab run`.\n\n{}\n{}",
+        train::train_options_help(cfg), run_options_help(false));
     fmt::print(
-        "  --threads N          threads for BLAS and our kernels, 0..64 (0 or unset: "
-        "ATTN_THREADS or all cores)\n"
-        "  --reference          every layer built from elementary ops (matmul, softmax, ...)\n"
-        "  --fast               the fused kernels (default in Release)\n"
-        "  --detect-anomaly     check every op's output (forward and backward) for NaN/Inf and "
-        "stop at the first op\n"
-        "                       that produces one, naming it, its tape position and its inputs\n"
-        "  --tape-dot FILE      write the first step's graph to FILE as Graphviz dot (and the "
-        ".svg)\n"
         "\nRun folders: --out must be new or empty. A folder that already holds a run "
         "(config.json, metrics,\ncheckpoint) is refused: continue it with --resume "
         "<out>/checkpoint.safetensors, or choose another\n--out. A folder in use by another "
@@ -259,10 +262,8 @@ int train_on_this_rank(const std::vector<std::string>& args) {
         "A diverging run (NaN/Inf loss, or a loss 1000x its first) stops with exit status 1.\n"
         "\nData-parallel: `mpirun -np N attnlab train ...` (or srun) splits every global batch "
         "across N ranks\n(the same examples in the same order as one process; the gradients agree "
-        "to "
-        "float rounding);\nrank 0 writes the run folder.\nATTN_DIST_TIMEOUT (default 120) is how "
-        "many seconds a rank "
-        "waits for the others. See\ndocs/distributed.md.\n");
+        "to float rounding);\nrank 0 writes the run folder. ATTN_DIST_TIMEOUT (default 120) is "
+        "how many seconds a rank\nwaits for the others. See docs/distributed.md.\n");
     return 0;
   }
   apply_threads(r.threads);

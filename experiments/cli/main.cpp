@@ -25,9 +25,9 @@
 #include "autograd/error.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/openmp_spin.h"
-#include "experiments/suggest.h"
 #include "nn/parity/parity_layers.h"
 #include "train/distributed/communicator.h"
+#include "train/options/suggest.h"
 #ifdef ATTN_HAVE_BENCH
 #include "bench/bench_main.h"
 #endif
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     const std::string cmd = argv[1];
     if (std::find(commands.begin(), commands.end(), cmd) == commands.end()) {
       fmt::print(stderr, "attnlab: unknown command '{}'.{}\n", cmd,
-                 attn::experiments::did_you_mean(cmd, commands));
+                 attn::train::options::did_you_mean(cmd, commands));
       return 2;
     }
   }

@@ -123,29 +123,26 @@ bad 2 "unexpected argument|extra" train reversal copy
 bad 2 "threads" "${tr[@]}" --threads abc
 bad 2 "threads" "${tr[@]}" --threads -2
 bad 2 "threads" "${tr[@]}" --threads 100000
-# The options that are real numbers (train --help shows values, not types); every other numeric
-# one is a whole number, so a new real option missing here fails loudly ("2.5" accepted).
-reals=" dropout lr weight_decay clip label_smoothing target max_seconds "
-while read -r key def rest; do
+# Every field `train --help` lists (`  --name <type>  help (default ...)`), bad values by its type.
+while read -r key type rest; do
   k=${key#--}
   re=$(key_re "$k")
   case "$k" in
-    out | save | resume | text_file | task | model | tape-dot) continue ;;  # files, names: below
-    reference | fast | detect-anomaly) continue ;;                # switches without a value
+    out | save | resume | text_file | task | model) continue ;;  # files, names: below
   esac
-  if [[ "$reals" == *" $k "* ]]; then
-    for v in abc -3 nan 1e999 ""; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done
-  elif [[ "$def" =~ ^-?[0-9]+$ ]]; then
-    for v in abc 2.5 -7 99999999999999999999; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done
-  elif [[ "$def" == true || "$def" == false ]]; then
-    bad 2 "$re" "${tr[@]}" "--$k" maybe
-  elif [[ "$k" == alphabet ]]; then
-    bad 2 "$re" "${tr[@]}" "--$k" ""
-    bad 2 "$re" "${tr[@]}" "--$k" $'\xff\xfe'
-  else  # a choice
-    bad 2 "$re" "${tr[@]}" "--$k" bogus
-  fi
-done < <("$bin" train --help | grep -E '^  --')
+  case "$type" in
+    "<real>") for v in abc -3 nan 1e999 ""; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;
+    "<int>") for v in abc 2.5 -7 99999999999999999999; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;
+    "<bool>") bad 2 "$re" "${tr[@]}" "--$k" maybe ;;
+    *)
+      if [[ "$k" == alphabet ]]; then
+        bad 2 "$re" "${tr[@]}" "--$k" ""
+        bad 2 "$re" "${tr[@]}" "--$k" $'\xff\xfe'
+      else  # a choice
+        bad 2 "$re" "${tr[@]}" "--$k" bogus
+      fi ;;
+  esac
+done < <("$bin" train --help | grep -E '^  --[a-z_]+ <')
 bad 2 "task|did you mean" "${tr[@]}" --task bogus
 bad 2 "tape-dot.*does not exist" "${tr[@]}" --tape-dot files/missing-dir/graph.dot
 bad 2 "model|did you mean" "${tr[@]}" --model bogus

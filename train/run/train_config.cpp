@@ -4,170 +4,32 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <fstream>
-#include <limits>
-#include <variant>
 
 #include "autograd/error.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
 #include "nn/positional/position_kind.h"
+#include "train/options/groups.h"
 
 namespace attn::train {
 
 namespace {
 
-using Member = std::variant<int64_t TrainConfig::*,
-                            uint64_t TrainConfig::*,
-                            double TrainConfig::*,
-                            bool TrainConfig::*,
-                            std::string TrainConfig::*>;
+using options::Config;
 
-struct Option {
-  const char* name;
-  Member member;
-  const char* help;
-};
-
-const std::vector<Option>& options() {
-  using C = TrainConfig;
-  static const std::vector<Option> table{
-      {"task", &C::task, "reversal copy sort recall khop anagram longrange charlm"},
-      {"model", &C::model, "transformer gpt bert lstm gru rnn"},
-      {"seed", &C::seed, "seed of every generator (weights, data, dropout)"},
-      {"d_model", &C::d_model, "transformer width"},
-      {"nhead", &C::nhead, "attention heads (must divide d_model)"},
-      {"n_kv_heads", &C::n_kv_heads,
-       "gpt/bert self-attention: key/value heads, 0 = nhead (MHA), 1 = MQA, else GQA"},
-      {"num_layers", &C::num_layers, "layers per stack (recurrent: stacked layers)"},
-      {"dim_ff", &C::dim_ff, "feed-forward inner width"},
-      {"dropout", &C::dropout, "dropout probability"},
-      {"norm_first", &C::norm_first, "pre-norm (true) or the 2017 post-norm (false)"},
-      {"layer_norm", &C::layer_norm, "ablation: false drops every layer norm of the blocks"},
-      {"residual", &C::residual, "ablation: false drops the residual connections"},
-      {"feedforward", &C::feedforward, "ablation: false drops the feed-forward sublayers"},
-      {"src_eos", &C::src_eos, "seq2seq: end each source sequence with an EOS token"},
-      {"positional", &C::positional,
-       "transformers: none learned sinusoidal rope alibi t5_bias (auto: the model's own)"},
-      {"score", &C::score,
-       "transformers: attention score dot (q.k/sqrt(d), the paper) or additive (Bahdanau)"},
-      {"hidden", &C::hidden, "recurrent hidden size"},
-      {"attention", &C::attention,
-       "recurrent seq2seq attention: none bahdanau luong_dot luong_general"},
-      {"min_len", &C::min_len, "shortest training sequence"},
-      {"max_len", &C::max_len, "longest training sequence"},
-      {"eval_min_len", &C::eval_min_len, "shortest held-out sequence"},
-      {"eval_max_len", &C::eval_max_len, "longest held-out sequence"},
-      {"alphabet", &C::alphabet, "characters of reversal/copy/sort/longrange"},
-      {"num_pairs", &C::num_pairs, "recall: key-value pairs; khop: nodes"},
-      {"hops", &C::hops, "khop: pointer hops k"},
-      {"seq_len", &C::seq_len, "longrange: sequence length"},
-      {"longrange_mode", &C::longrange_mode, "longrange: match (two distant tokens) or majority"},
-      {"text_file", &C::text_file, "charlm: UTF-8 text file (empty: built-in toy grammar)"},
-      {"block_len", &C::block_len, "charlm: characters per training window"},
-      {"steps", &C::steps, "optimizer steps (at most)"},
-      {"batch_size", &C::batch_size, "examples per step"},
-      {"lr", &C::lr, "peak learning rate (every schedule, noam included)"},
-      {"schedule", &C::schedule, "constant warmup noam cosine"},
-      {"warmup", &C::warmup, "warm-up steps"},
-      {"weight_decay", &C::weight_decay, "AdamW decoupled weight decay"},
-      {"clip", &C::clip, "clip the global gradient norm to this (0: off)"},
-      {"label_smoothing", &C::label_smoothing, "cross-entropy label smoothing"},
-      {"eval_size", &C::eval_size, "held-out examples"},
-      {"eval_every", &C::eval_every, "steps between evaluations (0: only at the end)"},
-      {"target", &C::target, "stop once the main metric reaches this (0: never)"},
-      {"max_seconds", &C::max_seconds, "stop after this much wall time (0: no limit)"},
-      {"out", &C::out, "run folder"},
-      {"save", &C::save, "checkpoint path (default <out>/checkpoint.safetensors)"},
-      {"resume", &C::resume, "continue from this checkpoint"},
-      {"checkpoint_every", &C::checkpoint_every, "steps between checkpoints (0: only at the end)"},
-      {"progress", &C::progress, "auto bar lines off"},
-  };
-  return table;
-}
-
-std::string normalise(std::string key) {
-  if (key.rfind("--", 0) == 0) key = key.substr(2);
-  std::replace(key.begin(), key.end(), '-', '_');
-  return key;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string closest(const std::string& word, const std::vector<std::string>& choices) {
-  std::string best;
-  size_t best_d = std::numeric_limits<size_t>::max();
-  for (const auto& c : choices)
-    if (const size_t d = edit_distance(word, c); d < best_d) best_d = d, best = c;
-  return best_d <= std::max<size_t>(2, word.size() / 3) ? best : "";
-}
-
-const Option& find_option(const std::string& raw) {
-  const std::string key = normalise(raw);
-  for (const auto& o : options())
-    if (key == o.name) return o;
-  const std::string near = closest(key, train_option_names());
-  throw UsageError(fmt::format("train: unknown option '--{}'{}", key,
-                               near.empty() ? "" : fmt::format(" (did you mean --{}?)", near)));
-}
-
-// Whole-text number parsing with messages that say what is wrong: "12x" and "" do not parse,
-// "1e309" and "99999999999999999999" are out of range, a seed cannot be negative.
-template <class T>
-T parse_number(const std::string& key, const std::string& text) {
-  auto bad = [&](const std::string& why) {
-    return UsageError(fmt::format("train: --{} {}, got '{}'", key, why, text));
-  };
-  errno = 0;
-  char* end = nullptr;
-  if constexpr (std::is_same_v<T, double>) {
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') throw bad("expects a number (e.g. 0.003 or 3e-3)");
-    if (errno == ERANGE)
-      throw bad(std::isinf(v) || std::fabs(v) > 1
-                    ? "is out of range: a double's magnitude is at most about 1.8e308"
-                    : "is out of range: too close to zero for a double (below about 2.2e-308)");
-    if (!std::isfinite(v)) throw bad("expects a finite number");
-    return v;
-  } else if constexpr (std::is_same_v<T, uint64_t>) {
-    if (text.find('-') != std::string::npos) throw bad("must be >= 0 (seeds are unsigned)");
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0') throw bad("expects a whole number >= 0");
-    if (errno == ERANGE) throw bad("is out of range: at most 18446744073709551615");
-    return v;
-  } else {
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0') throw bad("expects a whole number");
-    if (errno == ERANGE) throw bad("is out of range: at most 9223372036854775807 in magnitude");
-    return v;
+// "train: " before a usage error from the options system, so the message says which command.
+template <class F>
+auto as_train_usage(F&& f) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    throw UsageError(std::string("train: ") + e.what());
   }
 }
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw UsageError("train: " + message);
-}
-
-void require_in(const std::string& field,
-                const std::string& value,
-                const std::vector<std::string>& allowed) {
-  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
-  const std::string near = closest(value, allowed);
-  throw UsageError(fmt::format("train: unknown {} '{}' (choose from: {}){}", field, value,
-                               fmt::join(allowed, ", "),
-                               near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
 }
 
 bool is_recurrent(const std::string& model) {
@@ -178,7 +40,132 @@ bool is_classification_task(const std::string& task) {
   return task == "anagram" || task == "longrange";
 }
 
+std::vector<std::string> positional_choices() {
+  std::vector<std::string> choices{"auto"};
+  for (const auto& n : nn::position_kind_names()) choices.push_back(n);
+  return choices;
+}
+
+void add_task_fields(Config& cfg, const TrainConfig& d) {
+  cfg.heading("Task");
+  cfg.add_string("task", d.task, "what to learn", train_task_names())
+      .add_string("model", d.model, "which network", train_model_names())
+      .add_string("alphabet", d.alphabet, "characters of reversal/copy/sort/longrange")
+      .add_int("num_pairs", d.num_pairs, "recall: key-value pairs; khop: nodes", {.min = 1})
+      .add_int("hops", d.hops, "khop: pointer hops k", {.min = 1})
+      .add_string("longrange_mode", d.longrange_mode,
+                  "longrange: match (two distant tokens) or majority", {"match", "majority"})
+      .add_string("text_file", d.text_file,
+                  "charlm: UTF-8 text file (empty: built-in toy grammar)");
+}
+
+// The model group plus the switches only `attnlab train` has, under the same heading.
+void add_model_and_block_fields(Config& cfg, const TrainConfig& d) {
+  options::add_model_fields(cfg, {.d_model = d.d_model,
+                                  .nhead = d.nhead,
+                                  .n_kv_heads = d.n_kv_heads,
+                                  .num_layers = d.num_layers,
+                                  .dim_ff = d.dim_ff,
+                                  .dropout = d.dropout,
+                                  .hidden = d.hidden});
+  cfg.heading(options::kModelHeading);
+  cfg.add_bool("norm_first", d.norm_first, "pre-norm (true) or the 2017 post-norm (false)")
+      .add_bool("layer_norm", d.layer_norm, "ablation: false drops every layer norm of the blocks")
+      .add_bool("residual", d.residual, "ablation: false drops the residual connections")
+      .add_bool("feedforward", d.feedforward, "ablation: false drops the feed-forward sublayers")
+      .add_bool("src_eos", d.src_eos, "seq2seq: end each source sequence with an EOS token")
+      .add_string("positional", d.positional,
+                  "transformers: the positional scheme (auto: the model's own)",
+                  positional_choices())
+      .add_string("score", d.score,
+                  "transformers: attention score dot (q.k/sqrt(d), the paper) or additive "
+                  "(Bahdanau)",
+                  {"dot", "additive"})
+      .add_string("attention", d.attention, "recurrent seq2seq attention",
+                  {"none", "bahdanau", "luong_dot", "luong_general"});
+}
+
+void add_training_fields(Config& cfg, const TrainConfig& d) {
+  options::add_data_fields(cfg, {.min_len = d.min_len,
+                                 .max_len = d.max_len,
+                                 .eval_min_len = d.eval_min_len,
+                                 .eval_max_len = d.eval_max_len,
+                                 .seq_len = d.seq_len,
+                                 .block_len = d.block_len});
+  options::add_optimizer_fields(cfg, {.steps = d.steps,
+                                      .batch_size = d.batch_size,
+                                      .lr = d.lr,
+                                      .schedule = d.schedule,
+                                      .warmup = d.warmup,
+                                      .weight_decay = d.weight_decay,
+                                      .clip = d.clip});
+  cfg.heading(options::kOptimizerHeading);
+  cfg.add_real("label_smoothing", d.label_smoothing, "cross-entropy label smoothing",
+               {.min = 0, .max = 1, .max_exclusive = true});
+  options::add_eval_fields(cfg, {.eval_size = d.eval_size,
+                                 .eval_every = d.eval_every,
+                                 .target = d.target,
+                                 .max_seconds = d.max_seconds});
+  options::add_seed_field(cfg, static_cast<int64_t>(d.seed),
+                          "seed of every generator (weights, data, dropout)");
+  cfg.heading("Files and progress");
+  cfg.add_string("out", d.out, "run folder (default runs/train-<task>-<model>-<time>)")
+      .add_string("save", d.save, "checkpoint path (default <out>/checkpoint.safetensors)")
+      .add_string("resume", d.resume, "continue from this checkpoint")
+      .add_int("checkpoint_every", d.checkpoint_every,
+               "steps between checkpoints (0: only at the end)", {.min = 0})
+      .add_string("progress", d.progress, "progress display", {"auto", "bar", "lines", "off"});
+}
+
 }  // namespace
+
+options::Config train_options(const TrainConfig& defaults) {
+  Config cfg;
+  add_task_fields(cfg, defaults);
+  add_model_and_block_fields(cfg, defaults);
+  add_training_fields(cfg, defaults);
+  return cfg;
+}
+
+TrainConfig read_train_config(const options::Config& cfg) {
+  TrainConfig c;
+  c.task = cfg.get_string("task");
+  c.model = cfg.get_string("model");
+  c.alphabet = cfg.get_string("alphabet");
+  c.num_pairs = cfg.get_int("num_pairs");
+  c.hops = cfg.get_int("hops");
+  c.longrange_mode = cfg.get_string("longrange_mode");
+  c.text_file = cfg.get_string("text_file");
+  const options::ModelSettings m = options::read_model(cfg);
+  c.d_model = m.d_model, c.nhead = m.nhead, c.n_kv_heads = m.n_kv_heads;
+  c.num_layers = m.num_layers, c.dim_ff = m.dim_ff, c.dropout = m.dropout, c.hidden = m.hidden;
+  c.norm_first = cfg.get_bool("norm_first");
+  c.layer_norm = cfg.get_bool("layer_norm");
+  c.residual = cfg.get_bool("residual");
+  c.feedforward = cfg.get_bool("feedforward");
+  c.src_eos = cfg.get_bool("src_eos");
+  c.positional = cfg.get_string("positional");
+  c.score = cfg.get_string("score");
+  c.attention = cfg.get_string("attention");
+  const options::DataSettings data = options::read_data(cfg);
+  c.min_len = data.min_len, c.max_len = data.max_len;
+  c.eval_min_len = data.eval_min_len, c.eval_max_len = data.eval_max_len;
+  c.seq_len = data.seq_len, c.block_len = data.block_len;
+  const options::OptimizerSettings opt = options::read_optimizer(cfg);
+  c.steps = opt.steps, c.batch_size = opt.batch_size, c.lr = opt.lr, c.schedule = opt.schedule;
+  c.warmup = opt.warmup, c.weight_decay = opt.weight_decay, c.clip = opt.clip;
+  c.label_smoothing = cfg.get_real("label_smoothing");
+  const options::EvalSettings eval = options::read_eval(cfg);
+  c.eval_size = eval.eval_size, c.eval_every = eval.eval_every;
+  c.target = eval.target, c.max_seconds = eval.max_seconds;
+  c.seed = options::read_seed(cfg);
+  c.out = cfg.get_string("out");
+  c.save = cfg.get_string("save");
+  c.resume = cfg.get_string("resume");
+  c.checkpoint_every = cfg.get_int("checkpoint_every");
+  c.progress = cfg.get_string("progress");
+  return c;
+}
 
 bool is_transformer_model(const std::string& model) {
   return model == "transformer" || model == "gpt" || model == "bert";
@@ -203,58 +190,25 @@ const std::vector<std::string>& train_model_names() {
 }
 
 std::vector<std::string> train_option_names() {
-  std::vector<std::string> out;
-  for (const auto& o : options()) out.push_back(o.name);
-  return out;
+  return train_options().names();
 }
 
-void set_train_option(TrainConfig& c, const std::string& raw_key, const std::string& text) {
-  const Option& o = find_option(raw_key);
-  std::visit(
-      [&](auto member) {
-        using T = std::remove_reference_t<decltype(c.*member)>;
-        if constexpr (std::is_same_v<T, std::string>) {
-          c.*member = text;
-        } else if constexpr (std::is_same_v<T, bool>) {
-          if (text == "true" || text == "1" || text == "yes" || text == "on")
-            c.*member = true;
-          else if (text == "false" || text == "0" || text == "no" || text == "off")
-            c.*member = false;
-          else
-            throw UsageError(
-                fmt::format("train: --{} expects true or false, got '{}'", o.name, text));
-        } else {
-          c.*member = parse_number<T>(o.name, text);
-        }
-      },
-      o.member);
+void set_train_option(TrainConfig& c, const std::string& key, const std::string& text) {
+  Config cfg = train_options(c);
+  as_train_usage([&] { cfg.set(key, text); });
+  c = read_train_config(cfg);
 }
 
 std::string get_train_option(const TrainConfig& c, const std::string& key) {
-  const Option& o = find_option(key);
-  return std::visit(
-      [&](auto member) -> std::string {
-        using T = std::remove_reference_t<decltype(c.*member)>;
-        if constexpr (std::is_same_v<T, std::string>)
-          return c.*member;
-        else if constexpr (std::is_same_v<T, bool>)
-          return c.*member ? "true" : "false";
-        else
-          return fmt::format("{}", c.*member);
-      },
-      o.member);
+  return train_options(c).text(options::canonical_field_name(key));
 }
 
-std::string train_options_help() {
-  const TrainConfig defaults;
-  std::string out;
-  for (const auto& o : options()) {
-    std::string def = get_train_option(defaults, o.name);
-    if (def.empty()) def = "\"\"";
-    out += fmt::format("  --{:<18} {:<28} {}\n", o.name,
-                       def.size() > 28 ? def.substr(0, 25) + "..." : def, o.help);
-  }
-  return out;
+std::string train_options_help(const TrainConfig& now) {
+  // The defaults are TrainConfig's; values the user changed show as "now ...".
+  Config cfg = train_options();
+  const Config given = train_options(now);
+  for (const auto& name : cfg.names()) cfg.set(name, given.text(name));
+  return cfg.help_text();
 }
 
 int64_t available_memory_bytes() {
@@ -297,8 +251,16 @@ int64_t estimate_train_memory(const TrainConfig& c) {
 }
 
 void validate_train_config(const TrainConfig& c) {
-  require_in("task", c.task, train_task_names());
-  require_in("model", c.model, train_model_names());
+  // Each field's own type, range and choices: the values go through the options system, as
+  // they would from the command line (a TrainConfig built in code is checked the same way).
+  Config cfg = train_options();
+  const Config given = train_options(c);
+  as_train_usage([&] {
+    for (const auto& name : cfg.names()) cfg.set(name, given.text(name));
+    options::check_model(cfg);
+    options::check_data(cfg);
+    options::check_optimizer(cfg);
+  });
   const bool seq2seq = c.task == "reversal" || c.task == "copy" || c.task == "sort" ||
                        c.task == "recall" || c.task == "khop";
   const bool classify = is_classification_task(c.task);
@@ -316,15 +278,6 @@ void validate_train_config(const TrainConfig& c) {
     require(c.model != "transformer",
             "charlm is language modelling; use --model gpt (or lstm, gru, rnn; bert trains with "
             "masked-language-model masking)");
-  require(c.d_model > 0, fmt::format("--d_model must be > 0, got {}", c.d_model));
-  require(c.nhead > 0, fmt::format("--nhead must be > 0, got {}", c.nhead));
-  require(c.d_model % c.nhead == 0,
-          fmt::format("--nhead ({}) must divide --d_model ({}): each head gets d_model/nhead dims",
-                      c.nhead, c.d_model));
-  require(c.n_kv_heads >= 0 && (c.n_kv_heads == 0 || c.nhead % c.n_kv_heads == 0),
-          fmt::format("--n_kv_heads ({}) must divide --nhead ({}): each key/value head serves "
-                      "nhead/n_kv_heads query heads (0 means nhead)",
-                      c.n_kv_heads, c.nhead));
   require(c.n_kv_heads == 0 || c.n_kv_heads == c.nhead || c.score == "dot",
           fmt::format("--n_kv_heads {} needs --score dot: additive scores keep one key per query "
                       "head",
@@ -334,15 +287,6 @@ void validate_train_config(const TrainConfig& c) {
                       "encoder-decoder's decoder has no grouped-query attention; use --model gpt "
                       "for '{}'",
                       c.n_kv_heads, c.task));
-  require(c.num_layers > 0, fmt::format("--num_layers must be > 0, got {}", c.num_layers));
-  require(c.dim_ff > 0, fmt::format("--dim_ff must be > 0, got {}", c.dim_ff));
-  require(c.dropout >= 0 && c.dropout < 1,
-          fmt::format("--dropout must be in [0, 1), got {}", c.dropout));
-  {
-    std::vector<std::string> choices{"auto"};
-    for (const auto& n : nn::position_kind_names()) choices.push_back(n);
-    require_in("positional", c.positional, choices);
-  }
   require(is_transformer_model(c.model) || resolved_positional(c) == "none",
           fmt::format("--positional {} is for the transformer models (transformer, gpt, bert); "
                       "--model {} is recurrent and reads the order from its recurrence (use "
@@ -352,47 +296,12 @@ void validate_train_config(const TrainConfig& c) {
           fmt::format("--positional rope rotates pairs of channels: d_model/nhead ({}/{}) must "
                       "be even",
                       c.d_model, c.nhead));
-  require(c.hidden > 0, fmt::format("--hidden must be > 0, got {}", c.hidden));
-  require_in("attention", c.attention, {"none", "bahdanau", "luong_dot", "luong_general"});
-  require_in("score", c.score, {"dot", "additive"});
-  require(c.min_len > 0, fmt::format("--min_len must be > 0, got {}", c.min_len));
-  require(c.max_len >= c.min_len,
-          fmt::format("--max_len ({}) must be >= --min_len ({})", c.max_len, c.min_len));
-  require(c.eval_min_len > 0, fmt::format("--eval_min_len must be > 0, got {}", c.eval_min_len));
-  require(c.eval_max_len >= c.eval_min_len,
-          fmt::format("--eval_max_len ({}) must be >= --eval_min_len ({})", c.eval_max_len,
-                      c.eval_min_len));
   require(!c.alphabet.empty(), "--alphabet must not be empty");
   try {  // checked here, before the run folder is claimed, so a bad value writes nothing
     data::utf8_chars(c.alphabet, "--alphabet");
   } catch (const Error& e) {
     throw UsageError(std::string("train: ") + e.what());
   }
-  require(c.num_pairs > 0, fmt::format("--num_pairs must be > 0, got {}", c.num_pairs));
-  require(c.hops > 0, fmt::format("--hops must be > 0, got {}", c.hops));
-  require(c.seq_len > 0, fmt::format("--seq_len must be > 0, got {}", c.seq_len));
-  require_in("longrange_mode", c.longrange_mode, {"match", "majority"});
-  require(c.block_len > 0, fmt::format("--block_len must be > 0, got {}", c.block_len));
-  require(c.steps > 0, fmt::format("--steps must be > 0, got {}", c.steps));
-  require(c.batch_size > 0, fmt::format("--batch_size must be > 0, got {}", c.batch_size));
-  require(c.lr > 0 && std::isfinite(c.lr), fmt::format("--lr must be > 0, got {}", c.lr));
-  require_in("schedule", c.schedule, {"constant", "warmup", "noam", "cosine"});
-  require(c.warmup >= 0, fmt::format("--warmup must be >= 0, got {}", c.warmup));
-  require(c.schedule != "noam" || c.warmup > 0, "--schedule noam needs --warmup > 0");
-  require(c.schedule != "cosine" || c.steps > c.warmup,
-          fmt::format("--schedule cosine needs --steps ({}) > --warmup ({})", c.steps, c.warmup));
-  require(c.weight_decay >= 0, fmt::format("--weight_decay must be >= 0, got {}", c.weight_decay));
-  require(c.clip >= 0, fmt::format("--clip must be >= 0, got {}", c.clip));
-  require(c.label_smoothing >= 0 && c.label_smoothing < 1,
-          fmt::format("--label_smoothing must be in [0, 1), got {}", c.label_smoothing));
-  require(c.eval_size > 0, fmt::format("--eval_size must be > 0, got {}", c.eval_size));
-  require(c.eval_every >= 0, fmt::format("--eval_every must be >= 0, got {}", c.eval_every));
-  require(c.target >= 0 && c.target <= 1,
-          fmt::format("--target must be in [0, 1], got {}", c.target));
-  require(c.max_seconds >= 0, fmt::format("--max_seconds must be >= 0, got {}", c.max_seconds));
-  require(c.checkpoint_every >= 0,
-          fmt::format("--checkpoint_every must be >= 0, got {}", c.checkpoint_every));
-  require_in("progress", c.progress, {"auto", "bar", "lines", "off"});
   if (c.task == "charlm" && !c.text_file.empty()) {
     try {
       data::load_text_file(c.text_file);

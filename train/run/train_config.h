@@ -7,15 +7,20 @@
 //   attn::train::validate_train_config(cfg);            // attn::UsageError naming the field
 //   attn::train::train_options_help();                  // the table `--help` prints
 //
-// Unknown keys and bad values throw attn::UsageError (exit code 2 in the CLI) naming the key
-// and, for a misspelling, the closest valid one. The defaults are small on purpose: reversal
-// with the transformer reaches >= 99% exact match on held-out lengths 8-16 in about a minute
-// on two cores.
+// The fields are declared once, in train_options(), with the options system
+// (train/options/: typed fields, the shared model/optimizer/data/evaluation/seed groups, one
+// number parser, one suggestion engine); the functions below only translate between those fields
+// and the TrainConfig struct the models and the loop read. Unknown keys and bad values throw
+// attn::UsageError (exit code 2 in the CLI) naming the key and, for a misspelling, the closest
+// valid one. The defaults are small on purpose: reversal with the transformer reaches >= 99%
+// exact match on held-out lengths 8-16 in about a minute on two cores.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "train/options/config.h"
 
 namespace attn::train {
 
@@ -77,14 +82,20 @@ struct TrainConfig {
   std::string progress = "auto";  // auto bar lines off
 };
 
+// Every field of TrainConfig as a typed field whose default is the member of `defaults`.
+options::Config train_options(const TrainConfig& defaults = {});
+// The fields' values as a TrainConfig.
+TrainConfig read_train_config(const options::Config& config);
+
 // Sets one field from text. Throws attn::UsageError for an unknown key (suggesting the closest)
 // or a value that does not parse.
 void set_train_option(TrainConfig& config, const std::string& key, const std::string& value);
 // The current value of a field as text (for the run's config.json and --help).
 std::string get_train_option(const TrainConfig& config, const std::string& key);
 std::vector<std::string> train_option_names();
-// One line per option: name, default, meaning.
-std::string train_options_help();
+// What `attnlab train --help` lists: one line per option (type, meaning, default; "now ..." for
+// a value of `now` that differs), under the group headings.
+std::string train_options_help(const TrainConfig& now = {});
 
 // Throws attn::UsageError naming the field: unknown task or model, a model that cannot do the
 // task, lengths <= 0, max < min, nhead not dividing d_model, non-positive sizes or steps, an

@@ -1,16 +1,14 @@
-#include "experiments/config.h"
+#include "train/options/config.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "autograd/error.h"
-#include "experiments/suggest.h"
+#include "train/options/parse.h"
+#include "train/options/suggest.h"
 
-namespace attn::experiments {
+namespace attn::train::options {
 
 namespace {
 
@@ -31,82 +29,34 @@ std::string join_list(const std::vector<T>& xs) {
   return s;
 }
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    parts.push_back(text.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return parts;
+bool below_min(const Range& r, double v) {
+  return r.min && (r.min_exclusive ? v <= *r.min : v < *r.min);
+}
+bool above_max(const Range& r, double v) {
+  return r.max && (r.max_exclusive ? v >= *r.max : v > *r.max);
 }
 
-// Whole-string number parsing: "12x" and "" are errors, not 12 and 0.
-std::optional<int64_t> parse_int(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_real(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (*end != '\0' || errno == ERANGE || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::optional<bool> parse_bool(const std::string& s) {
-  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "0" || s == "no" || s == "off") return false;
-  return std::nullopt;
+// "at least 1", "greater than 0", "between 0 and 1", "at least 0 and less than 1".
+std::string bounds_text(const Range& r) {
+  const std::string low =
+      r.min ? fmt::format("{} {}", r.min_exclusive ? "greater than" : "at least", *r.min) : "";
+  const std::string high =
+      r.max ? fmt::format("{} {}", r.max_exclusive ? "less than" : "at most", *r.max) : "";
+  if (r.min && r.max && !r.min_exclusive && !r.max_exclusive)
+    return fmt::format("between {} and {}", *r.min, *r.max);
+  if (r.min && r.max) return low + " and " + high;
+  return r.min ? low : high;
 }
 
 void check_range(const Field& f, double v, const std::string& text) {
-  if ((f.range.min && v < *f.range.min) || (f.range.max && v > *f.range.max)) {
-    std::string bounds;
-    if (f.range.min && f.range.max)
-      bounds = fmt::format("between {} and {}", *f.range.min, *f.range.max);
-    else if (f.range.min)
-      bounds = fmt::format("at least {}", *f.range.min);
-    else
-      bounds = fmt::format("at most {}", *f.range.max);
-    throw UsageError(fmt::format("--{}: {} is out of range; it must be {}", f.name, text, bounds));
-  }
+  if (below_min(f.range, v) || above_max(f.range, v))
+    throw UsageError(
+        fmt::format("--{}: {} is out of range; it must be {}", f.name, text, bounds_text(f.range)));
 }
 
-// True when `s` is a well-formed number too large (or, for a real, too close to zero) for its
-// type: "1e309", "1e-400", "99999999999999999999".
-bool out_of_range(const std::string& s, bool real) {
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  if (real)
-    std::strtod(s.c_str(), &end);
-  else
-    std::strtoll(s.c_str(), &end, 10);
-  return *end == '\0' && errno == ERANGE;
-}
-
-// `part`: the list element that failed (the whole text for a single value).
-UsageError bad_value(const Field& f,
-                     const std::string& text,
-                     const std::string& expected,
-                     const std::string& part) {
-  const bool real = f.type == FieldType::kReal || f.type == FieldType::kRealList;
-  const bool numeric = f.type != FieldType::kBool && f.type != FieldType::kString;
-  if (numeric && out_of_range(part, real))
-    return UsageError(fmt::format(
-        "--{}: {} is out of range for a {} ({})", f.name, part, real ? "real" : "whole number",
-        real ? "magnitudes from about 2.2e-308 to 1.8e308" : "at most 9223372036854775807"));
-  return UsageError(
-      fmt::format("--{}: cannot read '{}' as {} ({})", f.name, text, type_name(f.type), expected));
+template <class T>
+void check_each(const Field& f, const std::vector<T>& xs) {
+  for (const T x : xs) check_range(f, static_cast<double>(x), format_value(FieldValue{x}));
 }
 
 }  // namespace
@@ -145,7 +95,7 @@ std::string format_value(const FieldValue& value) {
 }
 
 std::string canonical_field_name(const std::string& name) {
-  std::string s = name;
+  std::string s = name.rfind("--", 0) == 0 ? name.substr(2) : name;
   for (char& c : s)
     if (c == '-') c = '_';
   return s;
@@ -154,6 +104,7 @@ std::string canonical_field_name(const std::string& name) {
 Config& Config::add(Field field) {
   if (find(field.name)) throw Error("Config: field '" + field.name + "' is defined twice");
   field.default_value = field.value;
+  field.heading = heading_;
   fields_.push_back(std::move(field));
   return *this;
 }
@@ -214,55 +165,41 @@ std::vector<std::string> Config::changed(const std::vector<std::string>& ignore)
 
 void Config::set(const std::string& name, const std::string& text) {
   Field* f = find(name);
-  if (!f) throw UsageError("unknown field --" + name + "." + did_you_mean(name, names(), "--"));
+  const std::string key = canonical_field_name(name);
+  if (!f) throw UsageError("unknown field --" + key + "." + did_you_mean(key, names(), "--"));
+  const std::string flag = "--" + f->name;
   switch (f->type) {
     case FieldType::kInt: {
-      auto v = parse_int(text);
-      if (!v) throw bad_value(*f, text, "a whole number, e.g. 32", text);
-      check_range(*f, static_cast<double>(*v), text);
-      f->value = *v;
+      const int64_t v = parse_int(text, flag);
+      check_range(*f, static_cast<double>(v), text);
+      f->value = v;
       break;
     }
     case FieldType::kReal: {
-      auto v = parse_real(text);
-      if (!v) throw bad_value(*f, text, "a finite number, e.g. 0.005 or 5e-3", text);
-      check_range(*f, *v, text);
-      f->value = *v;
+      const double v = parse_real(text, flag);
+      check_range(*f, v, text);
+      f->value = v;
       break;
     }
-    case FieldType::kBool: {
-      auto v = parse_bool(text);
-      if (!v) throw bad_value(*f, text, "true or false", text);
-      f->value = *v;
+    case FieldType::kBool:
+      f->value = parse_bool(text, flag);
       break;
-    }
-    case FieldType::kString: {
+    case FieldType::kString:
       if (!f->choices.empty() &&
           std::find(f->choices.begin(), f->choices.end(), text) == f->choices.end())
-        throw UsageError(fmt::format("--{}: '{}' is not a choice.{}", f->name, text,
-                                     did_you_mean(text, f->choices)));
+        throw UsageError(
+            fmt::format("{}: '{}' is not a choice.{}", flag, text, did_you_mean(text, f->choices)));
       f->value = text;
       break;
-    }
     case FieldType::kIntList: {
-      std::vector<int64_t> xs;
-      for (const auto& part : split_commas(text)) {
-        auto v = parse_int(part);
-        if (!v) throw bad_value(*f, text, "comma-separated whole numbers, e.g. 16,64,256", part);
-        check_range(*f, static_cast<double>(*v), part);
-        xs.push_back(*v);
-      }
+      auto xs = parse_ints(text, flag);
+      check_each(*f, xs);
       f->value = std::move(xs);
       break;
     }
     case FieldType::kRealList: {
-      std::vector<double> xs;
-      for (const auto& part : split_commas(text)) {
-        auto v = parse_real(part);
-        if (!v) throw bad_value(*f, text, "comma-separated numbers, e.g. 0.1,0.5", part);
-        check_range(*f, *v, part);
-        xs.push_back(*v);
-      }
+      auto xs = parse_reals(text, flag);
+      check_each(*f, xs);
       f->value = std::move(xs);
       break;
     }
@@ -303,12 +240,22 @@ nlohmann::ordered_json Config::to_json() const {
   return j;
 }
 
-std::string Config::help_text() const {
+Config& Config::heading(const std::string& heading) {
+  heading_ = heading;
+  return *this;
+}
+
+std::string Config::text(const std::string& name) const {
+  const Field* f = find(name);
+  if (!f) throw Error("Config: no field '" + name + "'." + did_you_mean(name, names()));
+  return format_value(f->value);
+}
+
+std::string Config::help_text(const std::string& own_heading) const {
   size_t width = 0;
   for (const auto& f : fields_)
     width = std::max(width, f.name.size() + std::string(type_name(f.type)).size() + 5);
-  std::string out;
-  for (const auto& f : fields_) {
+  auto line = [&](const Field& f) {
     const std::string flag = fmt::format("--{} <{}>", f.name, type_name(f.type));
     std::string extra = "default " + format_value(f.default_value);
     if (f.value != f.default_value) extra += ", now " + format_value(f.value);
@@ -316,7 +263,23 @@ std::string Config::help_text() const {
       extra += "; one of";
       for (const auto& c : f.choices) extra += " " + c;
     }
-    out += fmt::format("  {:<{}}  {} ({})\n", flag, width, f.help, extra);
+    return fmt::format("  {:<{}}  {} ({})\n", flag, width, f.help, extra);
+  };
+  // Headings in the order they first appear, the owner's own fields first.
+  std::vector<std::string> headings{""};
+  for (const auto& f : fields_)
+    if (std::find(headings.begin(), headings.end(), f.heading) == headings.end())
+      headings.push_back(f.heading);
+  std::string out;
+  for (const auto& h : headings) {
+    std::string section;
+    for (const auto& f : fields_)
+      if (f.heading == h) section += line(f);
+    if (section.empty()) continue;
+    const std::string title = h.empty() ? own_heading : h;
+    if (!out.empty()) out += "\n";
+    if (!title.empty()) out += title + ":\n";
+    out += section;
   }
   return out;
 }
@@ -328,4 +291,4 @@ void require_divides(const Config& cfg, const std::string& divisor, const std::s
                                  divisor, d, dividend, n, dividend, divisor));
 }
 
-}  // namespace attn::experiments
+}  // namespace attn::train::options

@@ -1,10 +1,10 @@
-#include "experiments/suggest.h"
+#include "train/options/suggest.h"
 
 #include <algorithm>
 #include <cctype>
 #include <numeric>
 
-namespace attn::experiments {
+namespace attn::train::options {
 
 namespace {
 std::string lower(std::string s) {
@@ -63,4 +63,4 @@ std::string did_you_mean(const std::string& word,
   return " Valid names: " + join(candidates) + ".";
 }
 
-}  // namespace attn::experiments
+}  // namespace attn::train::options

@@ -1,15 +1,17 @@
-// Closest-name suggestions for error messages ("did you mean --d-model?").
+// Closest-name suggestions for error messages: the one suggestion engine of `attnlab run`,
+// `attnlab train` and the experiment registry.
 //
-//   attn::experiments::edit_distance("d_modle", "d_model");                  // 2
-//   attn::experiments::closest_names("anagram", {"anagrams", "mha-heads"});   // {"anagrams"}
-//   attn::experiments::did_you_mean("anagram", names);   // " Did you mean 'anagrams'?" or the full
-//   list
+//   using namespace attn::train::options;
+//   edit_distance("d_modle", "d_model");                  // 2
+//   closest_names("anagram", {"anagrams", "mha-heads"});  // {"anagrams"}
+//   did_you_mean("anagram", names);      // " Did you mean anagrams?", or " Valid names: ..."
+//   did_you_mean("d_modle", fields, "--");               // " Did you mean --d_model?"
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace attn::experiments {
+namespace attn::train::options {
 
 // Levenshtein distance (insertions, deletions, substitutions each cost 1), case-insensitive.
 int edit_distance(const std::string& a, const std::string& b);
@@ -25,4 +27,4 @@ std::string did_you_mean(const std::string& word,
                          const std::vector<std::string>& candidates,
                          const std::string& prefix = "");
 
-}  // namespace attn::experiments
+}  // namespace attn::train::options

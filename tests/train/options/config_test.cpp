@@ -1,12 +1,11 @@
-// Config fields: typed defaults, overrides from command-line text, and the errors a student
-// sees for a misspelt field or a bad value.
+// Config fields (train/options/config.h): typed defaults, overrides from command-line text, the
+// errors a student sees for a misspelt field or a bad value, and --help grouped by heading.
 #include <doctest/doctest.h>
 
 #include "autograd/error.h"
-#include "experiments/config.h"
-#include "experiments/suggest.h"
+#include "train/options/config.h"
 
-namespace attn::experiments {
+namespace attn::train::options {
 
 namespace {
 Config sample() {
@@ -21,7 +20,7 @@ Config sample() {
 }
 }  // namespace
 
-TEST_SUITE("experiments") {
+TEST_SUITE("options") {
   TEST_CASE("config: defaults, overrides, '-' for '_', and the changed fields") {
     Config c = sample();
     CHECK(c.get_int("d_model") == 32);
@@ -81,17 +80,49 @@ TEST_SUITE("experiments") {
     CHECK_THROWS_AS(c.add_int("d_model", 1, "again"), Error);
   }
 
-  TEST_CASE("suggest: edit distance and closest names") {
-    CHECK(edit_distance("kitten", "sitting") == 3);
-    CHECK(edit_distance("", "abc") == 3);
-    CHECK(edit_distance("Anagrams", "anagrams") == 0);
-    const std::vector<std::string> names{"worked-example", "anagrams", "mha-heads", "memory-wall"};
-    CHECK(closest_names("anagram", names) == std::vector<std::string>{"anagrams"});
-    CHECK(closest_names("memory", names) == std::vector<std::string>{"memory-wall"});
-    CHECK(closest_names("zzzzzz", names).empty());
-    CHECK(did_you_mean("zzzzzz", names).find("Valid names: worked-example, anagrams") !=
-          std::string::npos);
+  TEST_CASE("config: exclusive bounds, '--' before a name, text(), and a field in two places") {
+    Config c;
+    c.add_real("dropout", 0.1, "p", {.min = 0, .max = 1, .max_exclusive = true})
+        .add_real("lr", 1e-3, "rate", {.min = 0, .min_exclusive = true});
+    auto message = [&](const std::string& k, const std::string& v) {
+      try {
+        c.set(k, v);
+      } catch (const UsageError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    CHECK(message("dropout", "1") ==
+          "--dropout: 1 is out of range; it must be at least 0 and less than 1");
+    CHECK(message("lr", "0") == "--lr: 0 is out of range; it must be greater than 0");
+    CHECK(message("dropout", "0.999") == "no error");
+    CHECK(message("lr", "1e-9") == "no error");
+    CHECK(message("--dropout", "0.5") == "no error");  // as the command line spells it
+    CHECK(c.text("dropout") == "0.5");
+    CHECK(message("--dropuot", "0.5") == "unknown field --dropuot. Did you mean --dropout?");
+    CHECK_THROWS_AS(c.text("nope"), Error);
+  }
+
+  TEST_CASE("config: help lists the owner's fields first, then each heading once, in order") {
+    Config c;
+    c.add_int("pairs", 8, "pairs");
+    c.heading("Model").add_int("d_model", 32, "width");
+    c.heading("Seed").add_int("seed", 0, "seed");
+    c.heading("Model").add_int("nhead", 4, "heads");
+    c.heading("").add_bool("plot", true, "draw");
+    const std::string help = c.help_text("Fields");
+    const auto at = [&](const std::string& s) { return help.find(s); };
+    CHECK(help.rfind("Fields:\n", 0) == 0);
+    CHECK(at("--pairs") < at("--plot"));
+    CHECK(at("--plot") < at("Model:\n"));
+    CHECK(at("Model:\n") < at("--d_model"));
+    CHECK(at("--d_model") < at("--nhead"));
+    CHECK(at("--nhead") < at("Seed:\n"));
+    CHECK(help.find("Model:", at("Model:") + 1) == std::string::npos);  // one heading per group
+    // One column for every flag: the help texts start at the same offset on every line.
+    CHECK(help.find("  --pairs <int>    pairs (default 8)") != std::string::npos);
+    CHECK(help.find("  --d_model <int>  width (default 32)") != std::string::npos);
   }
 }
 
-}  // namespace attn::experiments
+}  // namespace attn::train::options
