@@ -32,4 +32,18 @@ train::FitSettings fit_settings(const RunContext& ctx, const std::string& varian
   return s;
 }
 
+train::FitSettings fit_settings(const RunContext& ctx,
+                                const std::string& variant,
+                                const train::options::OptimizerSettings& o) {
+  train::FitSettings s = fit_settings(ctx, variant, o.steps);
+  s.batch_size = o.batch_size;
+  s.optimizer.kind = o.weight_decay > 0 ? "adamw" : "adam";
+  s.optimizer.lr = o.lr;
+  s.optimizer.weight_decay = o.weight_decay;
+  s.optimizer.schedule = o.schedule;
+  s.optimizer.warmup = o.warmup;
+  s.optimizer.clip = o.clip;
+  return s;
+}
+
 }  // namespace attn::experiments::kit
