@@ -73,7 +73,7 @@ for c in csvs:
 # one-process run only by float rounding, compounded over the quick run's 80 steps (measured:
 # at most 0.033 nats). The held-out loss must agree within the experiment's own --quality_band
 # (0.1 nats), the band it uses to call two variants' losses close.
-band = json.load(open(f"{d}/mqa1/config.json"))["quality_band"]
+band = json.load(open(f"{d}/mqa1/config.json"))["config"]["quality_band"]
 for k in ("mha", "gqa", "mqa"):
     a, b = one["results"][k + "_heldout_loss"], two["results"][k + "_heldout_loss"]
     assert abs(a - b) <= band, (k, a, b)
