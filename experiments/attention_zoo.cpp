@@ -40,10 +40,11 @@
 #include "experiments/common/zoo_variants.h"
 #include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/evaluation.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/attention/lsh_attention.h"
-#include "train/optim/adam.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -118,7 +119,7 @@ std::unique_ptr<MixerModel> build_model(const ZooVariant& v,
   const ZooShape shape{.d_model = cfg.get_int("d_model"),
                        .nhead = cfg.get_int("nhead"),
                        .max_len = t,
-                       .layers = cfg.get_int("layers")};
+                       .layers = cfg.get_int("num_layers")};
   return std::make_unique<MixerModel>(
       MixerModelOptions{.vocab = vocab,
                         .max_len = t,
@@ -128,25 +129,19 @@ std::unique_ptr<MixerModel> build_model(const ZooVariant& v,
       [&](int64_t layer, Generator& g) { return v.make(shape, layer, g); }, gen);
 }
 
-void train_step(MixerModel& m, train::Adam& opt, const Batch& b) {
-  opt.zero_grad();
-  cross_entropy(m.forward(b.ids), b.labels).backward();
-  opt.step();
+// The loss of one batch, the step train::fit takes.
+train::StepLoss batch_loss(MixerModel& m, const Batch& b, const train::BatchPart& part) {
+  return {cross_entropy(m.forward(part.rows(b.ids)), part.rows(b.labels))};
 }
 
 double accuracy(const MixerModel& m, const data::Task& task, int64_t n, Generator& gen) {
   NoGrad off;
-  int64_t right = 0;
+  kit::Accuracy acc;
   for (int64_t left = n; left > 0; left -= 100) {
     const Batch b = make_batch(task, std::min<int64_t>(100, left), gen);
-    const Tensor logits = m.forward(b.ids).value();
-    const int64_t c = logits.size(1);
-    for (int64_t i = 0; i < b.labels.numel(); ++i) {
-      const real* row = logits.data() + i * c;
-      right += std::max_element(row, row + c) - row == static_cast<int64_t>(b.labels[i]);
-    }
+    acc.add(m.forward(b.ids).value(), b.labels);
   }
-  return static_cast<double>(right) / static_cast<double>(n);
+  return acc.value();
 }
 
 struct Trained {
@@ -158,13 +153,17 @@ Trained train_and_eval(
   Generator init(seed), data_gen(seed + 1), eval_gen(seed + 2);
   const int64_t t = task.max_src_len();
   auto m = build_model(v, cfg, task.tokenizer().vocab_size(), t, task.num_classes(), init);
-  train::Adam opt(m->parameters(), {.lr = cfg.get_real("lr")});
-  const int64_t batch = cfg.get_int("batch");
-  const double s = seconds_of([&] {
-    for (int64_t i = 0; i < steps; ++i) train_step(*m, opt, make_batch(task, batch, data_gen));
+  const int64_t batch = cfg.get_int("batch_size");
+  train::FitSettings s;
+  s.name = v.name + " on " + task.name();
+  s.steps = steps;
+  s.batch_size = batch;
+  s.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
+  const train::TrainResult r = train::fit(*m, s, [&](const train::BatchPart& part) {
+    return batch_loss(*m, make_batch(task, batch, data_gen), part);
   });
   return {accuracy(*m, task, cfg.get_int("eval_size"), eval_gen),
-          1e3 * s / static_cast<double>(steps)};
+          1e3 * r.train_seconds / static_cast<double>(steps)};
 }
 
 struct Accuracies {
@@ -193,7 +192,7 @@ Accuracies accuracy_part(const Config& cfg, RunContext& ctx, const std::vector<Z
   ctx.section(fmt::format(
       "Part 1: accuracy, batch {}, {} held-out examples: recall T = {} after {} steps, {} T = {} "
       "after {} steps",
-      cfg.get_int("batch"), cfg.get_int("eval_size"), recall.max_src_len(),
+      cfg.get_int("batch_size"), cfg.get_int("eval_size"), recall.max_src_len(),
       cfg.get_int("recall_steps"), mode, long_range.max_src_len(), cfg.get_int("long_steps")));
   Table t("Held-out accuracy at equal steps (recall chance 0.1, " + mode + " chance 0.5)",
           {"variant", "idea", "causal", "recall", "recall ms/step", mode, mode + " ms/step"});
@@ -274,15 +273,19 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
     Generator gen(ctx.seed() + 7 * static_cast<uint64_t>(T));
     const Batch batch = make_batch(task, b, gen);
     std::vector<std::unique_ptr<MixerModel>> models;
-    std::vector<std::unique_ptr<train::Adam>> opts;
+    std::vector<std::unique_ptr<train::Fit>> fits;
     std::vector<std::function<void()>> works;
     std::vector<std::string> row{std::to_string(T)};
     for (size_t i = 0; i < vs.size(); ++i) {
       Generator init(ctx.seed());
       models.push_back(build_model(vs[i], cfg, task.tokenizer().vocab_size(), T, 2, init));
-      opts.push_back(
-          std::make_unique<train::Adam>(models[i]->parameters(), train::AdamOptions{.lr = 1e-3}));
       MixerModel& m = *models[i];
+      train::FitSettings s;
+      s.name = vs[i].name + " (timing)";
+      s.optimizer.lr = 1e-3;     // Adam
+      s.this_rank_alone = true;  // every rank times its own steps
+      fits.push_back(std::make_unique<train::Fit>(
+          m, s, [&m, &batch](const train::BatchPart& part) { return batch_loss(m, batch, part); }));
       const double bytes =
           static_cast<double>(probe
                                   .measure([&] {
@@ -291,8 +294,7 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
                                   })
                                   .tensor_bytes);
       c.mib[i].push_back(bytes / kMiB);
-      train::Adam& opt = *opts[i];
-      works.push_back([&m, &opt, &batch] { train_step(m, opt, batch); });
+      works.push_back([f = fits[i].get()] { f->step(); });
     }
     const std::vector<Timing> tm =
         time_interleaved(works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
@@ -354,7 +356,7 @@ DcaExtrapolation dca_part(const Config& cfg, RunContext& ctx) {
   DcaExtrapolationOptions o;
   o.d_model = cfg.get_int("d_model");
   o.nhead = cfg.get_int("nhead");
-  o.layers = cfg.get_int("layers");
+  o.layers = cfg.get_int("num_layers");
   o.train_len = cfg.get_int("rope_train_len");
   o.steps = cfg.get_int("rope_steps");
   o.lr = cfg.get_real("lr");
@@ -484,12 +486,13 @@ void run(const Config& cfg, RunContext& ctx) {
   const std::vector<ZooVariant> vs = chosen_variants(cfg);
   std::vector<std::string> names;
   for (const ZooVariant& v : vs) names.push_back(v.name);
-  ctx.note(fmt::format(
-      "Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 "
-      "d_model, sinusoidal positions, read-out at the last position.",
-      fmt::join(names, ", "), cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers")));
+  ctx.note(
+      fmt::format("Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 "
+                  "d_model, sinusoidal positions, read-out at the last position.",
+                  fmt::join(names, ", "), cfg.get_int("d_model"), cfg.get_int("nhead"),
+                  cfg.get_int("num_layers")));
   ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
-                                     cfg.get_int("long_len"), cfg.get_int("layers")}));
+                                     cfg.get_int("long_len"), cfg.get_int("num_layers")}));
   const Accuracies a = accuracy_part(cfg, ctx, vs);
   const Costs c = cost_part(cfg, ctx, vs);
   std::unique_ptr<DcaExtrapolation> dca;
@@ -509,18 +512,12 @@ Experiment attention_zoo() {
       "long-range task, time and memory against T, DCA beyond the training length";
   e.typical_time = "~2-3 min";
   e.config.add_string("variants", "", "comma-separated variant names (empty: all)")
-      .add_int("d_model", 32, "model width", {.min = 2})
-      .add_int("nhead", 2, "attention heads", {.min = 1})
-      .add_int("layers", 2, "blocks", {.min = 1})
       .add_int("recall_pairs", 6, "recall: key-value pairs per example (T = 2 pairs + 2)",
                {.min = 1})
       .add_string("long_mode", "majority", "long-range task", {"majority", "match"})
       .add_int("long_len", 64, "long-range task: sequence length", {.min = 8})
       .add_int("recall_steps", 3000, "recall: training steps per variant", {.min = 1})
       .add_int("long_steps", 300, "long-range task: training steps per variant", {.min = 1})
-      .add_int("batch", 32, "training batch", {.min = 1})
-      .add_real("lr", 3e-3, "Adam learning rate", {.min = 0})
-      .add_int("eval_size", 500, "held-out examples per accuracy", {.min = 1})
       .add_ints("lengths", {64, 128, 256, 512, 1024}, "lengths T timed and measured")
       .add_int("time_batch", 2, "batch of the timed step", {.min = 1})
       .add_int("reps", 5, "timed rounds per length", {.min = 1})
@@ -528,6 +525,9 @@ Experiment attention_zoo() {
       .add_int("rope_train_len", 32, "part 3: training length of the RoPE model", {.min = 4})
       .add_int("rope_steps", 300, "part 3: training steps", {.min = 1})
       .add_ints("rope_eval_lengths", {32, 128, 256}, "part 3: evaluation lengths", {.min = 4});
+  add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2});
+  add_optimizer_fields(e.config, {.batch_size = 32, .lr = 3e-3});  // Adam, constant rate
+  add_eval_fields(e.config, {.eval_size = 500});
   e.quick = {{"recall_pairs", "4"}, {"recall_steps", "200"}, {"long_len", "32"},
              {"long_steps", "60"},  {"eval_size", "200"},    {"lengths", "64,128,256,512"},
              {"reps", "3"},         {"rope_steps", "150"},   {"rope_eval_lengths", "32,128"}};

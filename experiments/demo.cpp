@@ -14,6 +14,7 @@
 
 #include "autograd/functional.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/evaluation.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/run_context.h"
@@ -42,10 +43,7 @@ struct Mlp {
 };
 
 double accuracy(const Tensor& logits, const Tensor& y) {
-  int64_t right = 0;
-  for (int64_t i = 0; i < y.numel(); ++i)
-    right += ((logits[2 * i + 1] > logits[2 * i]) ? 1 : 0) == static_cast<int>(y[i]);
-  return static_cast<double>(right) / static_cast<double>(y.numel());
+  return kit::accuracy(logits, y);
 }
 
 void run(const Config& cfg, RunContext& ctx) {

@@ -31,6 +31,8 @@
 #include "data/stream.h"
 #include "data/tasks/recall.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/evaluation.h"
+#include "experiments/kit/fit.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/run_context.h"
 #include "nn/embedding.h"
@@ -38,9 +40,7 @@
 #include "nn/module_list.h"
 #include "nn/norms.h"
 #include "nn/transformer/encoder_layer.h"
-#include "train/optim/adam.h"
-#include "train/optim/clip.h"
-#include "train/schedule.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -105,15 +105,9 @@ Batch collate(const std::vector<data::Example>& xs) {
 double accuracy(HopModel& model, const Batch& b) {
   NoGrad off;
   model.eval();
-  const Tensor logits = b.logits(model).value();
+  const double a = kit::accuracy(b.logits(model).value(), b.labels);
   model.train();
-  const int64_t n = logits.size(0), v = logits.size(1);
-  int64_t right = 0;
-  for (int64_t r = 0; r < n; ++r) {
-    const real* row = logits.data() + r * v;
-    right += std::max_element(row, row + v) - row == static_cast<int64_t>(b.labels[r]);
-  }
-  return static_cast<double>(right) / static_cast<double>(n);
+  return a;
 }
 
 struct CellRun {
@@ -123,7 +117,8 @@ struct CellRun {
 };
 
 // One cell: a fresh model of `layers` layers trained on `hops`-hop chasing.
-CellRun train_cell(const Config& cfg, int64_t hops, int64_t layers, uint64_t seed) {
+CellRun train_cell(
+    const Config& cfg, const RunContext& ctx, int64_t hops, int64_t layers, uint64_t seed) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto task = std::make_shared<data::KHopTask>(
       data::KHopTask::Config{.num_nodes = cfg.get_int("nodes"), .hops = hops});
@@ -135,32 +130,27 @@ CellRun train_cell(const Config& cfg, int64_t hops, int64_t layers, uint64_t see
   o.norm_first = true;  // pre-norm: trains at every depth without a long warm-up
   Generator init(seed * 7919 + static_cast<uint64_t>(hops * 10 + layers));
   HopModel model(o, layers, task->tokenizer().vocab_size(), init);
-  const std::vector<Var> params = model.parameters();
-  train::Adam opt(params, {.lr = cfg.get_real("lr")});
-  const int64_t steps = cfg.get_int("steps");
-  const auto sched = train::make_schedule({.kind = "cosine",
-                                           .lr = cfg.get_real("lr"),
-                                           .warmup = cfg.get_int("warmup"),
-                                           .total = steps});
   data::ExampleStream stream(task, seed * 1000 + 1);
   const Batch heldout =
       collate(data::make_heldout(*task, cfg.get_int("eval_size"), seed * 1000 + 2));
-  const int64_t every = cfg.get_int("eval_every");
+  train::FitSettings fs = kit::fit_settings(
+      ctx, fmt::format("hops {} layers {} seed {}", hops, layers, seed), read_optimizer(cfg));
+  const int64_t batch = fs.batch_size;
+  fs.eval_every = cfg.get_int("eval_every");
+  fs.target_metric = "accuracy";
+  fs.target_value = cfg.get_real("target");
   CellRun r;
-  for (int64_t s = 1; s <= steps; ++s) {
-    const Batch b = collate(stream.next(cfg.get_int("batch")));
-    opt.zero_grad();
-    Var loss = cross_entropy(b.logits(model), b.labels);
-    loss.backward();
-    train::clip_grad_norm(params, 1.0);
-    opt.set_lr(sched->lr(s));
-    opt.step();
-    r.steps = s;
-    if (s % every == 0 || s == steps) {
-      r.accuracy = accuracy(model, heldout);
-      if (r.accuracy >= cfg.get_real("target")) break;
-    }
-  }
+  const train::TrainResult tr = train::fit(
+      model, fs,
+      [&](const train::BatchPart& part) {
+        const Batch b = collate(part.items(stream.next(batch)));
+        return train::StepLoss{cross_entropy(b.logits(model), b.labels)};
+      },
+      [&](int64_t) {
+        return train::Metrics{{"accuracy", accuracy(model, heldout)}};
+      });
+  r.steps = tr.last_step;
+  r.accuracy = tr.final_eval.at("accuracy");
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -206,7 +196,7 @@ void run(const Config& cfg, RunContext& ctx) {
       "slot per pair and one for the start node, for at most {} steps of {} examples, stopping "
       "early once held-out accuracy reaches {:.2f}; accuracy is measured on {} held-out "
       "examples.",
-      cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("steps"), cfg.get_int("batch"),
+      cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("steps"), cfg.get_int("batch_size"),
       cfg.get_real("target"), cfg.get_int("eval_size")));
 
   Tensor mean = Tensor::zeros({nl, nh}), worst = Tensor::zeros({nl, nh});
@@ -217,7 +207,7 @@ void run(const Config& cfg, RunContext& ctx) {
       std::vector<double> accs;
       std::vector<int64_t> steps;
       for (int64_t seed : seeds) {
-        const CellRun c = train_cell(cfg, hops[h], layers[l], static_cast<uint64_t>(seed));
+        const CellRun c = train_cell(cfg, ctx, hops[h], layers[l], static_cast<uint64_t>(seed));
         accs.push_back(c.accuracy);
         steps.push_back(c.steps);
         log.row({static_cast<double>(hops[h]), static_cast<double>(layers[l]),
@@ -331,17 +321,15 @@ Experiment depth_hops() {
       .add_ints("layers", {1, 2, 3, 4}, "encoder layers L (rows of the grid)", {.min = 1})
       .add_ints("seeds", {1}, "seeds per cell (the map shows their mean)", {.min = 0})
       .add_int("nodes", 5, "nodes per example, each pointing to another", {.min = 2, .max = 26})
-      .add_int("d_model", 64, "model width", {.min = 2})
-      .add_int("nhead", 4, "attention heads", {.min = 1})
-      .add_int("dim_ff", 128, "feed-forward width", {.min = 1})
-      .add_int("steps", 2500, "most training steps per cell", {.min = 1})
-      .add_int("batch", 64, "examples per step", {.min = 1})
-      .add_real("lr", 3e-3, "peak Adam learning rate (cosine schedule)", {.min = 0})
-      .add_int("warmup", 100, "warm-up steps", {.min = 0})
-      .add_int("eval_every", 100, "steps between held-out checks", {.min = 1})
-      .add_int("eval_size", 500, "held-out examples per cell", {.min = 1})
-      .add_real("target", 0.99, "stop a cell early at this held-out accuracy", {.min = 0, .max = 1})
       .add_real("solved", 0.9, "mean accuracy counted as solved", {.min = 0, .max = 1});
+  add_model_fields(e.config, {.d_model = 64, .nhead = 4, .dim_ff = 128});
+  add_optimizer_fields(e.config, {.steps = 2500,
+                                  .batch_size = 64,
+                                  .lr = 3e-3,
+                                  .schedule = "cosine",
+                                  .warmup = 100,
+                                  .clip = 1.0});
+  add_eval_fields(e.config, {.eval_size = 500, .eval_every = 100, .target = 0.99});
   e.quick = {{"hops", "1,2"},  {"layers", "1,2"},    {"seeds", "1"},      {"steps", "300"},
              {"warmup", "30"}, {"eval_every", "50"}, {"eval_size", "200"}};
   e.check = [](const Config& c) {

@@ -38,12 +38,11 @@
 #include "autograd/functional.h"
 #include "data/corpus.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/fit.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/transformer/decoder_only.h"
-#include "train/optim/adam.h"
-#include "train/optim/clip.h"
-#include "train/schedule.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -93,7 +92,7 @@ nn::DecoderOnlyOptions model_options(const Config& cfg, const std::string& varia
   o.vocab_size = vocab;
   o.d_model = cfg.get_int("d_model");
   o.nhead = cfg.get_int("nhead");
-  o.num_layers = cfg.get_int("layers");
+  o.num_layers = cfg.get_int("num_layers");
   o.dim_feedforward = cfg.get_int("dim_ff");
   o.dropout = 0;
   const bool window = variant == "window";
@@ -189,6 +188,7 @@ std::unique_ptr<nn::DecoderOnlyTransformer> repeat_last_position(
 }
 
 VariantRun train_and_measure(const Config& cfg,
+                             const RunContext& ctx,
                              const std::string& variant,
                              const data::CharCorpus& corpus,
                              uint64_t seed) {
@@ -197,26 +197,17 @@ VariantRun train_and_measure(const Config& cfg,
   Generator init(seed);
   nn::DecoderOnlyTransformer model(model_options(cfg, variant, corpus.tokenizer().vocab_size()),
                                    init);
-  const std::vector<Var> params = model.parameters();
-  train::Adam opt(params, {.lr = cfg.get_real("lr")});
-  const int64_t steps = cfg.get_int("steps");
-  const auto sched = train::make_schedule({.kind = "cosine",
-                                           .lr = cfg.get_real("lr"),
-                                           .warmup = cfg.get_int("warmup"),
-                                           .total = steps});
+  train::FitSettings fs = kit::fit_settings(ctx, variant, read_optimizer(cfg));
+  fs.optimizer.d_model = cfg.get_int("d_model");  // for --schedule noam
+  const int64_t batch = fs.batch_size;
   const data::LanguageModelTask train_task(corpus, train_len, data::Split::kTrain);
   Generator draw(seed * 1000 + 1);  // the same batches for every variant
-  for (int64_t s = 1; s <= steps; ++s) {
+  train::fit(model, fs, [&](const train::BatchPart& part) {
     std::vector<data::Example> xs;
-    for (int64_t i = 0; i < cfg.get_int("batch"); ++i) xs.push_back(train_task.sample(draw));
-    const Batch b = collate(xs);
-    opt.zero_grad();
-    Var loss = cross_entropy(model.forward(b.ids), b.targets);
-    loss.backward();
-    train::clip_grad_norm(params, 1.0);
-    opt.set_lr(sched->lr(s));
-    opt.step();
-  }
+    for (int64_t i = 0; i < batch; ++i) xs.push_back(train_task.sample(draw));
+    const Batch b = collate(part.items(xs));
+    return train::StepLoss{cross_entropy(model.forward(b.ids), b.targets), b.targets.numel()};
+  });
   VariantRun r;
   r.name = variant;
   const int64_t eval_chars = cfg.get_int("eval_chars");
@@ -388,11 +379,11 @@ void run(const Config& cfg, RunContext& ctx) {
       "same {} batches of {} windows of {} characters. Evaluation: the first {} characters of "
       "the held-out text, cut into windows of each length; accuracy = the most likely next "
       "character is the right one, over every position.",
-      cfg.get_int("layers"), cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("steps"),
-      cfg.get_int("batch"), train_len, cfg.get_int("eval_chars")));
+      cfg.get_int("num_layers"), cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("steps"),
+      cfg.get_int("batch_size"), train_len, cfg.get_int("eval_chars")));
 
   std::vector<VariantRun> runs;
-  for (const auto& v : variants) runs.push_back(train_and_measure(cfg, v, corpus, ctx.seed()));
+  for (const auto& v : variants) runs.push_back(train_and_measure(cfg, ctx, v, corpus, ctx.seed()));
 
   // ---- tables, results, figure ----
   std::vector<std::string> header{"variant"};
@@ -459,20 +450,19 @@ Experiment length_extrapolation() {
                 "evaluation lengths, ascending, the first = --train_len", {.min = 1})
       .add_int("train_len", 32, "characters per training window", {.min = 2})
       .add_int("window", 16, "keys before each query the sliding window keeps", {.min = 1})
-      .add_int("d_model", 64, "model width", {.min = 2})
-      .add_int("nhead", 4, "attention heads", {.min = 1})
-      .add_int("layers", 2, "decoder blocks", {.min = 1})
-      .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
-      .add_int("steps", 600, "training steps per variant", {.min = 1})
-      .add_int("batch", 32, "windows per step", {.min = 1})
-      .add_real("lr", 3e-3, "peak Adam learning rate (cosine schedule)", {.min = 0})
-      .add_int("warmup", 50, "warm-up steps", {.min = 0})
       .add_int("sentences", 4000, "toy-grammar sentences (10% held out)", {.min = 10})
       .add_int("eval_chars", 8192, "held-out characters scored at every length", {.min = 1})
       .add_int("eval_tokens", 4096, "characters per evaluation batch", {.min = 1})
       .add_real("hold", 0.05, "largest accuracy drop that still counts as extrapolating",
                 {.min = 0, .max = 1})
       .add_int("seed", 1, "random seed (weights, batches)", {.min = 0});
+  add_model_fields(e.config, {.d_model = 64, .nhead = 4, .num_layers = 2, .dim_ff = 256});
+  add_optimizer_fields(e.config, {.steps = 600,
+                                  .batch_size = 32,
+                                  .lr = 3e-3,
+                                  .schedule = "cosine",
+                                  .warmup = 50,
+                                  .clip = 1.0});
   e.quick = {{"steps", "150"},
              {"warmup", "20"},
              {"eval_lengths", "32,128"},

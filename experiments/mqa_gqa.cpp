@@ -22,7 +22,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -34,12 +33,12 @@
 #include "experiments/common/interleaved_timing.h"
 #include "experiments/common/loglog.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/evaluation.h"
+#include "experiments/kit/fit.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/transformer/decoder_only.h"
-#include "train/optim/adam.h"
-#include "train/optim/clip.h"
-#include "train/schedule.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -67,81 +66,55 @@ nn::DecoderOnlyOptions model_options(const Config& cfg, int64_t vocab, int64_t k
   o.d_model = cfg.get_int("d_model");
   o.nhead = cfg.get_int("nhead");
   o.n_kv_heads = kv_heads;
-  o.num_layers = cfg.get_int("layers");
+  o.num_layers = cfg.get_int("num_layers");
   o.dim_feedforward = cfg.get_int("dim_ff");
   o.positions = nn::PositionKind::kRope;  // as the document's llama3 code
   return o;
-}
-
-int64_t count_parameters(const nn::Module& m) {
-  int64_t n = 0;
-  for (const Var& p : m.parameters()) n += p.value().numel();
-  return n;
 }
 
 // Mean next-character NLL (nats) and argmax accuracy over every held-out window.
 void evaluate(Variant& v, const std::vector<data::Example>& windows) {
   NoGrad off;
   v.model->eval();
-  double nll = 0;
-  int64_t right = 0, n = 0;
+  kit::NextTokenNll lm;
   for (size_t at = 0; at < windows.size(); at += 64) {
     const std::vector<data::Example> part(
         windows.begin() + static_cast<std::ptrdiff_t>(at),
         windows.begin() + static_cast<std::ptrdiff_t>(std::min(at + 64, windows.size())));
     const data::Batch b = data::collate_language_model(part);
-    const Tensor logits = v.model->forward(b.tgt_in).value();  // (B,T,V)
-    const int64_t vocab = logits.size(2);
-    for (int64_t i = 0; i < b.tgt_out.numel(); ++i) {
-      const auto target = static_cast<int64_t>(b.tgt_out[i]);
-      if (target == data::kIgnoreIndex) continue;
-      const real* row = logits.data() + i * vocab;
-      const int64_t best = std::max_element(row, row + vocab) - row;
-      double lse = 0;  // log sum exp(row - max), in double
-      for (int64_t c = 0; c < vocab; ++c) lse += std::exp(static_cast<double>(row[c] - row[best]));
-      nll += std::log(lse) - static_cast<double>(row[target] - row[best]);
-      right += best == target;
-      ++n;
-    }
+    lm.add(v.model->forward(b.tgt_in).value(), b.tgt_out, data::kIgnoreIndex);  // (B,T,V)
   }
-  if (n == 0) throw Error("mqa-gqa: no held-out character to score (a larger --sentences?)");
-  v.heldout_loss = nll / static_cast<double>(n);
-  v.heldout_accuracy = static_cast<double>(right) / static_cast<double>(n);
+  if (lm.tokens() == 0)
+    throw Error("mqa-gqa: no held-out character to score (a larger --sentences?)");
+  v.heldout_loss = lm.mean();
+  v.heldout_accuracy = lm.accuracy();
 }
 
-// Adam with a cosine schedule and gradient clipping at 1; the batches come from one seeded
-// stream, so every variant sees the same characters in the same order.
+// Adam with a cosine schedule and gradient clipping at 1 (train::fit); the batches come from
+// one seeded stream, so every variant sees the same characters in the same order.
 void train_variant(Variant& v,
                    const Config& cfg,
                    const data::LanguageModelTask& task,
                    int64_t vocab,
-                   uint64_t seed) {
-  Generator init(seed), data_gen(seed * 7919 + 1);
+                   const RunContext& ctx) {
+  Generator init(ctx.seed()), data_gen(ctx.seed() * 7919 + 1);
   v.model =
       std::make_shared<nn::DecoderOnlyTransformer>(model_options(cfg, vocab, v.kv_heads), init);
-  v.parameters = count_parameters(*v.model);
+  v.parameters = kit::count_parameters(*v.model);
   v.model->train();
-  const std::vector<Var> params = v.model->parameters();
-  train::Adam opt(params, {.lr = cfg.get_real("lr")});
-  const int64_t steps = cfg.get_int("steps"), batch = cfg.get_int("batch");
-  const auto schedule = train::make_schedule({.kind = "cosine",
-                                              .lr = cfg.get_real("lr"),
-                                              .warmup = cfg.get_int("warmup"),
-                                              .total = steps});
-  const auto start = std::chrono::steady_clock::now();
-  for (int64_t step = 1; step <= steps; ++step) {
+  train::FitSettings s = kit::fit_settings(ctx, v.name, read_optimizer(cfg));
+  s.optimizer.d_model = cfg.get_int("d_model");  // for --schedule noam
+  const int64_t batch = s.batch_size;
+  const train::TrainResult r = train::fit(*v.model, s, [&](const train::BatchPart& part) {
     std::vector<data::Example> examples;
     for (int64_t i = 0; i < batch; ++i) examples.push_back(task.sample(data_gen));
-    const data::Batch b = data::collate_language_model(examples);
-    opt.zero_grad();
-    Var loss = cross_entropy(v.model->forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex);
-    loss.backward();
-    train::clip_grad_norm(params, 1.0);
-    opt.set_lr(schedule->lr(step));
-    opt.step();
-    v.losses.push_back(loss.item());
-  }
-  v.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const data::Batch b = data::collate_language_model(part.items(examples));
+    const int64_t scored = b.tgt_out.numel();  // every position of a window is scored
+    return train::StepLoss{cross_entropy(v.model->forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex),
+                           scored};
+  });
+  v.losses = r.losses;
+  v.train_seconds = r.wall_seconds;
 }
 
 // ---- 1. cache bytes ----
@@ -302,12 +275,12 @@ void run(const Config& cfg, RunContext& ctx) {
 
   // ---- quality ----
   ctx.section(fmt::format("Quality: character LM, {} steps of {} windows of {} characters",
-                          cfg.get_int("steps"), cfg.get_int("batch"), block));
+                          cfg.get_int("steps"), cfg.get_int("batch_size"), block));
   Table q("Held-out next-character prediction (same seed, same batches)",
           {"attention", "kv heads", "parameters", "held-out loss (nats)", "accuracy",
            "train time (s)"});
   for (Variant& v : vs) {
-    train_variant(v, cfg, train_task, vocab, ctx.seed());
+    train_variant(v, cfg, train_task, vocab, ctx);
     evaluate(v, windows);
     q.add_row({v.name, std::to_string(v.kv_heads), std::to_string(v.parameters),
                fixed(v.heldout_loss, 4), fixed(v.heldout_accuracy, 4), fixed(v.train_seconds, 1)});
@@ -576,17 +549,17 @@ Experiment mqa_gqa() {
   e.source = "004 §3.2 (llama3 n_kv_heads, KV cache), §1.3, §4.1";
   e.purpose = "MHA vs GQA vs MQA: KV-cache bytes, cached vs recomputed decoding, LM quality";
   e.typical_time = "~2 min";
-  e.config.add_int("d_model", 64, "model width (every variant)", {.min = 1})
-      .add_int("nhead", 8, "query heads (every variant); MHA has this many kv heads", {.min = 2})
+  add_model_fields(e.config, {.d_model = 64, .nhead = 8, .num_layers = 2, .dim_ff = 256});
+  add_optimizer_fields(e.config, {.steps = 400,
+                                  .batch_size = 32,
+                                  .lr = 3e-3,
+                                  .schedule = "cosine",
+                                  .warmup = 40,
+                                  .clip = 1.0});
+  e.config
       .add_int("gqa_kv_heads", 2, "key/value heads of the GQA variant (divides nhead)", {.min = 1})
-      .add_int("layers", 2, "decoder blocks", {.min = 1})
-      .add_int("dim_ff", 256, "feed-forward width", {.min = 1})
       .add_int("sentences", 4000, "toy-grammar sentences in the corpus (10% held out)", {.min = 50})
       .add_int("block_len", 64, "characters per training window", {.min = 4})
-      .add_int("steps", 400, "training steps per variant", {.min = 1})
-      .add_int("batch", 32, "windows per step", {.min = 1})
-      .add_real("lr", 3e-3, "Adam peak learning rate (cosine schedule)", {.min = 0})
-      .add_int("warmup", 40, "warm-up steps", {.min = 0})
       .add_real("quality_band", 0.1, "GQA/MQA held-out loss counts as close within this (nats)",
                 {.min = 0})
       .add_int("decode_prompts", 4, "prompts decoded for the cache and agreement checks",

@@ -30,7 +30,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -46,6 +45,8 @@
 #include "data/tasks/sequence.h"
 #include "experiments/cli/openmp_spin.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/evaluation.h"
+#include "experiments/kit/scratch_folder.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/positional/position_kind.h"
@@ -171,12 +172,6 @@ std::unique_ptr<train::TaskModel> trained_model(const train::TrainConfig& tc) {
   return model;
 }
 
-int64_t count_parameters(nn::Module& m) {
-  int64_t n = 0;
-  for (const Var& p : m.parameters()) n += p.value().numel();
-  return n;
-}
-
 // Greedy decoding on `per_length` fresh examples of each length: exact match, token accuracy.
 void score_lengths(train::TaskModel& model,
                    const std::vector<int64_t>& lengths,
@@ -292,7 +287,7 @@ Outcome train_and_score(const ModelSpec& spec,
   o.summary = train::train_task(tc, stdout);
   loss_curve(fs::path(tc.out) / "metrics.csv", o);
   const auto model = trained_model(tc);
-  o.params = count_parameters(model->module());
+  o.params = kit::count_parameters(model->module());
   score_lengths(*model, lengths, cfg.get_int("per_length"), seed, o);
   const int64_t tmax = tc.max_len;
   auto in = [&](int64_t l) { return l <= tmax; };
@@ -304,28 +299,6 @@ Outcome train_and_score(const ModelSpec& spec,
   o.exact_long = mean_where(o.exact, lengths, [&](int64_t l) { return 2 * l > tmax && l <= tmax; });
   return o;
 }
-
-// A folder for the sub-runs: inside the run folder, or a temporary one removed afterwards when
-// the run writes nothing (unit tests).
-struct SubRunRoot {
-  explicit SubRunRoot(const fs::path& run_dir) {
-    if (!run_dir.empty()) {
-      path = run_dir / "models";
-    } else {
-      path = fs::temp_directory_path() /
-             fmt::format("attnlab-recurrent-baselines-{}",
-                         std::chrono::steady_clock::now().time_since_epoch().count());
-      temporary = true;
-    }
-    fs::create_directories(path);
-  }
-  ~SubRunRoot() {
-    std::error_code ec;
-    if (temporary) fs::remove_all(path, ec);
-  }
-  fs::path path;
-  bool temporary = false;
-};
 
 void report_tables(const std::vector<Outcome>& outs,
                    const std::vector<int64_t>& lengths,
@@ -600,11 +573,11 @@ void run(const Config& cfg, RunContext& ctx) {
         "OpenMP workers spin without bound here (ATTN_OPENMP_SPIN=1, or not started through "
         "attnlab): on a machine busy with other work that can cost most of a wall-time budget. "
         "attnlab normally bounds it with GOMP_SPINCOUNT=1000.");
-  const SubRunRoot root(ctx.dir());
+  const kit::ScratchFolder root(ctx.dir(), "models", "recurrent-baselines");
   std::vector<Outcome> outs;
   for (const auto& s : specs) {
     ctx.section("Training " + s.label());
-    outs.push_back(train_and_score(s, cfg, lengths, ctx.seed(), root.path));
+    outs.push_back(train_and_score(s, cfg, lengths, ctx.seed(), root.path()));
     const Outcome& o = outs.back();
     ctx.note(fmt::format(
         "{}: {} steps in {:.1f} s, final training loss {:.3f}; exact match {} on "

@@ -39,7 +39,7 @@
 #include "nn/linear.h"
 #include "nn/positional/learned.h"
 #include "nn/positional/sinusoidal.h"
-#include "train/optim/adam.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -220,26 +220,33 @@ Trained train(Positions pos,
   Generator gen(seed);
   Trained tr{pos,
              std::make_shared<OneLayerAttention>(s.vocab, s.seq_len, s.d_model, s.heads, pos, gen)};
-  train::Adam opt(tr.model->parameters(), {.lr = s.lr});
   // The curve is measured often on the first (up to) 500 held-out sequences; the final numbers
   // on all of them.
   const int64_t n_curve = std::min<int64_t>(500, held_out.ids.size(0));
   const Batch curve_set{slice_rows(held_out.ids, n_curve), slice_rows(held_out.targets, n_curve)};
-  for (int64_t step = 1; step <= s.steps; ++step) {
-    const Batch b = sample_batch(task, s.batch, gen);
-    Var loss = cross_entropy(tr.model->forward(b.ids).out, b.targets);
-    opt.zero_grad();
-    loss.backward();
-    opt.step();
-    tr.loss.push_back(loss.item());
-    if (step % s.eval_every == 0 || step == s.steps) {
-      const double acc = evaluate(*tr.model, curve_set).accuracy;
-      tr.eval_steps.push_back(static_cast<double>(step));
-      tr.eval_accuracy.push_back(acc);
-      if (acc >= 0.5 && tr.first_step_50 < 0) tr.first_step_50 = step;
-      if (acc >= 0.9 && tr.first_step_90 < 0) tr.first_step_90 = step;
-    }
-  }
+  train::FitSettings fs;
+  fs.name = name_of(pos);
+  fs.steps = s.steps;
+  fs.batch_size = s.batch;
+  fs.optimizer.lr = s.lr;  // Adam, constant rate
+  fs.eval_every = s.eval_every;
+  const train::TrainResult r = train::fit(
+      *tr.model, fs,
+      [&](const train::BatchPart& part) {
+        const Batch b = sample_batch(task, s.batch, gen);
+        const Tensor targets = part.rows(b.targets);
+        return train::StepLoss{cross_entropy(tr.model->forward(part.rows(b.ids)).out, targets),
+                               targets.numel()};
+      },
+      [&](int64_t step) {
+        const double acc = evaluate(*tr.model, curve_set).accuracy;
+        tr.eval_steps.push_back(static_cast<double>(step));
+        tr.eval_accuracy.push_back(acc);
+        if (acc >= 0.5 && tr.first_step_50 < 0) tr.first_step_50 = step;
+        if (acc >= 0.9 && tr.first_step_90 < 0) tr.first_step_90 = step;
+        return train::Metrics{{"accuracy", acc}};
+      });
+  tr.loss = r.losses;
   tr.final = evaluate(*tr.model, held_out);
   return tr;
 }
@@ -312,9 +319,9 @@ void run(const Config& cfg, RunContext& ctx) {
   s.seq_len = cfg.get_int("seq_len");
   s.vocab = cfg.get_int("alphabet");
   s.d_model = cfg.get_int("d_model");
-  s.heads = cfg.get_int("heads");
+  s.heads = cfg.get_int("nhead");
   s.steps = cfg.get_int("steps");
-  s.batch = cfg.get_int("batch");
+  s.batch = cfg.get_int("batch_size");
   s.lr = cfg.get_real("lr");
   s.eval_every = std::max<int64_t>(1, s.steps / 120);
   const std::string letters = "abcdefghijklmnopqrstuvwxyz";
@@ -477,16 +484,13 @@ Experiment reversal_no_positions() {
   e.config.add_int("seq_len", 8, "length T of every sequence", {.min = 2, .max = 64})
       .add_int("alphabet", 8, "number of distinct tokens (letters a, b, ...)",
                {.min = 2, .max = 26})
-      .add_int("d_model", 32, "embedding width", {.min = 1})
-      .add_int("heads", 1, "attention heads", {.min = 1})
-      .add_int("steps", 600, "Adam steps per model", {.min = 1})
-      .add_int("batch", 64, "sequences per step", {.min = 1})
-      .add_real("lr", 1e-2, "Adam learning rate", {.min = 0})
       .add_int("eval_size", 2000, "held-out sequences", {.min = 8})
       .add_bool("sinusoidal", true, "also train with fixed sinusoidal positions")
       .add_int("seed", 0, "random seed (weights, data)", {.min = 0});
+  add_model_fields(e.config, {.d_model = 32, .nhead = 1});
+  add_optimizer_fields(e.config, {.steps = 600, .batch_size = 64, .lr = 1e-2});  // Adam, constant
   e.quick = {{"steps", "150"}, {"eval_size", "500"}, {"sinusoidal", "false"}};
-  e.check = [](const Config& c) { require_divides(c, "heads", "d_model"); };
+  e.check = [](const Config& c) { require_divides(c, "nhead", "d_model"); };
   e.run = run;
   return e;
 }

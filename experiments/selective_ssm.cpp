@@ -141,7 +141,7 @@ MixerModelOptions body(const Config& cfg, const data::Task& task, int64_t d_mode
   return {.vocab = task.tokenizer().vocab_size(),
           .max_len = task.max_src_len(),
           .d_model = d_model,
-          .layers = cfg.get_int("layers"),
+          .layers = cfg.get_int("num_layers"),
           .classes = task.num_classes()};
 }
 
@@ -184,7 +184,7 @@ TaskResult task_part(const Config& cfg,
   const int64_t d = cfg.get_int("d_model");
   const int64_t target = build(cfg, task, kinds[0], d, 0)->num_parameters();
   const AnswerTrainingOptions o{.steps = cfg.get_int("steps"),
-                                .batch = cfg.get_int("batch"),
+                                .batch = cfg.get_int("batch_size"),
                                 .lr = cfg.get_real("lr"),
                                 .log_every = std::max<int64_t>(1, cfg.get_int("steps") / 40),
                                 .eval_size = cfg.get_int("eval_size")};
@@ -299,7 +299,8 @@ void run(const Config& cfg, RunContext& ctx) {
                        .substr(0, static_cast<size_t>(cfg.get_int("copy_alphabet")))});
   const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
   ctx.section(fmt::format("Part 3: the tasks, {} steps of batch {} per model ({} layers, causal)",
-                          cfg.get_int("steps"), cfg.get_int("batch"), cfg.get_int("layers")));
+                          cfg.get_int("steps"), cfg.get_int("batch_size"),
+                          cfg.get_int("num_layers")));
   const TaskResult c =
       task_part(cfg, ctx, copy, "copy",
                 fmt::format("Selective copying: {} tokens among {} (chance per token 1/{})",
@@ -417,15 +418,11 @@ Experiment selective_ssm() {
       .add_int("scan_reps", 5, "timed rounds per length", {.min = 1})
       .add_int("d_state", 16, "S6 state size N per channel", {.min = 1})
       .add_int("chunk", 64, "S6 chunked scan: time steps per chunk", {.min = 1})
-      .add_int("recall_pairs", 4, "associative recall: key-value pairs", {.min = 1})
-      .add_int("d_model", 32, "width of the softmax model (the others matched by parameters)",
-               {.min = 2})
-      .add_int("nhead", 2, "attention heads", {.min = 1})
-      .add_int("layers", 2, "blocks per model", {.min = 1})
-      .add_int("steps", 1000, "training steps per model and task", {.min = 1})
-      .add_int("batch", 32, "training batch", {.min = 1})
-      .add_real("lr", 3e-3, "Adam learning rate", {.min = 0})
-      .add_int("eval_size", 1000, "fresh examples per accuracy", {.min = 1});
+      .add_int("recall_pairs", 4, "associative recall: key-value pairs", {.min = 1});
+  // d_model: the softmax model's width (the others are matched to it by parameters).
+  add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2});
+  add_optimizer_fields(e.config, {.steps = 1000, .batch_size = 32, .lr = 3e-3});  // Adam, constant
+  add_eval_fields(e.config, {.eval_size = 1000});
   e.quick = {{"hippo_trials", "2"},
              {"scan_lengths", "64,256"},
              {"scan_reps", "3"},

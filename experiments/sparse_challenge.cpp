@@ -43,9 +43,10 @@
 #include "experiments/common/long_range_classifier.h"
 #include "experiments/common/peak_memory.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/evaluation.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
-#include "train/optim/adam.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -85,7 +86,7 @@ LongRangeClassifierOptions model_options(
           .max_len = t,
           .d_model = cfg.get_int("d_model"),
           .nhead = cfg.get_int("nhead"),
-          .layers = cfg.get_int("layers"),
+          .layers = cfg.get_int("num_layers"),
           .window = cfg.get_int("window"),
           .banded = which != 1,
           .global_tokens =
@@ -100,25 +101,19 @@ data::LongRangeTask make_task(const std::string& mode, int64_t t) {
        .seq_len = t});
 }
 
-// One training step: forward, cross-entropy, backward, Adam.
-void train_step(LongRangeClassifier& m, train::Adam& opt, const Batch& b) {
-  opt.zero_grad();
-  cross_entropy(m.forward(b.ids), b.labels).backward();
-  opt.step();
+// The loss of one batch (this rank's rows), the step train::fit takes.
+train::StepLoss batch_loss(LongRangeClassifier& m, const Batch& b, const train::BatchPart& part) {
+  return {cross_entropy(m.forward(part.rows(b.ids)), part.rows(b.labels))};
 }
 
 // Accuracy on `set`, in chunks small enough that a dense (B,H,T,T) stays modest.
 double accuracy(LongRangeClassifier& m, const std::vector<Batch>& set) {
   NoGrad off;
   m.eval();
-  int64_t right = 0, n = 0;
-  for (const Batch& b : set) {
-    const Tensor logits = m.forward(b.ids).value();
-    for (int64_t i = 0; i < b.labels.numel(); ++i, ++n)
-      right += (logits[2 * i + 1] > logits[2 * i]) == (b.labels[i] > 0.5f);
-  }
+  kit::Accuracy acc;
+  for (const Batch& b : set) acc.add(m.forward(b.ids).value(), b.labels);  // (B,2), (B)
   m.train();
-  return static_cast<double>(right) / static_cast<double>(n);
+  return acc.value();
 }
 
 struct Trained {
@@ -130,16 +125,20 @@ Trained train_and_eval(
   const data::LongRangeTask task = make_task(mode, t);
   Generator init(seed), data_gen(seed + 1), eval_gen(seed + 2);
   LongRangeClassifier m(model_options(cfg, task.tokenizer().vocab_size(), t, which, seed), init);
-  train::Adam opt(m.parameters(), {.lr = cfg.get_real("lr")});
-  const int64_t steps = cfg.get_int("steps"), batch = cfg.get_int("batch");
-  const double s = seconds_of([&] {
-    for (int64_t i = 0; i < steps; ++i) train_step(m, opt, make_batch(task, batch, data_gen));
+  const int64_t steps = cfg.get_int("steps"), batch = cfg.get_int("batch_size");
+  train::FitSettings s;
+  s.name = fmt::format("model {} on {} T = {}", which, mode, t);
+  s.steps = steps;
+  s.batch_size = batch;
+  s.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
+  const train::TrainResult r = train::fit(m, s, [&](const train::BatchPart& part) {
+    return batch_loss(m, make_batch(task, batch, data_gen), part);
   });
   const int64_t chunk = std::max<int64_t>(1, 8192 / t);
   std::vector<Batch> held_out;
   for (int64_t left = cfg.get_int("eval_size"); left > 0; left -= chunk)
     held_out.push_back(make_batch(task, std::min(chunk, left), eval_gen));
-  return {accuracy(m, held_out), 1e3 * s / static_cast<double>(steps)};
+  return {accuracy(m, held_out), 1e3 * r.train_seconds / static_cast<double>(steps)};
 }
 
 void check(const Config& cfg) {
@@ -160,9 +159,10 @@ void check(const Config& cfg) {
 
 void accuracy_part(const Config& cfg, RunContext& ctx) {
   const std::vector<int64_t> ts = cfg.get_ints("train_lengths");
-  const int64_t w = cfg.get_int("window"), layers = cfg.get_int("layers");
+  const int64_t w = cfg.get_int("window"), layers = cfg.get_int("num_layers");
   ctx.section(fmt::format("Part 1: accuracy after {} steps of batch {} ({} held-out examples)",
-                          cfg.get_int("steps"), cfg.get_int("batch"), cfg.get_int("eval_size")));
+                          cfg.get_int("steps"), cfg.get_int("batch_size"),
+                          cfg.get_int("eval_size")));
   const std::string third = third_model(cfg);
   Table t("Held-out accuracy (chance 0.5) and training time per step",
           {"task", "T", "banded", "dense", third, "banded ms/step", "dense ms/step",
@@ -232,14 +232,21 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
     Generator gen(ctx.seed() + 7 * T);
     const Batch batch = make_batch(task, b, gen);
     std::vector<std::unique_ptr<LongRangeClassifier>> ms;
-    std::vector<std::unique_ptr<train::Adam>> opts;
+    std::vector<std::unique_ptr<train::Fit>> fits;
     double bytes[kNumModels];
     for (int m = 0; m < kNumModels; ++m) {
       Generator init(ctx.seed());
       ms.push_back(std::make_unique<LongRangeClassifier>(
           model_options(cfg, task.tokenizer().vocab_size(), T, m, ctx.seed()), init));
-      opts.push_back(
-          std::make_unique<train::Adam>(ms[m]->parameters(), train::AdamOptions{.lr = 1e-3}));
+      train::FitSettings s;
+      s.name = fmt::format("model {} T = {} (timing)", m, T);
+      s.optimizer.lr = 1e-3;     // Adam
+      s.this_rank_alone = true;  // every rank times its own steps
+      LongRangeClassifier& model = *ms[m];
+      fits.push_back(
+          std::make_unique<train::Fit>(model, s, [&model, &batch](const train::BatchPart& part) {
+            return batch_loss(model, batch, part);
+          }));
       bytes[m] = static_cast<double>(
           probe
               .measure([&] {
@@ -249,8 +256,7 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
               .tensor_bytes);
     }
     const std::vector<Timing> tm = time_interleaved(
-        {[&] { train_step(*ms[0], *opts[0], batch); }, [&] { train_step(*ms[1], *opts[1], batch); },
-         [&] { train_step(*ms[2], *opts[2], batch); }},
+        {[&] { fits[0]->step(); }, [&] { fits[1]->step(); }, [&] { fits[2]->step(); }},
         static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
     r.ts.push_back(static_cast<double>(T));
     for (int m = 0; m < kNumModels; ++m) {
@@ -365,7 +371,7 @@ void summary(const Config& cfg, RunContext& ctx, const Measured& r) {
 
 void run(const Config& cfg, RunContext& ctx) {
   ctx.note(fmt::format("Models: d_model {}, {} heads, {} layers, window {} (banded).",
-                       cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers"),
+                       cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("num_layers"),
                        cfg.get_int("window")));
   ctx.result("random_links", cfg.get_int("random_links"));
   if (cfg.get_int("random_links") > 0)
@@ -403,16 +409,12 @@ Experiment sparse_challenge() {
       .add_int("random_links", 0,
                "random keys per query of the third model (BigBird; 0: window + globals only)",
                {.min = 0})
-      .add_int("d_model", 32, "model width", {.min = 2})
-      .add_int("nhead", 2, "attention heads", {.min = 1})
-      .add_int("layers", 2, "encoder layers", {.min = 1})
-      .add_int("steps", 400, "training steps per model and task", {.min = 1})
-      .add_int("batch", 32, "training batch", {.min = 1})
-      .add_real("lr", 3e-3, "Adam learning rate", {.min = 0})
-      .add_int("eval_size", 500, "held-out examples per accuracy", {.min = 1})
       .add_int("time_batch", 2, "batch of the timed step", {.min = 1})
       .add_int("reps", 7, "timed rounds per length", {.min = 1})
       .add_real("budget_s", 4.0, "fewer rounds where one round exceeds this (0: none)", {.min = 0});
+  add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2});
+  add_optimizer_fields(e.config, {.steps = 400, .batch_size = 32, .lr = 3e-3});  // Adam, constant
+  add_eval_fields(e.config, {.eval_size = 500});
   e.quick = {{"lengths", "32,64,128,256,512,1024"},
              {"train_lengths", "64"},
              {"window", "4"},

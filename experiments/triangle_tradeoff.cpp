@@ -35,9 +35,10 @@
 #include "experiments/common/peak_memory.h"
 #include "experiments/common/ssm_mixer.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/evaluation.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
-#include "train/optim/adam.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -69,7 +70,7 @@ MixerModelOptions model_options(const Config& cfg, int64_t vocab, int64_t max_le
   return {.vocab = vocab,
           .max_len = max_len,
           .d_model = cfg.get_int("d_model"),
-          .layers = cfg.get_int("layers"),
+          .layers = cfg.get_int("num_layers"),
           .classes = vocab};
 }
 
@@ -210,7 +211,7 @@ struct Decoded {
 
 Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& ks) {
   const int64_t d = cfg.get_int("d_model"), h = cfg.get_int("nhead"), w = cfg.get_int("window"),
-                layers = cfg.get_int("layers"), steps = cfg.get_int("decode_steps");
+                layers = cfg.get_int("num_layers"), steps = cfg.get_int("decode_steps");
   ctx.section(fmt::format(
       "Part 2: decoding {} tokens one at a time; bytes each model keeps between steps", steps));
   const int64_t n = cfg.get_int("d_state");
@@ -303,22 +304,15 @@ struct Recalled {
 double accuracy(MixerModel& m, const std::vector<Batch>& set) {
   NoGrad off;
   m.eval();
-  int64_t right = 0, n = 0;
-  for (const Batch& b : set) {
-    const Tensor logits = m.forward(b.ids).value();
-    const int64_t c = logits.size(1);
-    for (int64_t i = 0; i < b.labels.numel(); ++i, ++n) {
-      const real* row = logits.data() + i * c;
-      right += std::max_element(row, row + c) - row == static_cast<int64_t>(b.labels[i]);
-    }
-  }
+  kit::Accuracy acc;
+  for (const Batch& b : set) acc.add(m.forward(b.ids).value(), b.labels);
   m.train();
-  return static_cast<double>(right) / static_cast<double>(n);
+  return acc.value();
 }
 
 Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& ks) {
   const int64_t pairs = cfg.get_int("pairs"), steps = cfg.get_int("steps"),
-                batch = cfg.get_int("batch"), layers = cfg.get_int("layers"),
+                batch = cfg.get_int("batch_size"), layers = cfg.get_int("num_layers"),
                 w = cfg.get_int("window");
   const data::RecallTask task({.num_pairs = pairs});
   const int64_t values = 10;  // RecallTask's default value alphabet, 0..9
@@ -336,13 +330,16 @@ Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>
     Generator init(ctx.seed()), data_gen(ctx.seed() + 1);  // same data for every model
     MixerModel m(model_options(cfg, task.tokenizer().vocab_size(), task.max_src_len()), k.make,
                  init);
-    train::Adam opt(m.parameters(), {.lr = cfg.get_real("lr")});
-    const double s = seconds_of([&] {
-      for (int64_t i = 0; i < steps; ++i) {
-        forward_backward(m, recall_batch(task, batch, data_gen));
-        opt.step();
-      }
-    });
+    train::FitSettings fs;
+    fs.name = k.name;
+    fs.steps = steps;
+    fs.batch_size = batch;
+    fs.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
+    const double s =
+        train::fit(m, fs, [&](const train::BatchPart& part) {
+          const Batch b = recall_batch(task, batch, data_gen);
+          return train::StepLoss{cross_entropy(m.forward(part.rows(b.ids)), part.rows(b.labels))};
+        }).wall_seconds;
     r.accuracy.push_back(accuracy(m, held_out));
     r.params.push_back(m.num_parameters());
     t.add_row({k.name, std::to_string(r.params.back()), fixed(r.accuracy.back(), 3), fixed(s, 1)});
@@ -400,7 +397,7 @@ void triangle(const Config& cfg,
               const Recalled& rc) {
   ctx.section("The triangle: the document's table beside ours");
   const int64_t steps = cfg.get_int("decode_steps"), d = cfg.get_int("d_model"),
-                layers = cfg.get_int("layers");
+                layers = cfg.get_int("num_layers");
   const double kv_per_token = 2.0 * static_cast<double>(layers * d * 4);
   Table doc("000 §9.6 (the document)",
             {"architecture", "time", "space", "long range", "precise matching"});
@@ -551,7 +548,7 @@ void check(const Config& cfg) {
 void run(const Config& cfg, RunContext& ctx) {
   const std::vector<Kind> ks = kinds(cfg);
   ctx.note(fmt::format("Models: MixerModel, d_model {}, {} heads, {} layers, causal; window {}.",
-                       cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("layers"),
+                       cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("num_layers"),
                        cfg.get_int("window")));
   const Timed tm = timing_part(cfg, ctx, ks);
   const Decoded dec = decoding_part(cfg, ctx, ks);
@@ -575,19 +572,16 @@ Experiment triangle_tradeoff() {
       .add_int("time_threads", 1, "threads of the timed step (0: the run's --threads)", {.min = 0})
       .add_int("reps", 7, "timed rounds per length", {.min = 1})
       .add_real("budget_s", 3.0, "fewer rounds where one round exceeds this (0: none)", {.min = 0})
-      .add_int("d_model", 32, "model width", {.min = 2})
-      .add_int("nhead", 2, "heads of the attention mixers", {.min = 1})
-      .add_int("layers", 2, "blocks", {.min = 1})
       .add_int("window", 3, "sliding window: position t reads t-w..t", {.min = 0})
       .add_int("d_state", 16, "S6: state entries N per channel", {.min = 1})
       .add_int("s6_expand", 1,
                "S6: E = s6_expand d_model channels (1: parameters near attention's)", {.min = 1})
       .add_int("decode_steps", 256, "tokens decoded one at a time in Part 2", {.min = 2})
-      .add_int("pairs", 6, "recall: key-value pairs per example", {.min = 1})
-      .add_int("steps", 2000, "recall: training steps per model", {.min = 1})
-      .add_int("batch", 32, "recall: training batch", {.min = 1})
-      .add_real("lr", 3e-3, "recall: Adam learning rate", {.min = 0})
-      .add_int("eval_size", 1000, "recall: held-out examples", {.min = 1});
+      .add_int("pairs", 6, "recall: key-value pairs per example", {.min = 1});
+  add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2});
+  // Part 3, recall: Adam at a constant rate.
+  add_optimizer_fields(e.config, {.steps = 2000, .batch_size = 32, .lr = 3e-3});
+  add_eval_fields(e.config, {.eval_size = 1000});
   e.quick = {
       {"lengths", "64,128,256,512"}, {"reps", "3"}, {"decode_steps", "64"}, {"eval_size", "500"}};
   e.check = check;

@@ -30,7 +30,7 @@
 #include "experiments/run_context.h"
 #include "nn/attention/sdpa.h"
 #include "nn/linear.h"
-#include "train/optim/adam.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -39,26 +39,23 @@ namespace {
 // Query/key projections of an attention layer over d-dimensional tokens with `heads` heads
 // (value and output projections do not influence the attention maps being trained, so they are
 // left out: with them, Adam would skip them anyway as they receive no gradient).
-struct AttentionMaps {
-  AttentionMaps(int64_t d, int64_t heads, Generator& gen)
-      : heads(heads), wq(d, d, false, gen), wk(d, d, false, gen) {}
+class AttentionMaps : public nn::Module {
+ public:
+  AttentionMaps(int64_t d, int64_t heads, Generator& gen) : Module("AttentionMaps"), heads(heads) {
+    wq = register_module("wq", std::make_shared<nn::Linear>(d, d, false, gen));
+    wk = register_module("wk", std::make_shared<nn::Linear>(d, d, false, gen));
+  }
 
   // x (B,T,d) -> attention weights (B,heads,T,T) = softmax(Q_h K_h^T / sqrt(d_k)).
   Var weights(const Var& x) const {
-    Var q = nn::split_heads(wq.forward(x), heads);
-    Var k = nn::split_heads(wk.forward(x), heads);
+    Var q = nn::split_heads(wq->forward(x), heads);
+    Var k = nn::split_heads(wk->forward(x), heads);
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
     return softmax(mul_scalar(matmul(q, k, false, true), static_cast<real>(scale)));
   }
 
-  std::vector<Var> parameters() const {
-    auto p = wq.parameters(), k = wk.parameters();
-    p.insert(p.end(), k.begin(), k.end());
-    return p;
-  }
-
   int64_t heads;
-  nn::Linear wq, wk;
+  std::shared_ptr<nn::Linear> wq, wk;
 };
 
 // The loss of the document: one head is compared with both targets; with two heads, head 0 with
@@ -124,18 +121,21 @@ Curve train(int64_t heads,
             uint64_t seed) {
   Generator gen(seed);
   AttentionMaps model(task.feature_dims(), heads, gen);
-  train::Adam opt(model.parameters(), {.lr = lr});
+  train::FitSettings s;
+  s.name = fmt::format("{} head{} seed {}", heads, heads == 1 ? "" : "s", seed);
+  s.steps = iters;
+  s.optimizer.lr = lr;  // Adam, constant rate
+  s.not_data_parallel =
+      "every step records the two loss terms of the whole batch (the curves of the study)";
   Curve c;
-  for (int64_t i = 0; i < iters; ++i) {
+  const train::TrainResult r = train::fit(model, s, [&](const train::BatchPart&) {
     const data::TwoRelationBatch b = task.sample(batch, gen);
     Losses l = two_relation_loss(model.weights(Var::constant(b.x)), b);
-    opt.zero_grad();
-    l.total.backward();
-    opt.step();
-    c.total.push_back(l.total.item());
     c.position.push_back(l.position);
     c.content.push_back(l.content);
-  }
+    return train::StepLoss{l.total};
+  });
+  c.total = r.losses;
   return c;
 }
 
@@ -190,7 +190,7 @@ struct Study {
 };
 
 void run(const Config& cfg, RunContext& ctx) {
-  const int64_t iters = cfg.get_int("iters"), batch = cfg.get_int("batch");
+  const int64_t iters = cfg.get_int("iters"), batch = cfg.get_int("batch_size");
   const int64_t long_iters = cfg.get_int("long_iters"), seeds = cfg.get_int("seeds");
   const double lr = cfg.get_real("lr");
   const uint64_t seed = ctx.seed();
@@ -355,14 +355,13 @@ Experiment two_relation() {
   e.purpose = "One head vs two heads on two contradictory attention targets; tests the claim";
   e.typical_time = "~2 s";
   e.config.add_int("iters", 400, "Adam steps in the document's setting", {.min = 1})
-      .add_int("batch", 32, "sequences per step", {.min = 1})
-      .add_real("lr", 5e-3, "Adam learning rate", {.min = 0})
       .add_string("position_code", "document",
                   "position features: the document's (identity columns) or binary",
                   {"document", "binary"})
       .add_int("long_iters", 3000, "Adam steps in the longer study", {.min = 1})
       .add_int("seeds", 3, "seeds per position code in the longer study", {.min = 1})
       .add_int("seed", 11, "random seed (weights and data); the document uses 11", {.min = 0});
+  add_optimizer_fields(e.config, {.batch_size = 32, .lr = 5e-3});  // Adam, constant rate
   e.quick = {{"iters", "150"}, {"long_iters", "300"}, {"seeds", "1"}};
   e.run = run;
   return e;

@@ -47,7 +47,7 @@ ShapesVitSettings settings(const Config& cfg, uint64_t seed, int64_t patch, bool
   s.model.patch_size = patch;
   s.model.d_model = cfg.get_int("d_model");
   s.model.nhead = cfg.get_int("nhead");
-  s.model.num_layers = cfg.get_int("layers");
+  s.model.num_layers = cfg.get_int("num_layers");
   s.model.dim_feedforward = cfg.get_int("dim_ff");
   s.model.num_classes = data::kNumShapeClasses;
   s.model.position_embedding = positions;
@@ -56,7 +56,7 @@ ShapesVitSettings settings(const Config& cfg, uint64_t seed, int64_t patch, bool
             .max_radius = cfg.get_real("max_radius"),
             .noise = cfg.get_real("noise")};
   s.steps = cfg.get_int("steps");
-  s.batch = cfg.get_int("batch");
+  s.batch = cfg.get_int("batch_size");
   s.warmup = cfg.get_int("warmup");
   s.lr = cfg.get_real("lr");
   s.seed = seed;
@@ -450,20 +450,15 @@ Experiment vit_patches() {
       .add_real("max_radius", 6, "largest shape half-size in pixels", {.min = 1})
       .add_real("noise", 0.15, "standard deviation of the pixel noise", {.min = 0})
       .add_int("patch_size", 4, "patch side P of the main model", {.min = 1})
-      .add_int("d_model", 32, "model width", {.min = 1})
-      .add_int("nhead", 4, "attention heads per layer", {.min = 1})
-      .add_int("layers", 4, "encoder layers", {.min = 1})
-      .add_int("dim_ff", 64, "feed-forward width", {.min = 1})
-      .add_int("steps", 1500, "training steps of every model", {.min = 1})
-      .add_int("batch", 64, "images per step", {.min = 1})
-      .add_real("lr", 2e-3, "peak Adam learning rate (cosine decay)", {.min = 0})
-      .add_int("warmup", 100, "steps of linear learning-rate warm-up", {.min = 0})
-      .add_int("eval_size", 1000, "held-out images", {.min = 1})
       .add_bool("compare_positions", true, "also train without position embeddings")
       .add_bool("translation", true,
                 "also train on shapes in the left half only and test on the right half")
       .add_ints("patch_sizes", {4, 8}, "patch sizes to compare (each its own model)", {.min = 1})
       .add_int("seed", 1, "random seed (weights, images, held-out set)", {.min = 0});
+  add_model_fields(e.config, {.d_model = 32, .nhead = 4, .num_layers = 4, .dim_ff = 64});
+  // Adam, linear warm-up then cosine decay (experiments/common/shapes_vit.h).
+  add_optimizer_fields(e.config, {.steps = 1500, .batch_size = 64, .lr = 2e-3, .warmup = 100});
+  add_eval_fields(e.config, {.eval_size = 1000});
   e.quick = {{"steps", "300"}, {"warmup", "30"}, {"eval_size", "300"}, {"patch_sizes", "4,8"}};
   e.check = check;
   e.run = run;

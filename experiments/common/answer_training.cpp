@@ -9,9 +9,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/mode.h"
-#include "experiments/common/timing.h"
-#include "train/optim/adam.h"
-#include "train/optim/clip.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -74,28 +72,33 @@ AnswerRun train_on_answers(MixerModel& m,
                            const AnswerTrainingOptions& o,
                            uint64_t seed) {
   Generator data_gen(seed + 1), eval_gen(seed + 2);
-  train::Adam opt(m.parameters(), {.lr = o.lr});
+  train::FitSettings s;
+  s.name = task.name();
+  s.steps = o.steps;
+  s.batch_size = o.batch;
+  s.optimizer = {.lr = o.lr, .clip = o.clip};  // Adam, constant rate
   AnswerRun run;
+  m.train();
+  const train::TrainResult r = train::fit(m, s, [&](const train::BatchPart& part) {
+    const AnswerBatch b = answer_batch(task, o.batch, data_gen);
+    const Tensor answers = part.rows(b.answers);
+    return train::StepLoss{
+        cross_entropy(answer_logits(m, part.rows(b.ids), answers.size(1)), answers),
+        answers.numel()};
+  });
+  run.seconds = r.wall_seconds;
+  // The curve: the mean loss of each block of log_every steps (the last block may be shorter).
   double block = 0;
   int64_t in_block = 0;
-  m.train();
-  run.seconds = seconds_of([&] {
-    for (int64_t s = 1; s <= o.steps; ++s) {
-      const AnswerBatch b = answer_batch(task, o.batch, data_gen);
-      opt.zero_grad();
-      Var loss = cross_entropy(answer_logits(m, b.ids, b.answers.size(1)), b.answers);
-      loss.backward();
-      if (o.clip > 0) train::clip_grad_norm(m.parameters(), o.clip);
-      opt.step();
-      block += static_cast<double>(loss.value()[0]);
-      if (++in_block == o.log_every || s == o.steps) {
-        run.curve_steps.push_back(static_cast<double>(s));
-        run.curve_loss.push_back(block / static_cast<double>(in_block));
-        block = 0;
-        in_block = 0;
-      }
+  for (size_t i = 0; i < r.losses.size(); ++i) {
+    block += r.losses[i];
+    if (++in_block == o.log_every || i + 1 == r.losses.size()) {
+      run.curve_steps.push_back(static_cast<double>(i + 1));
+      run.curve_loss.push_back(block / static_cast<double>(in_block));
+      block = 0;
+      in_block = 0;
     }
-  });
+  }
   m.eval();
   std::vector<AnswerBatch> held_out;
   for (int64_t left = o.eval_size; left > 0; left -= 250)

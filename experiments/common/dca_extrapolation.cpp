@@ -8,9 +8,8 @@
 #include "data/batch.h"
 #include "data/corpus.h"
 #include "experiments/common/mixer_model.h"
-#include "experiments/common/timing.h"
 #include "nn/attention/dual_chunk_attention.h"
-#include "train/optim/adam.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -63,19 +62,21 @@ DcaExtrapolation run_dca_extrapolation(const DcaExtrapolationOptions& o, uint64_
         return Mixer{a, [a](const Var& x) { return a->forward(x); }};
       },
       init);
-  train::Adam opt(m.parameters(), {.lr = o.lr});
   const data::LanguageModelTask train_task(corpus, o.train_len, data::Split::kTrain);
+  train::FitSettings fs;
+  fs.name = "rope (dual chunk study)";
+  fs.steps = o.steps;
+  fs.batch_size = o.batch;
+  fs.optimizer.lr = o.lr;  // Adam, constant rate
   DcaExtrapolation r;
-  r.train_seconds = seconds_of([&] {
-    for (int64_t step = 0; step < o.steps; ++step) {
-      std::vector<data::Example> xs;
-      for (int64_t i = 0; i < o.batch; ++i) xs.push_back(train_task.sample(draw));
-      const data::Batch b = data::collate_language_model(xs);
-      opt.zero_grad();
-      cross_entropy(m.forward_positions(b.tgt_in), b.tgt_out).backward();
-      opt.step();
-    }
-  });
+  r.train_seconds =
+      train::fit(m, fs, [&](const train::BatchPart& part) {
+        std::vector<data::Example> xs;
+        for (int64_t i = 0; i < o.batch; ++i) xs.push_back(train_task.sample(draw));
+        const data::Batch b = data::collate_language_model(part.items(xs));
+        return train::StepLoss{cross_entropy(m.forward_positions(b.tgt_in), b.tgt_out),
+                               b.tgt_out.numel()};
+      }).wall_seconds;
   for (int64_t len : o.eval_lengths) {
     std::vector<data::Example> windows =
         data::LanguageModelTask(corpus, len, data::Split::kValidation).all_windows();

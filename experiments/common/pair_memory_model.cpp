@@ -1,11 +1,13 @@
 #include "experiments/common/pair_memory_model.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
-#include "train/optim/adam.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -87,7 +89,6 @@ RecallRun train_pair_memory(const PairMemoryConfig& cfg, uint64_t seed) {
   Generator init(seed), data_gen(seed + 1), heldout_gen(seed + 2);
   PairMemoryModel model(task.tokenizer().vocab_size(), cfg.d, cfg.scaled, init);
   const std::vector<data::Example> heldout = draw(task, cfg.eval_size, heldout_gen);
-  train::Adam opt(model.parameters(), {.lr = cfg.lr});
   RecallRun r;
   auto evaluate = [&](int64_t step) {
     NoGrad off;
@@ -110,15 +111,22 @@ RecallRun train_pair_memory(const PairMemoryConfig& cfg, uint64_t seed) {
     r.eval_entropy.push_back(entropy / static_cast<double>(heldout.size()));
   };
   evaluate(0);
-  for (int64_t step = 1; step <= cfg.steps; ++step) {
-    opt.zero_grad();
-    Var loss = model.loss(draw(task, cfg.batch, data_gen));
-    loss.backward();
-    r.losses.push_back(loss.value().item());
-    r.score_grad_norm.push_back(score_weight_grad_norm(*model.attn));
-    opt.step();
-    if (step % cfg.eval_every == 0 || step == cfg.steps) evaluate(step);
-  }
+  train::FitSettings fs;
+  fs.name = fmt::format("pair memory d {} {}", cfg.d, cfg.scaled ? "scaled" : "unscaled");
+  fs.steps = cfg.steps;
+  fs.batch_size = cfg.batch;
+  fs.optimizer.lr = cfg.lr;  // Adam, constant rate
+  fs.eval_every = cfg.eval_every;
+  train::Fit fit(model, fs, [&](const train::BatchPart& part) {
+    return train::StepLoss{model.loss(part.items(draw(task, cfg.batch, data_gen)))};
+  });
+  fit.after_backward(
+      [&](int64_t) { r.score_grad_norm.push_back(score_weight_grad_norm(*model.attn)); });
+  r.losses = fit.run([&](int64_t step) {
+                  evaluate(step);
+                  return train::Metrics{{"accuracy", r.eval_accuracy.back()}};
+                })
+                 .losses;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -10,11 +10,9 @@
 #include "autograd/tape.h"
 #include "data/corpus.h"
 #include "data/stream.h"
-#include "train/optim/adam.h"
-#include "train/optim/clip.h"
+#include "train/fit.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
-#include "train/schedule.h"
 
 namespace attn::experiments {
 
@@ -76,10 +74,6 @@ ScalingCurve train_scaling_run(const train::TrainConfig& tc,
       std::max(setup.train->max_tgt_len(), setup.heldout->max_tgt_len())};
   const auto model = train::make_task_model(tc, *setup.train, limits, init);
   data::ExampleStream stream(setup.train, train::stream_seed(tc));
-  const std::vector<Var> params = model->module().parameters();
-  train::AdamW opt(params, train::AdamOptions{.lr = tc.lr, .weight_decay = tc.weight_decay});
-  const auto schedule = train::make_schedule(
-      {.kind = tc.schedule, .lr = tc.lr, .warmup = tc.warmup, .total = tc.steps});
 
   ScalingCurve c;
   c.d_model = tc.d_model;
@@ -94,29 +88,33 @@ ScalingCurve train_scaling_run(const train::TrainConfig& tc,
   if (const auto* lm = dynamic_cast<const data::LanguageModelTask*>(setup.train.get()))
     c.train_chars = static_cast<int64_t>(lm->all_windows().size()) * tc.block_len;
 
-  int64_t tokens = 0;
+  train::FitSettings fs;
+  fs.name =
+      fmt::format("scaling run d_model {} layers {} seed {}", tc.d_model, tc.num_layers, tc.seed);
+  fs.steps = tc.steps;
+  fs.batch_size = tc.batch_size;
+  fs.optimizer = {.kind = "adamw",
+                  .lr = tc.lr,
+                  .weight_decay = tc.weight_decay,
+                  .schedule = tc.schedule,
+                  .warmup = tc.warmup,
+                  .d_model = tc.d_model,
+                  .clip = tc.clip};
+  fs.eval_every = 1;  // the callback measures at the requested steps only
+  train::Fit fit(model->module(), fs, [&](const train::BatchPart& part) {
+    const train::LossOut l = model->loss(part.items(stream.next(tc.batch_size)));
+    return train::StepLoss{l.loss, l.tokens};
+  });
   size_t next_eval = 0;
-  for (int64_t s = 1; s <= tc.steps; ++s) {
-    const std::vector<data::Example> batch = stream.next(tc.batch_size);
-    opt.set_lr(schedule->lr(s));
-    opt.zero_grad();
-    const train::LossOut l = model->loss(batch);
-    l.loss.backward();
-    if (!std::isfinite(l.loss.item()))
-      throw Error(fmt::format(
-          "scaling run d_model {} layers {} seed {}: the training loss is {} at step {}; "
-          "lower --lr",
-          tc.d_model, tc.num_layers, tc.seed, l.loss.item(), s));
-    if (tc.clip > 0) train::clip_grad_norm(params, tc.clip);
-    opt.step();
-    tokens += l.tokens;
+  fit.run([&](int64_t s) {
     while (next_eval < eval_steps.size() && eval_steps[next_eval] == s) {
       c.steps.push_back(s);
-      c.tokens.push_back(tokens);
+      c.tokens.push_back(fit.items_seen());
       c.group_loss.push_back(group_losses(*model, setup.heldout_set, groups));
       ++next_eval;
     }
-  }
+    return train::Metrics{};
+  });
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }

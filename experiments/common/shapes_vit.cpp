@@ -1,12 +1,12 @@
 #include "experiments/common/shapes_vit.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "autograd/functional.h"
 #include "autograd/tape.h"
-#include "experiments/common/timing.h"
-#include "train/optim/adam.h"
-#include "train/schedule.h"
+#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -24,29 +24,24 @@ Tensor image_rows(const Tensor& images, int64_t start, int64_t n) {
 
 }  // namespace
 
-ShapesVitRun train_shapes_vit(const ShapesVitSettings& s,
-                              const std::function<void(int64_t, double)>& on_step) {
+ShapesVitRun train_shapes_vit(const ShapesVitSettings& s) {
   Generator init(s.seed), data_gen(s.seed + 1);
   const data::ShapesDataset shapes(s.data);
   ShapesVitRun run;
   run.model = std::make_shared<nn::VisionTransformer>(s.model, init);
   run.model->train();
-  train::Adam opt(run.model->parameters(), {.lr = s.lr});
-  const auto schedule =
-      train::make_schedule({.kind = "cosine", .lr = s.lr, .warmup = s.warmup, .total = s.steps});
-  run.seconds = seconds_of([&] {
-    for (int64_t step = 1; step <= s.steps; ++step) {
-      const data::ImageBatch b = shapes.sample(s.batch, data_gen);
-      opt.set_lr(schedule->lr(step));
-      opt.zero_grad();
-      const Var loss = cross_entropy(run.model->forward(Var::constant(b.images)), b.labels);
-      const double l = loss.item();
-      loss.backward();
-      opt.step();
-      run.losses.push_back(l);
-      if (on_step) on_step(step, l);
-    }
+  train::FitSettings fs;
+  fs.name = fmt::format("vit patch {}", s.model.patch_size);
+  fs.steps = s.steps;
+  fs.batch_size = s.batch;
+  fs.optimizer = {.lr = s.lr, .schedule = "cosine", .warmup = s.warmup};  // Adam
+  const train::TrainResult r = train::fit(*run.model, fs, [&](const train::BatchPart& part) {
+    const data::ImageBatch b = shapes.sample(s.batch, data_gen);
+    return train::StepLoss{
+        cross_entropy(run.model->forward(Var::constant(part.rows(b.images))), part.rows(b.labels))};
   });
+  run.losses = r.losses;
+  run.seconds = r.wall_seconds;
   return run;
 }
 

@@ -36,9 +36,8 @@ struct ShapesVitRun {
   double seconds = 0;          // wall time of the training loop
 };
 
-// on_step(step, loss), if given, is called after every step (progress lines).
-ShapesVitRun train_shapes_vit(const ShapesVitSettings& s,
-                              const std::function<void(int64_t, double)>& on_step = {});
+// Trains with train::fit: Adam, linear warm-up then cosine decay, fresh images every step.
+ShapesVitRun train_shapes_vit(const ShapesVitSettings& s);
 
 struct ShapesScore {
   double accuracy = 0;

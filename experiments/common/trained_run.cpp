@@ -2,14 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 
 #include "autograd/error.h"
 #include "autograd/tape.h"
 
+#include "experiments/kit/scratch_folder.h"
 #include "experiments/run_context.h"
 #include "nn/positional/position_kind.h"
 #include "train/run/run_folder.h"
@@ -18,26 +17,11 @@ namespace attn::experiments {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Removes its folder when the last owner lets go.
-struct ScratchFolder {
-  fs::path path;
-  ~ScratchFolder() {
-    std::error_code ignored;
-    if (!path.empty()) fs::remove_all(path, ignored);
-  }
-};
-
-}  // namespace
-
 TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name) {
   train::validate_train_config(tc);
   TrainedRun r;
-  auto scratch = std::make_shared<ScratchFolder>();  // removed on return if training throws
-  scratch->path = train::create_unique_folder(fs::temp_directory_path() /
-                                              fmt::format("attnlab-{}-{}", name, ::getpid()));
-  tc.out = scratch->path.string();
+  auto scratch = std::make_shared<kit::ScratchFolder>(name);  // removed if training throws
+  tc.out = scratch->path().string();
   r.scratch = scratch;
   r.summary = train::train_task(tc, nullptr);  // no "run folder /tmp/..." line: it vanishes
   r.setup = train::make_task_setup(tc);

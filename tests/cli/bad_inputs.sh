@@ -187,7 +187,7 @@ bad 2 "seed" run worked-example --seed -1 --out new-run
 bad 2 "d_model" run reversal --d-model 0 --out new-run
 bad 2 "nhead 5 must divide --d_model 64" run reversal --nhead 5 --out new-run
 bad 2 "nhead 5 must divide --d_model" run mha-heads --nhead 5 --out new-run
-bad 2 "heads 3 must divide --d_model" run reversal-no-positions --heads 3 --out new-run
+bad 2 "nhead 3 must divide --d_model" run reversal-no-positions --nhead 3 --out new-run
 bad 2 "nhead 5 must divide --hidden" run vanishing-gradient --nhead 5 --out new-run
 
 section "attnlab run: fields of every experiment (bad value per type)"
