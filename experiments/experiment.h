@@ -1,6 +1,6 @@
 // Experiment: what `attnlab list` shows and `attnlab run <name>` runs.
 //
-//   // experiments/worked_example.cpp
+//   // experiments/basics/worked_example.cpp
 //   namespace attn::experiments {
 //   Experiment worked_example() {
 //     Experiment e;

@@ -102,7 +102,7 @@ std::vector<ParityLayerSpec> transformer_parity_layers() {
       {"pre_gelu_padded",
        with({{"norm_first", "true"}, {"activation", "gelu"}, {"masks", "true"}})},
       {"post_causal_gqa", with({{"causal", "true"}, {"n_kv_heads", "1"}})},
-      // The ablation switches, one at a time (experiments/ablate_block.cpp).
+      // The ablation switches, one at a time (experiments/architectures/ablate_block.cpp).
       {"post_no_layer_norm", with({{"layer_norm", "false"}})},
       {"pre_no_residual", with({{"norm_first", "true"}, {"residual", "false"}})},
       {"post_no_residual", with({{"residual", "false"}})},
