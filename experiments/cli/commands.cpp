@@ -153,10 +153,12 @@ std::string run_help(const Experiment& e, const Config& cfg) {
       e.name, e.purpose, e.source, e.typical_time);
   s += cfg.help_text(
       "Fields (defaults are the document's settings; '-' and '_' are interchangeable)");
-  s += "\n" + run_options_help(e.reference);
-  s += "  --out DIR          write the run folder here (default runs/" + e.name +
-       "/<time>/); it must be\n"
-       "                     new or empty: a folder holding an earlier run is refused\n";
+  s += '\n';
+  s += run_options_help(e.reference);
+  s += fmt::format(
+      "  --out DIR          write the run folder here (default runs/{}/<time>/); it must be\n"
+      "                     new or empty: a folder holding an earlier run is refused\n",
+      e.name);
   s += "  --quick            a fast, smaller run (for tests)";
   if (!e.quick.empty()) {
     s += ":";
