@@ -274,7 +274,12 @@ void validate_train_config(const TrainConfig& c) {
             fmt::format("--model bert is encoder-only and cannot generate the output of '{}'; use "
                         "transformer, gpt, lstm, gru or rnn",
                         c.task));
-  if (c.model == "mixer") validate_mixer_choice(c);
+  if (c.model == "mixer")
+    validate_mixer_choice(c);
+  else
+    require(c.mixer == TrainConfig{}.mixer,
+            fmt::format("--mixer {} needs --model mixer (--model {} has its own attention)",
+                        c.mixer, c.model));
   if (classify)
     require(c.model != "gpt" && c.model != "mixer",
             fmt::format("'{}' is a classification task; use --model bert or transformer "
