@@ -65,7 +65,7 @@ assert len(r["figures"]) == 3, r["figures"]
 
 # attnlab train --n_kv_heads: the GPT's key/value projections shrink to n_kv_heads x head_dim
 # rows, the query projection keeps d_model; the encoder-decoder and additive scores refuse it.
-expect 2 "--n_kv_heads (3) must divide --nhead (4)" train charlm --model gpt --nhead 4 \
+expect 2 "--n_kv_heads 3 must divide --nhead 4" train charlm --model gpt --nhead 4 \
   --n_kv_heads 3 --out "$tmp/kvbad1"
 expect 2 "the encoder-decoder's decoder has no grouped-query attention" train reversal \
   --model transformer --n_kv_heads 2 --out "$tmp/kvbad2"
