@@ -23,7 +23,7 @@ done
 
 check triangle-tradeoff '
 c = cfg["config"]
-d, h, L, w, n = c["d_model"], c["nhead"], c["layers"], c["window"], c["decode_steps"]
+d, h, L, w, n = c["d_model"], c["nhead"], c["num_layers"], c["window"], c["decode_steps"]
 D = d // h
 # the decoding state, exactly, at every position t = 1..n
 assert res["state_bytes_softmax"] == [2 * L * d * t * 4 for t in range(1, n + 1)]

@@ -169,9 +169,9 @@ refused 1 "--plugin $tmp/wrong_gradient.so: mixer 'half-square' failed its gradi
 expect 2 "--plugin needs a file" list --plugin
 # --model mixer without plugins: the built-in rows, and its own usage errors.
 expect 2 "--mixer linformer: --model mixer is a causal language model" \
-  train copy --model mixer --mixer linformer --steps 5 --out "$tmp/mixer_bad1"
+  train copy --model mixer --mixer linformer --steps 5 --warmup 0 --out "$tmp/mixer_bad1"
 expect 2 "--mixer: unknown 'bogus' (choose from softmax linear window" \
-  train copy --model mixer --mixer bogus --steps 5 --out "$tmp/mixer_bad2"
-expect 2 "'anagram' is a classification task" train anagram --model mixer --steps 5 \
+  train copy --model mixer --mixer bogus --steps 5 --warmup 0 --out "$tmp/mixer_bad2"
+expect 2 "'anagram' is a classification task" train anagram --model mixer --steps 5 --warmup 0 \
   --out "$tmp/mixer_bad3"
 finish
