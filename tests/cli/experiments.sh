@@ -30,10 +30,13 @@ expect 2 "--nhead 5 must divide --d_model 32" run mha-heads --nhead 5 --out "$tm
 expect 0 "--model" train --help
 # One options system: `run X --help` and `train --help` list the shared groups alike.
 for cmd in "train" "run mha-heads"; do
+  # The help is captured first: `| grep -q` would quit at its match and kill the writer with
+  # SIGPIPE, which pipefail reports as a failure (it did, under load).
   # shellcheck disable=SC2086
-  if "$bin" $cmd --help | grep -qE '^Model:$' &&
-     "$bin" $cmd --help | grep -qE '^  --d_model <int> +token vector width \(d_model\) \(default [0-9]+\)$' &&
-     "$bin" $cmd --help | grep -qE '^Run options:$'; then
+  help=$("$bin" $cmd --help)
+  if grep -qE '^Model:$' <<<"$help" &&
+     grep -qE '^  --d_model <int> +token vector width \(d_model\) \(default [0-9]+\)$' <<<"$help" &&
+     grep -qE '^Run options:$' <<<"$help"; then
     pass "attnlab $cmd --help: the Model group and the run options in the shared style"
   else
     fail "attnlab $cmd --help: no 'Model:' group with '--d_model <int>' or no 'Run options:'"
@@ -45,7 +48,7 @@ expect 2 "unknown layer 'mhaa'" parity mhaa --weights a --inputs b --out c
 expect 2 "expected key=value, got 'nhead'" parity mha --config nhead --weights a --inputs b --out c
 expect 2 "must be a positive multiple of num_heads" parity mha --config embed_dim=10 --config num_heads=3 \
   --weights a --inputs b --out c
-if "$bin" --help | grep -q "^  bench"; then
+if grep -q "^  bench" <<<"$("$bin" --help)"; then
   expect 2 "unknown workload 'W99'" bench --workload W99
 else
   echo "SKIP attnlab bench: not built (ATTN_BUILD_BENCH=OFF)"

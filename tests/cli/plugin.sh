@@ -34,7 +34,7 @@ else
   finish
 fi
 plugin="$cw/build/libgated_attention.so"
-if nm -D --defined-only "$plugin" | grep -q ' attn_.*registry\|_ZN4attn2nn14mixer_registryEv'; then
+if grep -q ' attn_.*registry\|_ZN4attn2nn14mixer_registryEv' <<<"$(nm -D --defined-only "$plugin")"; then
   fail "the plugin defines attnlab's registry itself (a second copy): link only attnlab::plugin"
 else
   pass "the plugin holds no copy of attnlab's registry"
