@@ -6,7 +6,15 @@
 # scripts/test's four trees (Release, Debug, generic, the clang fuzz tree).
 #   cmake -DATTN_PCH=OFF ...   to build without them (e.g. to check that a file includes what it
 #                              uses: with them on, a missing #include <vector> goes unnoticed)
-option(ATTN_PCH "Precompile the common standard and fmt headers" ON)
+# With ccache (cmake/ccache.cmake) they are off by default: GCC's .gch files are not
+# reproducible, so every tree (a clean clone, a worktree, CI) would build its own and every
+# object including it would miss the cache; a cache hit saves far more than the PCH does.
+if(ATTN_USING_CCACHE)
+  set(attn_pch_default OFF)
+else()
+  set(attn_pch_default ON)
+endif()
+option(ATTN_PCH "Precompile the common standard and fmt headers" ${attn_pch_default})
 if(NOT ATTN_PCH)
   return()
 endif()
