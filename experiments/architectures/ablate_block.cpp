@@ -26,6 +26,7 @@
 #include "autograd/error.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
@@ -33,10 +34,6 @@
 namespace attn::experiments {
 
 namespace {
-
-std::string yes(bool b) {
-  return b ? "yes" : "no";
-}
 
 struct Variant {
   std::string key, title;
@@ -111,9 +108,11 @@ Score train_variant(const Config& cfg, const std::string& task, const Variant& v
   return s;
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  const std::vector<std::string> tasks = task_names(cfg);
-  std::map<std::string, std::map<std::string, Score>> scores;  // [task][variant]
+using Scores = std::map<std::string, std::map<std::string, Score>>;  // [task][variant]
+
+// Every variant on every task: the table, results.json's scores and the per-variant keys.
+Scores train_all(const Config& cfg, const std::vector<std::string>& tasks, RunContext& ctx) {
+  Scores scores;
   Table t(
       fmt::format("{} steps, {} seeds each (means); {} layers per stack, d_model {}, {}",
                   cfg.get_int("steps"), cfg.get_int("seeds"), cfg.get_int("layers"),
@@ -140,12 +139,63 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.section("Results");
   ctx.table(t);
   ctx.result("scores", js);
+  return scores;
+}
 
+// What each part is for, per the document, against the measured drops.
+void compare_with_document(const Config& cfg,
+                           const std::vector<std::string>& tasks,
+                           const Scores& scores,
+                           RunContext& ctx) {
+  const double margin = cfg.get_real("margin");
+  DocumentComparison cmp(fmt::format(
+      "002 §39.8 vs ours ('hurts' = token accuracy at least {:.2f} below the intact block's)",
+      margin));
+  auto token = [&](const std::string& task, const std::string& key) {
+    return scores.at(task).at(key).token;
+  };
+  auto drop = [&](const std::string& task, const std::string& key) {
+    return token(task, "intact") - token(task, key);
+  };
+  auto describe = [&](const std::string& key) {
+    std::string s;
+    for (const auto& task : tasks)
+      s += fmt::format("{}{}: intact {:.3f}, {:.3f} without", s.empty() ? "" : "; ", task,
+                       token(task, "intact"), token(task, key));
+    return s;
+  };
+  auto hurts_all = [&](const std::string& key) {
+    return std::all_of(tasks.begin(), tasks.end(),
+                       [&](const std::string& task) { return drop(task, key) >= margin; });
+  };
+  cmp.add_exact("without positions the model cannot use order: reversal fails", "yes",
+                kit::yes_no(drop("reversal", "no_positions") >= margin),
+                fmt::format("reversal token accuracy: intact {:.3f}, no positions {:.3f}",
+                            token("reversal", "intact"), token("reversal", "no_positions")));
+  if (scores.count("sort") > 0) {
+    // The document ties positions to order; sort's answer is order-free.
+    cmp.add_exact("a task whose answer ignores input order needs no positions (sort)", "yes",
+                  kit::yes_no(drop("sort", "no_positions") < margin),
+                  fmt::format("sort token accuracy: intact {:.3f}, no positions {:.3f}",
+                              token("sort", "intact"), token("sort", "no_positions")));
+  }
+  cmp.add_exact("removing the residual connections makes training fail", "yes",
+                kit::yes_no(hurts_all("no_residual")), describe("no_residual"));
+  cmp.add_exact("removing layer norm makes training fail", "yes",
+                kit::yes_no(hurts_all("no_layer_norm")), describe("no_layer_norm"));
+  cmp.add_exact("without the FFN, stacked attention loses expressive power", "yes",
+                kit::yes_no(hurts_all("no_ffn")), describe("no_ffn"));
+  ctx.compare(cmp);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const std::vector<std::string> tasks = task_names(cfg);
+  const Scores scores = train_all(cfg, tasks, ctx);
   BarChart b;
   for (const auto& v : variants()) b.labels.push_back(v.title);
   for (const auto& task : tasks) {
     BarSeries s{task, {}, ""};
-    for (const auto& v : variants()) s.values.push_back(scores[task][v.key].token);
+    for (const auto& v : variants()) s.values.push_back(scores.at(task).at(v.key).token);
     b.series.push_back(s);
   }
   b.title = fmt::format("Held-out token accuracy after {} steps, one part removed at a time",
@@ -154,47 +204,7 @@ void run(const Config& cfg, RunContext& ctx) {
   b.y_max = 1.0;
   ctx.figure("ablate_block", bar_chart_svg(b),
              "Same steps, seeds and data for every bar; only the named part is missing.");
-
-  // What each part is for, per the document, against the measured drops.
-  const double margin = cfg.get_real("margin");
-  DocumentComparison cmp(fmt::format(
-      "002 §39.8 vs ours ('hurts' = token accuracy at least {:.2f} below the intact block's)",
-      margin));
-  auto drop = [&](const std::string& task, const std::string& key) {
-    return scores[task]["intact"].token - scores[task][key].token;
-  };
-  auto describe = [&](const std::string& key) {
-    std::string s;
-    for (const auto& task : tasks)
-      s += fmt::format("{}{}: intact {:.3f}, {:.3f} without", s.empty() ? "" : "; ", task,
-                       scores[task]["intact"].token, scores[task][key].token);
-    return s;
-  };
-  auto hurts_all = [&](const std::string& key) {
-    return std::all_of(tasks.begin(), tasks.end(),
-                       [&](const std::string& task) { return drop(task, key) >= margin; });
-  };
-  const bool has_sort = scores.count("sort") > 0;
-  cmp.add_exact(
-      "without positions the model cannot use order: reversal fails", "yes",
-      yes(drop("reversal", "no_positions") >= margin),
-      fmt::format("reversal token accuracy: intact {:.3f}, no positions {:.3f}",
-                  scores["reversal"]["intact"].token, scores["reversal"]["no_positions"].token));
-  if (has_sort) {
-    // The document ties positions to order; sort's answer is order-free.
-    cmp.add_exact(
-        "a task whose answer ignores input order needs no positions (sort)", "yes",
-        yes(drop("sort", "no_positions") < margin),
-        fmt::format("sort token accuracy: intact {:.3f}, no positions {:.3f}",
-                    scores["sort"]["intact"].token, scores["sort"]["no_positions"].token));
-  }
-  cmp.add_exact("removing the residual connections makes training fail", "yes",
-                yes(hurts_all("no_residual")), describe("no_residual"));
-  cmp.add_exact("removing layer norm makes training fail", "yes", yes(hurts_all("no_layer_norm")),
-                describe("no_layer_norm"));
-  cmp.add_exact("without the FFN, stacked attention loses expressive power", "yes",
-                yes(hurts_all("no_ffn")), describe("no_ffn"));
-  ctx.compare(cmp);
+  compare_with_document(cfg, tasks, scores, ctx);
 }
 
 }  // namespace

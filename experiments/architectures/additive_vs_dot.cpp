@@ -33,6 +33,7 @@
 #include "experiments/common/peak_memory.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/attention/additive_attention.h"
@@ -41,10 +42,6 @@
 namespace attn::experiments {
 
 namespace {
-
-std::string yes(bool b) {
-  return b ? "yes" : "no";
-}
 
 struct Trained {
   std::string score;  // "dot" | "additive"
@@ -366,7 +363,7 @@ void run(const Config& cfg, RunContext& ctx) {
                 "cannot differ by more than twice that)",
                 cfg.get_int("steps"), 1 - margin, bound);
   cmp.add_exact("§1.1: dot product achieves similar results to additive", "yes",
-                yes(std::abs(gap) < margin),
+                kit::yes_no(std::abs(gap) < margin),
                 std::abs(gap) < margin ? em : em + "; " + why_not_better);
   // One seed cannot show "consistently"; a gap inside the margin is a tie, not a win.
   const std::string verdict = gap >= margin ? "yes" : gap <= -margin ? "no (dot better)" : "tie";
@@ -374,7 +371,7 @@ void run(const Config& cfg, RunContext& ctx) {
                 verdict == "yes" ? em : em + "; " + why_not_better);
   cmp.add_exact(
       "§1.1: scaled dot product needs less computation (score step faster)", "yes",
-      yes(typical_ratio > 1),
+      kit::yes_no(typical_ratio > 1),
       fmt::format("additive / dot score-step time (fastest rounds): median {:.1f} over the cells, "
                   "from {:.1f} to {:.1f}",
                   typical_ratio, min_ratio, all.back()));
@@ -389,10 +386,10 @@ void run(const Config& cfg, RunContext& ctx) {
                   mem_d.back(), by_d.x.back()),
       1);
   cmp.add_exact("dot product is more memory-efficient (score step, every d_h)", "yes",
-                yes(*std::min_element(mem_d.begin(), mem_d.end()) > 1),
+                kit::yes_no(*std::min_element(mem_d.begin(), mem_d.end()) > 1),
                 fmt::format("memory ratio additive / dot grows like d_h^{:.2f}", mem_slope));
   cmp.add_exact("a training step of the dot-product model is faster", "yes",
-                yes(step_min_ratio > 1),
+                kit::yes_no(step_min_ratio > 1),
                 fmt::format("fastest rounds: dot {:.2f} ms, additive {:.2f} ms",
                             steps[0].min_s * 1e3, steps[1].min_s * 1e3));
   ctx.compare(cmp);

@@ -33,6 +33,7 @@
 #include "experiments/experiment.h"
 #include "experiments/kit/evaluation.h"
 #include "experiments/kit/fit.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/run_context.h"
 #include "nn/embedding.h"
@@ -184,40 +185,27 @@ std::string layers_text(int64_t l) {
   return l < 0 ? std::string("none in the grid") : std::to_string(l);
 }
 
-void run(const Config& cfg, RunContext& ctx) {
+// Every cell of the grid (layers x hops), trained from scratch once per seed: the mean held-out
+// accuracy per cell, (L, K). Each cell's runs also go to cells.csv and results.json.
+Tensor train_grid(const Config& cfg, RunContext& ctx) {
   const std::vector<int64_t> hops = cfg.get_ints("hops"), layers = cfg.get_ints("layers");
-  const std::vector<int64_t> seeds = cfg.get_ints("seeds");
-  const double solved = cfg.get_real("solved");
   const auto nh = static_cast<int64_t>(hops.size()), nl = static_cast<int64_t>(layers.size());
-  ctx.section(fmt::format("k-hop pointer chasing: {} nodes, {} seed(s) per cell",
-                          cfg.get_int("nodes"), seeds.size()));
-  ctx.note(fmt::format(
-      "Each cell trains a fresh encoder of L pre-norm layers (d_model {}, {} heads) over one "
-      "slot per pair and one for the start node, for at most {} steps of {} examples, stopping "
-      "early once held-out accuracy reaches {:.2f}; accuracy is measured on {} held-out "
-      "examples.",
-      cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("steps"), cfg.get_int("batch_size"),
-      cfg.get_real("target"), cfg.get_int("eval_size")));
-
-  Tensor mean = Tensor::zeros({nl, nh}), worst = Tensor::zeros({nl, nh});
+  Tensor mean = Tensor::zeros({nl, nh});
   CsvWriter log = ctx.csv("cells", {"hops", "layers", "seed", "accuracy", "steps", "seconds"});
   nlohmann::ordered_json cells = nlohmann::ordered_json::array();
   for (int64_t l = 0; l < nl; ++l)
     for (int64_t h = 0; h < nh; ++h) {
       std::vector<double> accs;
       std::vector<int64_t> steps;
-      for (int64_t seed : seeds) {
+      for (int64_t seed : cfg.get_ints("seeds")) {
         const CellRun c = train_cell(cfg, ctx, hops[h], layers[l], static_cast<uint64_t>(seed));
         accs.push_back(c.accuracy);
         steps.push_back(c.steps);
         log.row({static_cast<double>(hops[h]), static_cast<double>(layers[l]),
                  static_cast<double>(seed), c.accuracy, static_cast<double>(c.steps), c.seconds});
       }
-      double m = 0;
-      for (double a : accs) m += a;
-      m /= static_cast<double>(accs.size());
+      const double m = kit::mean_of(accs);
       mean[l * nh + h] = static_cast<real>(m);
-      worst[l * nh + h] = static_cast<real>(*std::min_element(accs.begin(), accs.end()));
       cells.push_back({{"hops", hops[h]},
                        {"layers", layers[l]},
                        {"accuracy", accs},
@@ -225,65 +213,76 @@ void run(const Config& cfg, RunContext& ctx) {
                        {"steps", steps}});
     }
   ctx.result("cells", cells);
+  return mean;
+}
 
+void report_grid(const Config& cfg, const Tensor& mean, RunContext& ctx) {
   std::vector<std::string> hop_labels, layer_labels;
-  for (int64_t k : hops) hop_labels.push_back(fmt::format("{} hop{}", k, k == 1 ? "" : "s"));
-  for (int64_t l : layers) layer_labels.push_back(fmt::format("L = {}", l));
+  for (int64_t k : cfg.get_ints("hops"))
+    hop_labels.push_back(fmt::format("{} hop{}", k, k == 1 ? "" : "s"));
+  for (int64_t l : cfg.get_ints("layers")) layer_labels.push_back(fmt::format("L = {}", l));
   ctx.matrix("mean_accuracy", mean, layer_labels, hop_labels);
-  Heatmap hm;
-  hm.values = mean;
-  hm.row_labels = layer_labels;
-  hm.col_labels = hop_labels;
-  hm.title = fmt::format("Held-out accuracy, mean of {} seed(s)", seeds.size());
-  hm.x_label = "pointer steps k";
-  hm.y_label = "encoder layers";
-  hm.colorbar_label = "accuracy";
-  hm.vmin = 0;
-  hm.vmax = 1;
-  hm.annotate = true;
+  const Heatmap hm{
+      .values = mean,
+      .row_labels = layer_labels,
+      .col_labels = hop_labels,
+      .title = fmt::format("Held-out accuracy, mean of {} seed(s)", cfg.get_ints("seeds").size()),
+      .x_label = "pointer steps k",
+      .y_label = "encoder layers",
+      .colorbar_label = "accuracy",
+      .vmin = 0,
+      .vmax = 1,
+      .annotate = true};
   ctx.figure("accuracy_grid", heatmap_svg(hm),
              "Each cell: a model of L layers trained from scratch on k-hop chasing. The document "
              "predicts a staircase on the diagonal (L >= k solves).");
-
   // ---- the fewest layers per hop count, beside the two predictions ----
+  const double solved = cfg.get_real("solved");
+  const std::vector<int64_t> hops = cfg.get_ints("hops");
   Table t(fmt::format("Fewest layers reaching mean accuracy {:.2f}", solved),
           {"hops k", "document: L = k", "pointer doubling: 2^L - 1 >= k", "measured"});
   nlohmann::ordered_json fewest = nlohmann::ordered_json::array();
-  for (int64_t h = 0; h < nh; ++h) {
-    const int64_t f = fewest_layers(mean, layers, h, solved);
+  for (size_t h = 0; h < hops.size(); ++h) {
+    const int64_t f = fewest_layers(mean, cfg.get_ints("layers"), static_cast<int64_t>(h), solved);
     t.add_row({std::to_string(hops[h]), std::to_string(hops[h]),
                std::to_string(doubling_layers(hops[h])), layers_text(f)});
     fewest.push_back({{"hops", hops[h]}, {"fewest_layers", f}});
   }
   ctx.table(t);
   ctx.result("fewest_layers", fewest);
-  const double chance = 1.0 / static_cast<double>(cfg.get_int("nodes") - 1);
-  ctx.result("chance", chance);
+}
 
-  // ---- the document beside ours ----
+// Why the fewest layers that solve k hops is not k, when it is not.
+std::string why_not_k(const Config& cfg, const Tensor& mean, int64_t h, int64_t f, int64_t k) {
+  const double solved = cfg.get_real("solved");
+  if (f < 0)
+    return fmt::format(
+        "no depth in the grid reached {:.2f} within {} steps per cell (the best mean accuracy "
+        "is {:.3f}): the step budget, not only depth, limits this column; try a larger --steps",
+        solved, cfg.get_int("steps"), best_in_column(mean, h));
+  if (f > k)
+    return fmt::format(
+        "with {} layer(s) or fewer the mean accuracy stays below {:.2f} (chance about {:.3f}): "
+        "the training budget (--steps) did not find the lookups at that depth",
+        f - 1, solved, 1.0 / static_cast<double>(cfg.get_int("nodes") - 1));
+  if (f < k)
+    return fmt::format(
+        "fewer layers than hops: the pair slots follow their own pointers in parallel (next, "
+        "next^2, next^4, ...), so L layers can reach up to 2^L - 1 hops");
+  return "";
+}
+
+void compare_with_document(const Config& cfg, const Tensor& mean, RunContext& ctx) {
+  const std::vector<int64_t> hops = cfg.get_ints("hops"), layers = cfg.get_ints("layers");
+  const auto nh = static_cast<int64_t>(hops.size()), nl = static_cast<int64_t>(layers.size());
+  const double solved = cfg.get_real("solved");
   DocumentComparison cmp(
       fmt::format("000 \"Seeing ≠ Walking\" vs ours (solved = mean accuracy >= {:.2f})", solved));
   for (int64_t h = 0; h < nh; ++h) {
-    const int64_t f = fewest_layers(mean, layers, h, solved);
-    const int64_t k = hops[h];
-    std::string reason;
-    if (f < 0)
-      reason = fmt::format(
-          "no depth in the grid reached {:.2f} within {} steps per cell (the best mean accuracy "
-          "is {:.3f}): the step budget, not only depth, limits this column; try a larger --steps",
-          solved, cfg.get_int("steps"), best_in_column(mean, h));
-    else if (f > k)
-      reason = fmt::format(
-          "with {} layer(s) or fewer the mean accuracy stays below {:.2f} (chance about {:.3f}): "
-          "the training budget (--steps) did not find the lookups at that depth",
-          f - 1, solved, chance);
-    else if (f < k)
-      reason = fmt::format(
-          "fewer layers than hops: the pair slots follow their own pointers in parallel (next, "
-          "next^2, next^4, ...), so L layers can reach up to 2^L - 1 hops");
+    const int64_t f = fewest_layers(mean, layers, h, solved), k = hops[h];
     cmp.add_exact(
         fmt::format("{} hop{}: the fewest layers that solve it is k", k, k == 1 ? "" : "s"),
-        std::to_string(k), layers_text(f), reason);
+        std::to_string(k), layers_text(f), why_not_k(cfg, mean, h, f, k));
   }
   // The claim's other half: depth is necessary. A cell with fewer layers than hops is solved only
   // if the model found something better than one lookup per layer (pointer doubling).
@@ -301,12 +300,28 @@ void run(const Config& cfg, RunContext& ctx) {
   if (shallow_cells > 0)
     cmp.add_exact(
         "no model with fewer layers than hops solves it (L < k fails)", "yes",
-        shallow_solved == 0 ? "yes" : "no",
+        kit::yes_no(shallow_solved == 0),
         fmt::format(
             "{} of {} cells with L < k solved; best accuracy among them {:.3f}{}", shallow_solved,
             shallow_cells, shallow_best,
             shallow_solved == 0 ? "" : ": pointer doubling lets L layers reach 2^L - 1 hops"));
   ctx.compare(cmp);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  ctx.section(fmt::format("k-hop pointer chasing: {} nodes, {} seed(s) per cell",
+                          cfg.get_int("nodes"), cfg.get_ints("seeds").size()));
+  ctx.note(fmt::format(
+      "Each cell trains a fresh encoder of L pre-norm layers (d_model {}, {} heads) over one "
+      "slot per pair and one for the start node, for at most {} steps of {} examples, stopping "
+      "early once held-out accuracy reaches {:.2f}; accuracy is measured on {} held-out "
+      "examples.",
+      cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("steps"), cfg.get_int("batch_size"),
+      cfg.get_real("target"), cfg.get_int("eval_size")));
+  const Tensor mean = train_grid(cfg, ctx);
+  report_grid(cfg, mean, ctx);
+  ctx.result("chance", 1.0 / static_cast<double>(cfg.get_int("nodes") - 1));
+  compare_with_document(cfg, mean, ctx);
 }
 
 }  // namespace

@@ -16,9 +16,7 @@
 //    are 0.1 (1 - 1/R) and 0.1 + 0.1/R. Masked-token accuracy on held-out windows is compared
 //    with the best constant guess.
 // 3. encoder-decoder (2017): string reversal (task reversal, model transformer), exact match.
-// 4. the masks, read off the trained models: a weight is exactly 0 where the mask hides a key,
-//    so "allowed" = weight > 0 (causal in GPT and the decoder, full in BERT and the cross
-//    attention).
+// 4. the masks, read off the trained models (gpt_bert_masks.h).
 // Step through: data::mlm_mask, then nn::scaled_dot_product_attention with masks.causal.
 #include <fmt/format.h>
 
@@ -30,26 +28,19 @@
 #include "data/batch.h"
 #include "data/mlm.h"
 #include "data/tokenizer.h"
-#include "experiments/common/head_roles.h"
+#include "experiments/architectures/gpt_bert_masks.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/report/scale.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
 #include "nn/positional/position_kind.h"
-#include "nn/transformer/decoder_only.h"
 #include "nn/transformer/encoder_only.h"
-#include "nn/transformer/seq2seq.h"
 #include "train/run/task_model.h"
 
 namespace attn::experiments {
 
 namespace {
-
-std::string yes(bool b) {
-  return b ? "yes" : "no";
-}
 
 // The transformer sizes every part shares.
 train::TrainConfig base_config(const Config& cfg, uint64_t seed) {
@@ -95,11 +86,8 @@ double unigram_perplexity(const std::map<int64_t, int64_t>& counts) {
 
 // ---- 1. decoder-only ----
 
-struct LmResult {
-  double perplexity = 0;
-};
-
-LmResult decoder_only(const Config& cfg, RunContext& ctx, TrainedRun& gpt) {
+// Returns GPT's held-out perplexity.
+double decoder_only(const Config& cfg, RunContext& ctx, TrainedRun& gpt) {
   ctx.section("1. Decoder-only (GPT): next-character language model");
   const train::TrainSummary& s = gpt.summary;
   const double ppl = s.final_eval.at("perplexity");
@@ -119,7 +107,7 @@ LmResult decoder_only(const Config& cfg, RunContext& ctx, TrainedRun& gpt) {
   ctx.result("unigram_perplexity", unigram);
   ctx.result("uniform_perplexity", chars);
   ctx.result("gpt_train_seconds", s.result.wall_seconds);
-  return {ppl};
+  return ppl;
 }
 
 // ---- 2. encoder-only ----
@@ -201,9 +189,7 @@ void encoder_only(const Config& cfg, RunContext& ctx, TrainedRun& bert, Document
   const int64_t vocab = bert.setup.heldout->tokenizer().vocab_size();
   const int64_t passes = cfg.get_int("mask_passes");
   const MaskRates r = measure_masking(set, vocab, passes, ctx.seed() * 7919 + 11);
-  const auto frac = [](int64_t a, int64_t b) {
-    return static_cast<double>(a) / static_cast<double>(b);
-  };
+  const auto frac = [](int64_t a, int64_t b) { return double(a) / double(b); };
   const double sel = frac(r.selected, r.ordinary), mask = frac(r.masked, r.selected),
                repl = frac(r.replaced, r.selected), same = frac(r.unchanged, r.selected);
   // The ordinary tokens a random replacement is drawn from.
@@ -268,7 +254,7 @@ void encoder_only(const Config& cfg, RunContext& ctx, TrainedRun& bert, Document
   cmp.add("unchanged, allowing for same-character draws", expect_same, same,
           tol(expect_same, r.selected), "", 4);
   cmp.add_exact("BERT predicts masked tokens from context (beats the best constant guess)", "yes",
-                yes(a.model > a.constant),
+                kit::yes_no(a.model > a.constant),
                 fmt::format("accuracy {:.4f} vs {:.4f}", a.model, a.constant));
 }
 
@@ -301,130 +287,6 @@ double reversal_chance(const TrainedRun& rev) {
   return p + 5 * std::sqrt(p * (1 - p) / std::max(chars, 1.0));
 }
 
-// ---- 4. the masks ----
-
-// 1 where the weight is above 0 (the key is visible), else 0.
-Tensor allowed(const Tensor& map) {
-  Tensor a = Tensor::zeros(map.shape());
-  for (int64_t i = 0; i < map.numel(); ++i) a[i] = map[i] > 0 ? 1 : 0;
-  return a;
-}
-
-// Attention mass on keys after the query (j > i), averaged over the rows, and the smallest weight,
-// over (B,H,Tq,Tk) maps whose queries are the last Tq positions of the keys' sequence.
-struct MaskStats {
-  double future_mass = 0, min_weight = 1;
-};
-MaskStats mask_stats(const Tensor& weights) {  // (B,H,Tq,Tk)
-  const int64_t tq = weights.size(2), tk = weights.size(3);
-  MaskStats m;
-  for (int64_t i = 0; i < weights.numel(); ++i) {
-    const int64_t q = (i / tk) % tq, k = i % tk;
-    if (k > q + tk - tq) m.future_mass += weights[i];
-    m.min_weight = std::min(m.min_weight, static_cast<double>(weights[i]));
-  }
-  m.future_mass /= static_cast<double>(weights.numel() / tk);  // per row
-  return m;
-}
-
-std::vector<std::string> labels(const data::Tokenizer& tok, const std::vector<int64_t>& ids) {
-  std::vector<std::string> out;
-  for (int64_t id : ids)
-    out.push_back(id == data::kBos   ? "<s>"
-                  : id == data::kEos ? "</s>"
-                                     : display_token(tok.decode({id})));
-  return out;
-}
-
-void masks(const Config& cfg,
-           RunContext& ctx,
-           TrainedRun& gpt,
-           TrainedRun& bert,
-           TrainedRun& rev,
-           DocumentComparison& cmp) {
-  ctx.section("4. The three attention masks, read off the trained models");
-  const auto n = static_cast<size_t>(cfg.get_int("mask_length"));
-  // A prefix of the first held-out window (the same text for GPT and BERT).
-  data::Example text = gpt.setup.heldout_set.at(0);
-  text.src.resize(std::min(n, text.src.size()));
-  text.tgt.resize(text.src.size());
-  const Tensor ids = data::collate_language_model({text}).tgt_in;  // (1,n)
-  const auto text_labels = labels(gpt.setup.heldout->tokenizer(), text.src);
-
-  NoGrad off;
-  auto& g = dynamic_cast<nn::DecoderOnlyTransformer&>(gpt.summary.model->module());
-  g.eval();
-  g.forward(ids);
-  const Tensor gw = (*g.layers)[0].self_attn->last_weights();
-  auto& b = dynamic_cast<nn::EncoderOnlyTransformer&>(bert.summary.model->module());
-  b.eval();
-  b.forward(ids);
-  const Tensor bw = (*b.layers)[0].self_attn->last_weights();
-  auto& s = dynamic_cast<nn::Seq2SeqTransformer&>(rev.summary.model->module());
-  s.eval();
-  const data::Example& ex = rev.setup.heldout_set.at(0);
-  const data::Batch rb = data::collate_seq2seq({ex}, 0, cfg.get_bool("src_eos"));
-  const Seq2SeqAttention ra = record_attention(s, rb.src, rb.tgt_in);
-  const auto& rtok = rev.setup.heldout->tokenizer();
-  std::vector<int64_t> src_ids = ex.src, dec_ids{data::kBos};
-  if (cfg.get_bool("src_eos")) src_ids.push_back(data::kEos);
-  dec_ids.insert(dec_ids.end(), ex.tgt.begin(), ex.tgt.end());
-  const auto src_labels = labels(rtok, src_ids), dec_labels = labels(rtok, dec_ids);
-
-  struct Panel {
-    std::string name, title;
-    Tensor weights;  // (B,H,Tq,Tk)
-    std::vector<std::string> q, k;
-  };
-  const std::vector<Panel> panels{
-      {"gpt_self", "GPT: causal self-attention", gw, text_labels, text_labels},
-      {"bert_self", "BERT: full self-attention", bw, text_labels, text_labels},
-      {"decoder_self", "decoder: causal self-attention", ra.decoder_self[0], dec_labels,
-       dec_labels},
-      {"cross", "decoder: cross-attention to the source", ra.cross[0], dec_labels, src_labels}};
-  std::vector<Heatmap> mask_maps, weight_maps;
-  Table t("Layer 1, every head: what the weights show",
-          {"attention", "mean mass on later keys", "smallest weight", "mask"});
-  std::map<std::string, MaskStats> stats;
-  for (const auto& p : panels) {
-    const MaskStats m = mask_stats(p.weights);
-    stats[p.name] = m;
-    const Tensor head = head_map(p.weights, 0, 0);
-    Heatmap mh = attention_heatmap(allowed(head), p.q, p.k, p.title);
-    mh.vmin = 0, mh.vmax = 1;
-    mh.colorbar_label = "visible (1) or hidden (0)";
-    mask_maps.push_back(mh);
-    weight_maps.push_back(attention_heatmap(head, p.q, p.k, p.title + ", head 1"));
-    const bool cross = p.name == "cross";
-    t.add_row({p.title, cross ? "-" : fmt::format("{:.3g}", m.future_mass),
-               fmt::format("{:.3g}", m.min_weight),
-               cross                ? "none (every source key)"
-               : m.future_mass == 0 ? "causal"
-                                    : (m.min_weight > 0 ? "full" : "other")});
-    if (!cross) ctx.result(p.name + "_future_mass", m.future_mass);
-    ctx.result(p.name + "_min_weight", m.min_weight);
-  }
-  ctx.table(t);
-  ctx.note(
-      "A hidden key gets weight exactly 0 (its score is set to the lowest float before the "
-      "softmax), so the mask can be read off the weights: 1 = visible.");
-  ctx.figure("masks", heatmap_grid_svg(mask_maps, 2, "Visible keys (1) in layer 1, head 1"),
-             "The masks: causal for GPT and the decoder's self-attention, full for BERT and for "
-             "the cross-attention (every output position may read every source position)");
-  ctx.figure("mask_weights", heatmap_grid_svg(weight_maps, 2, "Layer 1, head 1 weights"),
-             "The weights the masks shape, on the same inputs");
-  cmp.add_exact("GPT attends only to earlier tokens (causal)", "yes",
-                yes(stats["gpt_self"].future_mass == 0),
-                fmt::format("mass on later keys {:.3g}", stats["gpt_self"].future_mass));
-  cmp.add_exact("BERT attends both ways (every weight > 0)", "yes",
-                yes(stats["bert_self"].min_weight > 0),
-                fmt::format("smallest weight {:.3g}", stats["bert_self"].min_weight));
-  cmp.add_exact("the decoder's self-attention is causal, its cross-attention full", "yes",
-                yes(stats["decoder_self"].future_mass == 0 && stats["cross"].min_weight > 0),
-                fmt::format("later-key mass {:.3g}, smallest cross weight {:.3g}",
-                            stats["decoder_self"].future_mass, stats["cross"].min_weight));
-}
-
 struct ThreeConfigs {
   train::TrainConfig gpt, bert, reversal;
 };
@@ -446,14 +308,14 @@ ThreeConfigs three_configs(const Config& cfg) {
 void run(const Config& cfg, RunContext& ctx) {
   const ThreeConfigs configs = three_configs(cfg);
   TrainedRun gpt = train_for_experiment(configs.gpt, ctx, "train-gpt");
-  const LmResult lm = decoder_only(cfg, ctx, gpt);
+  const double perplexity = decoder_only(cfg, ctx, gpt);
   DocumentComparison cmp(fmt::format("001 and 003 vs ours ({} layers, d_model {}, {} heads)",
                                      cfg.get_int("layers"), cfg.get_int("d_model"),
                                      cfg.get_int("nhead")));
   const double unigram = ctx.results().at("unigram_perplexity").get<double>();
   cmp.add_exact("GPT learns next-token prediction (perplexity below the frequency guess)", "yes",
-                yes(lm.perplexity < unigram),
-                fmt::format("perplexity {:.3f} vs {:.3f}", lm.perplexity, unigram));
+                kit::yes_no(perplexity < unigram),
+                fmt::format("perplexity {:.3f} vs {:.3f}", perplexity, unigram));
 
   TrainedRun bert = train_for_experiment(configs.bert, ctx, "train-bert");
   encoder_only(cfg, ctx, bert, cmp);
@@ -464,10 +326,10 @@ void run(const Config& cfg, RunContext& ctx) {
   cmp.add_exact(fmt::format("the encoder-decoder learns a sequence-to-sequence task (reversal "
                             "exact match >= {:.2f})",
                             cfg.get_real("reversal_pass")),
-                "yes", yes(exact >= cfg.get_real("reversal_pass")),
+                "yes", kit::yes_no(exact >= cfg.get_real("reversal_pass")),
                 fmt::format("exact match {:.4f}, token accuracy {:.4f}", exact, token_accuracy))
       .needs_training(token_accuracy, reversal_chance(rev), "token accuracy");
-  masks(cfg, ctx, gpt, bert, rev, cmp);
+  gpt_bert::masks(cfg, ctx, gpt, bert, rev, cmp);
   ctx.compare(cmp);
 }
 

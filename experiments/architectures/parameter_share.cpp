@@ -18,6 +18,7 @@
 #include "experiments/common/pair_memory_model.h"
 #include "experiments/common/parameter_census.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/registry.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
@@ -196,6 +197,54 @@ void check(const Config& cfg) {
         cfg.get_int("d_model") / cfg.get_int("nhead")));
 }
 
+// The documents' claims: QKV holds most of the weights, the FFN more than attention.
+void compare_with_documents(const std::vector<Row>& rows, RunContext& ctx) {
+  DocumentComparison cmp("004 §1.3 and 001 vs the counts");
+  for (const Row& r : rows) {
+    if (r.key == "reversal_model" || r.key == "recall_model") continue;  // toys, not LLMs
+    const bool over_half = r.qkv_share() > 0.5;
+    cmp.add_exact(
+        "QKV holds over half the weights: " + r.label, "yes", kit::yes_no(over_half),
+        over_half
+            ? ""
+            : fmt::format("Q, K and V are {:.1f}% of this model's {} parameters (FFN {:.1f}%)",
+                          100 * r.qkv_share(), r.counts.total(), 100 * r.share(Component::kFFN)));
+  }
+  for (const Row& r : rows) {
+    if (r.key == "base_model" || r.key == "reversal_model" || r.key == "recall_model") continue;
+    const bool more = r.counts[Component::kFFN] > r.counts.attention();
+    cmp.add_exact(
+        "FFN holds more than attention (Q,K,V,O): " + r.label, "yes", kit::yes_no(more),
+        fmt::format(
+            "FFN / attention = {:.2f}{}", r.ffn_over_attention(),
+            r.key == "decoder_layer" ? ": cross-attention brings a second set of Q, K, V, O" : ""));
+  }
+  ctx.compare(cmp);
+}
+
+// The shares of every row, stacked to 1.
+void plot_shares(const std::vector<Row>& rows, RunContext& ctx) {
+  BarChart b;
+  b.title = "Share of parameters by component";
+  b.y_label = "share of the model's parameters";
+  b.stacked = true;
+  b.y_max = 1;
+  b.width = 820;
+  for (const Row& r : rows) b.labels.push_back(r.tag);
+  for (size_t c = 0; c < kNumComponents; ++c) {
+    BarSeries s{component_name(Component(c)), {}, ""};
+    bool any = false;
+    for (const Row& r : rows) {
+      s.values.push_back(r.share(Component(c)));
+      any = any || r.counts.n[c] > 0;
+    }
+    if (any) b.series.push_back(s);
+  }
+  ctx.figure("parameter_share", bar_chart_svg(b),
+             "Where the weights are: Q, K, V (bottom three) against the FFN and the embeddings "
+             "(* closed form only)");
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t d = cfg.get_int("d_model");
   Generator gen(ctx.seed());
@@ -250,49 +299,8 @@ void run(const Config& cfg, RunContext& ctx) {
       3 * dd * dd / (4 * dd * dd + 2 * dd * ff), d, cfg.get_int("dim_ff"), enc.qkv_share(),
       whole.share(Component::kEmbeddings), whole.qkv_share()));
 
-  // ---- the documents' claims ----
-  DocumentComparison cmp("004 §1.3 and 001 vs the counts");
-  for (const Row& r : rows) {
-    if (r.key == "reversal_model" || r.key == "recall_model") continue;  // toys, not LLMs
-    const bool over_half = r.qkv_share() > 0.5;
-    cmp.add_exact(
-        "QKV holds over half the weights: " + r.label, "yes", over_half ? "yes" : "no",
-        over_half
-            ? ""
-            : fmt::format("Q, K and V are {:.1f}% of this model's {} parameters (FFN {:.1f}%)",
-                          100 * r.qkv_share(), r.counts.total(), 100 * r.share(Component::kFFN)));
-  }
-  for (const Row& r : rows) {
-    if (r.key == "base_model" || r.key == "reversal_model" || r.key == "recall_model") continue;
-    const bool more = r.counts[Component::kFFN] > r.counts.attention();
-    cmp.add_exact(
-        "FFN holds more than attention (Q,K,V,O): " + r.label, "yes", more ? "yes" : "no",
-        fmt::format(
-            "FFN / attention = {:.2f}{}", r.ffn_over_attention(),
-            r.key == "decoder_layer" ? ": cross-attention brings a second set of Q, K, V, O" : ""));
-  }
-  ctx.compare(cmp);
-
-  // ---- the figure: shares stacked to 1 ----
-  BarChart b;
-  b.title = "Share of parameters by component";
-  b.y_label = "share of the model's parameters";
-  b.stacked = true;
-  b.y_max = 1;
-  b.width = 820;
-  for (const Row& r : rows) b.labels.push_back(r.tag);
-  for (size_t c = 0; c < kNumComponents; ++c) {
-    BarSeries s{component_name(Component(c)), {}, ""};
-    bool any = false;
-    for (const Row& r : rows) {
-      s.values.push_back(r.share(Component(c)));
-      any = any || r.counts.n[c] > 0;
-    }
-    if (any) b.series.push_back(s);
-  }
-  ctx.figure("parameter_share", bar_chart_svg(b),
-             "Where the weights are: Q, K, V (bottom three) against the FFN and the embeddings "
-             "(* closed form only)");
+  compare_with_documents(rows, ctx);
+  plot_shares(rows, ctx);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "experiments/common/layer_gradients.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
@@ -39,10 +40,6 @@
 namespace attn::experiments {
 
 namespace {
-
-std::string yes(bool b) {
-  return b ? "yes" : "no";
-}
 
 std::string norm_name(bool pre) {
   return pre ? "pre-norm" : "post-norm";
@@ -359,12 +356,13 @@ void run(const Config& cfg, RunContext& ctx) {
       "001 (pre-norm versus post-norm), 000 Algorithm 3 vs ours: depths {}, learning rates up "
       "to {:g}, {} seeds, {} steps",
       fmt::join(cfg.get_ints("depths"), " and "), top_lr, seeds, cfg.get_int("steps")));
-  cmp.add_exact("pre-norm trains stably without warm-up (001)", "yes", yes(pre_cold_all == 0),
+  cmp.add_exact("pre-norm trains stably without warm-up (001)", "yes",
+                kit::yes_no(pre_cold_all == 0),
                 fmt::format("pre-norm without warm-up failed {:.0f}% of its runs over every "
                             "learning rate and depth",
                             100 * pre_cold_all));
   cmp.add_exact("post-norm without warm-up fails more often than pre-norm at a high learning rate",
-                "yes", yes(post_cold_top > pre_cold_top),
+                "yes", kit::yes_no(post_cold_top > pre_cold_top),
                 fmt::format("at lr {:g}: post-norm {:.0f}% of runs failed, pre-norm {:.0f}%",
                             top_lr, 100 * post_cold_top, 100 * pre_cold_top));
   std::string per_depth;
@@ -379,7 +377,8 @@ void run(const Config& cfg, RunContext& ctx) {
                     depth, 100 * cell_rate(true), 100 * cell_rate(false));
   }
   cmp.add_exact(
-      "warm-up rescues post-norm at that learning rate", "yes", yes(post_warm_top < post_cold_top),
+      "warm-up rescues post-norm at that learning rate", "yes",
+      kit::yes_no(post_warm_top < post_cold_top),
       fmt::format("post-norm at lr {:g}: {:.0f}% failed with warm-up, {:.0f}% without ({})", top_lr,
                   100 * post_warm_top, 100 * post_cold_top, per_depth));
   ctx.note(fmt::format(
@@ -392,14 +391,14 @@ void run(const Config& cfg, RunContext& ctx) {
   cmp.add_exact(
       "post-norm's gradients at initialisation are badly scaled across blocks; pre-norm's are "
       "more even",
-      "yes", yes(post_spread > 2 * pre_spread),
+      "yes", kit::yes_no(post_spread > 2 * pre_spread),
       fmt::format("{} blocks, largest / smallest block gradient norm: post-norm {:.1f}, pre-norm "
                   "{:.1f} ('badly scaled' = more than twice pre-norm's spread)",
                   deepest, post_spread, pre_spread));
   cmp.add_exact(
       "post-norm's largest gradients are at the last blocks (Xiong et al. 2020; the pattern the "
       "warm-up argument rests on)",
-      "yes", yes(post_ratio > 1),
+      "yes", kit::yes_no(post_ratio > 1),
       fmt::format("{} blocks, last / first block gradient norm: post-norm {:.2f}, pre-norm {:.2f}. "
                   "Our GPT starts its embeddings at N(0, {:g}): the first post-norm block's norm "
                   "divides a sum of that small size by its standard deviation, which multiplies "
@@ -407,7 +406,7 @@ void run(const Config& cfg, RunContext& ctx) {
                   deepest, post_ratio, pre_ratio, nn::DecoderOnlyOptions().init_std));
   cmp.add_exact(
       "post-norm can end slightly better than pre-norm when tuned (001)", "yes",
-      yes(best_post < best_pre),
+      kit::yes_no(best_post < best_pre),
       fmt::format("{} blocks, best mean held-out loss over schedules and learning rates without "
                   "a failed seed: post-norm {:.3f}, pre-norm {:.3f}",
                   deepest, best_post, best_pre));

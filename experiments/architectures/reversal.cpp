@@ -27,6 +27,7 @@
 #include "experiments/common/head_roles.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/report/scale.h"
@@ -39,6 +40,8 @@
 namespace attn::experiments {
 
 namespace {
+
+using RoleScores = std::map<AttentionKind, HeadRoleScores>;
 
 // ---- figures and tables of the training run ----
 
@@ -95,7 +98,7 @@ std::string token_label(const data::Tokenizer& tok, int64_t id) {
 void attention_figures(nn::Seq2SeqTransformer& model,
                        const data::Example& ex,
                        const data::Tokenizer& tok,
-                       const std::map<AttentionKind, HeadRoleScores>& scores,
+                       const RoleScores& scores,
                        double threshold,
                        bool src_eos,
                        RunContext& ctx) {
@@ -133,12 +136,12 @@ void attention_figures(nn::Seq2SeqTransformer& model,
 
 // ---- head roles over many held-out examples ----
 
-std::map<AttentionKind, HeadRoleScores> measure_roles(nn::Seq2SeqTransformer& model,
-                                                      const std::vector<data::Example>& set,
-                                                      int64_t layers,
-                                                      int64_t heads,
-                                                      bool src_eos) {
-  std::map<AttentionKind, HeadRoleScores> scores;
+RoleScores measure_roles(nn::Seq2SeqTransformer& model,
+                         const std::vector<data::Example>& set,
+                         int64_t layers,
+                         int64_t heads,
+                         bool src_eos) {
+  RoleScores scores;
   for (AttentionKind kind : kAttentionKinds)
     scores.emplace(kind, HeadRoleScores(kind, layers, heads));
   // Same-length examples go through together, so no batch needs padding.
@@ -155,11 +158,8 @@ std::map<AttentionKind, HeadRoleScores> measure_roles(nn::Seq2SeqTransformer& mo
 }
 
 // One table per kind of attention; every score also goes to results.json.
-void report_roles(const std::map<AttentionKind, HeadRoleScores>& scores,
-                  int64_t layers,
-                  int64_t heads,
-                  double threshold,
-                  RunContext& ctx) {
+void report_roles(
+    const RoleScores& scores, int64_t layers, int64_t heads, double threshold, RunContext& ctx) {
   for (const auto& [kind, s] : scores) {
     std::vector<std::string> header{"layer", "head"};
     for (const auto& p : s.patterns()) header.push_back(p.name);
@@ -216,6 +216,104 @@ std::vector<std::string> heads_with(const HeadRoleScores& s,
   return out;
 }
 
+// Which heads took which role, each pattern's best score, the layers with different roles.
+struct RoleFindings {
+  std::map<std::string, double> best;  // pattern -> best score over the heads
+  std::vector<std::string> backward, forward, end, previous, varied_layers;
+  std::set<std::string> roles;  // "<attention kind>:<role family>" over the whole model
+  std::string end_pattern;      // the end marker: "eos" when the source has one, else "end"
+};
+
+RoleFindings find_roles(const Config& cfg,
+                        const RoleScores& scores,
+                        int64_t layers,
+                        int64_t heads,
+                        double threshold,
+                        RunContext& ctx) {
+  const auto& cross = scores.at(AttentionKind::kCross);
+  const auto& dec = scores.at(AttentionKind::kDecoderSelf);
+  const auto& enc = scores.at(AttentionKind::kEncoderSelf);
+  RoleFindings f;
+  for (const char* p : {"backward", "backward_window", "forward", "forward_window", "end", "eos"})
+    f.best[p] = cross.best(p);
+  f.best["decoder_previous"] = dec.best("previous");
+  f.best["encoder_previous"] = enc.best("previous");
+  for (const auto& [name, v] : f.best) ctx.result("best_" + name + "_score", v);
+  f.backward = heads_with(cross, {"backward", "backward_window"}, layers, heads, threshold);
+  f.forward = heads_with(cross, {"forward", "forward_window"}, layers, heads, threshold);
+  f.end_pattern = cfg.get_bool("src_eos") ? "eos" : "end";
+  f.end = heads_with(cross, {f.end_pattern}, layers, heads, threshold);
+  f.previous = heads_with(dec, {"previous"}, layers, heads, threshold);
+  for (const auto& h : heads_with(enc, {"previous"}, layers, heads, threshold))
+    f.previous.push_back("encoder " + h);
+  for (const auto& [kind, sc] : scores)
+    for (int64_t l = 0; l < layers; ++l) {
+      std::set<std::string> here;
+      for (int64_t h = 0; h < heads; ++h)
+        if (sc.role(l, h, threshold) != "mixed") here.insert(role_family(sc.role(l, h, threshold)));
+      for (const auto& r : here) f.roles.insert(kind_name(kind) + ":" + r);
+      if (here.size() >= 2)
+        f.varied_layers.push_back(fmt::format("{} layer {}: {}", kind_title(kind), l + 1,
+                                              fmt::format("{}", fmt::join(here, ", "))));
+    }
+  kit::record(ctx, {{"cross_backward_heads", f.backward},
+                    {"cross_forward_heads", f.forward},
+                    {"cross_end_heads", f.end},
+                    {"previous_token_heads", f.previous},
+                    {"distinct_roles", std::vector<std::string>(f.roles.begin(), f.roles.end())},
+                    {"layers_with_different_roles", f.varied_layers}});
+  return f;
+}
+
+// ---- 4. the document's claims ----
+void compare_with_document(const Config& cfg,
+                           double exact,
+                           const HeadRoleScores& cross,
+                           const RoleFindings& f,
+                           RunContext& ctx) {
+  auto which = [](const std::vector<std::string>& v) {
+    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+  };
+  const auto& best = f.best;
+  DocumentComparison cmp(fmt::format("002 §39.7 vs ours ({} heads, roles at >= {:.2f})",
+                                     cfg.get_int("nhead"), cfg.get_real("role_threshold")));
+  cmp.add_exact("an 8-head Transformer learns reversal (held-out exact match >= 0.99)", "yes",
+                kit::yes_no(exact >= 0.99), fmt::format("exact match {:.4f}", exact));
+  cmp.add_exact("a head reads the input backwards (cross-attention)", "yes",
+                kit::yes_no(!f.backward.empty()),
+                fmt::format("heads {}; best score on the mirrored token {:.3f}, on it and the "
+                            "token just written {:.3f} (uniform {:.3f})",
+                            which(f.backward), best.at("backward"), best.at("backward_window"),
+                            cross.chance(cross.find("backward"))));
+  cmp.add_exact("a head reads the input forwards (cross-attention)", "yes",
+                kit::yes_no(!f.forward.empty()),
+                fmt::format("heads {}; best forward score {:.3f}, two tokens wide {:.3f} "
+                            "(uniform {:.3f}): reversal never needs the same position",
+                            which(f.forward), best.at("forward"), best.at("forward_window"),
+                            cross.chance(cross.find("forward"))));
+  cmp.add_exact(
+      cfg.get_bool("src_eos") ? "a head looks for the EOS marker (cross-attention)"
+                              : "a head looks for the EOS marker (here: the last source character)",
+      "yes", kit::yes_no(!f.end.empty()),
+      fmt::format("heads {}; best score {:.3f} (uniform {:.3f}){}", which(f.end),
+                  best.at(f.end_pattern), cross.chance(cross.find(f.end_pattern)),
+                  cfg.get_bool("src_eos") ? ""
+                                          : "; --src_eos false: no EOS in the source, so the "
+                                            "last character stands in"));
+  cmp.add_exact(
+      "a head attends to the previous character", "yes", kit::yes_no(!f.previous.empty()),
+      fmt::format("heads {}; best decoder score {:.3f}, encoder {:.3f}", which(f.previous),
+                  best.at("decoder_previous"), best.at("encoder_previous")));
+  cmp.add_exact("different heads of one layer learn different things", "yes",
+                kit::yes_no(!f.varied_layers.empty()),
+                f.varied_layers.empty()
+                    ? fmt::format("in every attention layer the heads with a role share it; "
+                                  "roles found over the whole model: {}",
+                                  which(std::vector<std::string>(f.roles.begin(), f.roles.end())))
+                    : which(f.varied_layers));
+  ctx.compare(cmp);
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   const double threshold = cfg.get_real("role_threshold");
   const train::TrainConfig tc = reversal_train_config(cfg, ctx.seed());
@@ -259,15 +357,11 @@ void run(const Config& cfg, RunContext& ctx) {
   const auto scores = measure_roles(*model, set, layers, heads, cfg.get_bool("src_eos"));
   report_roles(scores, layers, heads, threshold, ctx);
 
-  // ---- 3. the maps on one example ----
+  // ---- 3. the maps on one example: the first held-out source of --example_length ----
   const auto want = static_cast<size_t>(cfg.get_int("example_length"));
-  size_t pick = 0;
-  for (size_t i = 0; i < setup.heldout_set.size(); ++i)
-    if (setup.heldout_set[i].src.size() == want) {
-      pick = i;
-      break;
-    }
-  const data::Example& ex = setup.heldout_set[pick];
+  const auto found = std::find_if(setup.heldout_set.begin(), setup.heldout_set.end(),
+                                  [&](const data::Example& e) { return e.src.size() == want; });
+  const data::Example& ex = found == setup.heldout_set.end() ? setup.heldout_set.front() : *found;
   const auto answer = s.model->generate({ex}, static_cast<int64_t>(ex.tgt.size()) + 1)[0];
   ctx.section("Attention maps on one held-out example");
   ctx.note(fmt::format("Input \"{}\", expected \"{}\", the model writes \"{}\" ({}).",
@@ -276,87 +370,8 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("example_input", tok.decode(ex.src));
   ctx.result("example_output", tok.decode(answer));
   attention_figures(*model, ex, tok, scores, threshold, cfg.get_bool("src_eos"), ctx);
-
-  // ---- 4. the document's claims ----
-  const auto& cross = scores.at(AttentionKind::kCross);
-  const auto& dec = scores.at(AttentionKind::kDecoderSelf);
-  const auto& enc = scores.at(AttentionKind::kEncoderSelf);
-  std::map<std::string, double> best{{"backward", cross.best("backward")},
-                                     {"backward_window", cross.best("backward_window")},
-                                     {"forward", cross.best("forward")},
-                                     {"forward_window", cross.best("forward_window")},
-                                     {"end", cross.best("end")},
-                                     {"eos", cross.best("eos")},
-                                     {"decoder_previous", dec.best("previous")},
-                                     {"encoder_previous", enc.best("previous")}};
-  for (const auto& [name, v] : best) ctx.result("best_" + name + "_score", v);
-  const auto backward =
-      heads_with(cross, {"backward", "backward_window"}, layers, heads, threshold);
-  const auto forward = heads_with(cross, {"forward", "forward_window"}, layers, heads, threshold);
-  // The end marker: the EOS token when the source has one, else its last character.
-  const std::string end_pattern = cfg.get_bool("src_eos") ? "eos" : "end";
-  const auto end = heads_with(cross, {end_pattern}, layers, heads, threshold);
-  auto previous = heads_with(dec, {"previous"}, layers, heads, threshold);
-  for (const auto& h : heads_with(enc, {"previous"}, layers, heads, threshold))
-    previous.push_back("encoder " + h);
-  // Roles over the whole model, and the attention layers whose heads took different roles.
-  std::set<std::string> roles;
-  std::vector<std::string> varied_layers;
-  for (const auto& [kind, sc] : scores)
-    for (int64_t l = 0; l < layers; ++l) {
-      std::set<std::string> here;
-      for (int64_t h = 0; h < heads; ++h)
-        if (sc.role(l, h, threshold) != "mixed") here.insert(role_family(sc.role(l, h, threshold)));
-      for (const auto& r : here) roles.insert(kind_name(kind) + ":" + r);
-      if (here.size() >= 2)
-        varied_layers.push_back(fmt::format("{} layer {}: {}", kind_title(kind), l + 1,
-                                            fmt::format("{}", fmt::join(here, ", "))));
-    }
-  ctx.result("cross_backward_heads", backward);
-  ctx.result("cross_forward_heads", forward);
-  ctx.result("cross_end_heads", end);
-  ctx.result("previous_token_heads", previous);
-  ctx.result("distinct_roles", std::vector<std::string>(roles.begin(), roles.end()));
-  ctx.result("layers_with_different_roles", varied_layers);
-
-  auto yes = [](bool b) { return std::string(b ? "yes" : "no"); };
-  auto which = [](const std::vector<std::string>& v) {
-    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
-  };
-  DocumentComparison cmp(
-      fmt::format("002 §39.7 vs ours ({} heads, roles at >= {:.2f})", heads, threshold));
-  cmp.add_exact("an 8-head Transformer learns reversal (held-out exact match >= 0.99)", "yes",
-                yes(exact >= 0.99), fmt::format("exact match {:.4f}", exact));
-  cmp.add_exact("a head reads the input backwards (cross-attention)", "yes", yes(!backward.empty()),
-                fmt::format("heads {}; best score on the mirrored token {:.3f}, on it and the "
-                            "token just written {:.3f} (uniform {:.3f})",
-                            which(backward), best["backward"], best["backward_window"],
-                            cross.chance(cross.find("backward"))));
-  cmp.add_exact("a head reads the input forwards (cross-attention)", "yes", yes(!forward.empty()),
-                fmt::format("heads {}; best forward score {:.3f}, two tokens wide {:.3f} "
-                            "(uniform {:.3f}): reversal never needs the same position",
-                            which(forward), best["forward"], best["forward_window"],
-                            cross.chance(cross.find("forward"))));
-  cmp.add_exact(
-      cfg.get_bool("src_eos") ? "a head looks for the EOS marker (cross-attention)"
-                              : "a head looks for the EOS marker (here: the last source character)",
-      "yes", yes(!end.empty()),
-      fmt::format("heads {}; best score {:.3f} (uniform {:.3f}){}", which(end), best[end_pattern],
-                  cross.chance(cross.find(end_pattern)),
-                  cfg.get_bool("src_eos") ? ""
-                                          : "; --src_eos false: no EOS in the source, so the "
-                                            "last character stands in"));
-  cmp.add_exact("a head attends to the previous character", "yes", yes(!previous.empty()),
-                fmt::format("heads {}; best decoder score {:.3f}, encoder {:.3f}", which(previous),
-                            best["decoder_previous"], best["encoder_previous"]));
-  cmp.add_exact("different heads of one layer learn different things", "yes",
-                yes(!varied_layers.empty()),
-                varied_layers.empty()
-                    ? fmt::format("in every attention layer the heads with a role share it; "
-                                  "roles found over the whole model: {}",
-                                  which(std::vector<std::string>(roles.begin(), roles.end())))
-                    : which(varied_layers));
-  ctx.compare(cmp);
+  const RoleFindings f = find_roles(cfg, scores, layers, heads, threshold, ctx);
+  compare_with_document(cfg, exact, scores.at(AttentionKind::kCross), f, ctx);
 }
 
 }  // namespace

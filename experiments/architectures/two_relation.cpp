@@ -26,6 +26,7 @@
 #include "autograd/functional.h"
 #include "data/tasks/two_relation.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/attention/sdpa.h"
@@ -178,10 +179,6 @@ std::vector<double> steps_axis(size_t n) {
   return x;
 }
 
-double mean_of(const std::vector<double>& xs) {
-  return std::accumulate(xs.begin(), xs.end(), 0.0) / static_cast<double>(xs.size());
-}
-
 // The longer study for one position code: per seed, the tail means of one head and of two heads
 // (total and its two terms).
 struct Study {
@@ -189,36 +186,36 @@ struct Study {
   Curve first_two_heads;  // the first seed's two-head curve, for the figure
 };
 
-void run(const Config& cfg, RunContext& ctx) {
-  const int64_t iters = cfg.get_int("iters"), batch = cfg.get_int("batch_size");
-  const int64_t long_iters = cfg.get_int("long_iters"), seeds = cfg.get_int("seeds");
-  const double lr = cfg.get_real("lr");
-  const uint64_t seed = ctx.seed();
-  const size_t tail = tail_length(static_cast<size_t>(iters));
-  const size_t long_tail = tail_length(static_cast<size_t>(long_iters));
+// The settings every part shares.
+struct Settings {
+  int64_t iters, batch, long_iters, seeds;
+  double lr;
+  uint64_t seed;
+};
 
-  // ---- 1. the document's setting ----
+// ---- 1. the document's setting: one and two heads, the loss against the printed values ----
+void document_setting(const Config& cfg,
+                      const Settings& w,
+                      RunContext& ctx,
+                      DocumentComparison& cmp) {
+  const size_t tail = tail_length(static_cast<size_t>(w.iters));
   const auto task = make_task(cfg.get_string("position_code"));
   ctx.section(fmt::format("The document's setting: T={}, d={}, Adam {}, batch {}, {} position code",
-                          task.config().seq_len, task.feature_dims(), lr, batch,
+                          task.config().seq_len, task.feature_dims(), w.lr, w.batch,
                           cfg.get_string("position_code")));
-  const Curve one = train(1, task, iters, batch, lr, seed);
-  const Curve two = train(2, task, iters, batch, lr, seed);
-  Table t(fmt::format("Loss after {} iterations (tail = the last {} iterations)", iters, tail),
+  const Curve one = train(1, task, w.iters, w.batch, w.lr, w.seed);
+  const Curve two = train(2, task, w.iters, w.batch, w.lr, w.seed);
+  Table t(fmt::format("Loss after {} iterations (tail = the last {} iterations)", w.iters, tail),
           {"model", "last iteration", "tail mean", "position term (tail)", "content term (tail)"});
-  auto row = [&](const char* name, const Curve& c) {
-    t.add_row({name, fmt::format("{:.4f}", c.total.back()), fmt::format("{:.4f}", c.tail_total()),
-               fmt::format("{:.4f}", c.tail_position()), fmt::format("{:.4f}", c.tail_content())});
-  };
-  row("1 head", one);
-  row("2 heads", two);
+  for (const auto& [name, c] : {std::pair{"1 head", &one}, std::pair{"2 heads", &two}})
+    t.add_row({name, fixed(c->total.back(), 4), fixed(c->tail_total(), 4),
+               fixed(c->tail_position(), 4), fixed(c->tail_content(), 4)});
   ctx.table(t);
-  ctx.result("tail_steps", tail);
-  ctx.result("one_head_final_loss", one.total.back());
-  ctx.result("two_head_final_loss", two.total.back());
-  ctx.result("one_head_tail_mean", one.tail_total());
-  ctx.result("two_head_tail_mean", two.tail_total());
-
+  kit::record(ctx, {{"tail_steps", tail},
+                    {"one_head_final_loss", one.total.back()},
+                    {"two_head_final_loss", two.total.back()},
+                    {"one_head_tail_mean", one.tail_total()},
+                    {"two_head_tail_mean", two.tail_total()}});
   LinePlot p;
   p.title = "Joint MSE loss, the document's setting";
   p.x_label = "iteration";
@@ -226,7 +223,7 @@ void run(const Config& cfg, RunContext& ctx) {
   p.series = {{"1 head", steps_axis(one.total.size()), one.total, "", false, false},
               {"2 heads", steps_axis(two.total.size()), two.total, "", false, false}};
   ctx.figure("loss_document_setting", line_plot_svg(p),
-             fmt::format("One head vs two heads, {} iterations", iters));
+             fmt::format("One head vs two heads, {} iterations", w.iters));
   CsvWriter csv = ctx.csv("metrics", {"iteration", "one_head", "two_heads"});
   for (size_t i = 0; i < one.total.size(); ++i)
     csv.row({static_cast<double>(i + 1), one.total[i], two.total[i]});
@@ -240,15 +237,17 @@ void run(const Config& cfg, RunContext& ctx) {
       "ours: mean of the last {} iterations; the document: its final batch, PyTorch's random "
       "numbers (one batch's loss varies by sd {:.3f} (1 head), {:.3f} (2 heads) over our tail)",
       tail, one.tail_total_sd(), two.tail_total_sd());
-  DocumentComparison cmp;
   cmp.add("1-head loss at the end", kDocOneHead, one.tail_total(), tolerance, why);
   cmp.add("2-head loss at the end", kDocTwoHeads, two.tail_total(), tolerance, why);
   cmp.add_exact("2 heads end lower than 1 head", "True",
                 two.tail_total() < one.tail_total() ? "True" : "False");
+}
 
-  // ---- 2. the claim: do two heads reach near zero with more training? ----
+// ---- 2. the claim: do two heads reach near zero with more training? One Study per code ----
+std::map<std::string, Study> long_study(const Settings& w, RunContext& ctx) {
   ctx.section("Longer training over seeds (the claim that two heads reach near zero)");
-  Table study_table(fmt::format("Tail means (last {} of {} iterations)", long_tail, long_iters),
+  const size_t long_tail = tail_length(static_cast<size_t>(w.long_iters));
+  Table study_table(fmt::format("Tail means (last {} of {} iterations)", long_tail, w.long_iters),
                     {"position code", "seed", "1 head", "2 heads", "2 heads: position term",
                      "2 heads: content term"});
   LinePlot lp;
@@ -260,18 +259,17 @@ void run(const Config& cfg, RunContext& ctx) {
   for (const std::string code : {"document", "binary"}) {
     const auto tk = make_task(code);
     Study& st = studies[code];
-    for (int64_t s = 0; s < seeds; ++s) {
-      const uint64_t sd = seed + 1000 * static_cast<uint64_t>(s + 1);
-      const Curve c1 = train(1, tk, long_iters, batch, lr, sd);
-      const Curve c2 = train(2, tk, long_iters, batch, lr, sd);
+    for (int64_t s = 0; s < w.seeds; ++s) {
+      const uint64_t sd = w.seed + 1000 * static_cast<uint64_t>(s + 1);
+      const Curve c1 = train(1, tk, w.long_iters, w.batch, w.lr, sd);
+      const Curve c2 = train(2, tk, w.long_iters, w.batch, w.lr, sd);
       st.one_total.push_back(c1.tail_total());
       st.two_total.push_back(c2.tail_total());
       st.two_position.push_back(c2.tail_position());
       st.two_content.push_back(c2.tail_content());
-      study_table.add_row({code, std::to_string(sd), fmt::format("{:.4f}", c1.tail_total()),
-                           fmt::format("{:.4f}", c2.tail_total()),
-                           fmt::format("{:.4f}", c2.tail_position()),
-                           fmt::format("{:.4f}", c2.tail_content())});
+      study_table.add_row({code, std::to_string(sd), fixed(c1.tail_total(), 4),
+                           fixed(c2.tail_total(), 4), fixed(c2.tail_position(), 4),
+                           fixed(c2.tail_content(), 4)});
       if (s == 0) st.first_two_heads = c2;
     }
     const std::string colour = code == "document" ? "#3b82f6" : "#f59e0b";
@@ -281,36 +279,47 @@ void run(const Config& cfg, RunContext& ctx) {
     lp.series.push_back(
         {"its position term", xs, st.first_two_heads.position, colour, true, false});
   }
-  const Study &doc = studies["document"], &bin = studies["binary"];
   const auto doc_task = make_task("document");
   const double floor = position_floor(doc_task);
-  const std::vector<int64_t> shared = positions_sharing_target_code(doc_task);
   lp.refs = {{RefLine::kHorizontal, floor,
               fmt::format("position-term floor {:.3f} (positions {} share a code)", floor,
-                          fmt::join(shared, ", "))}};
+                          fmt::join(positions_sharing_target_code(doc_task), ", "))}};
   ctx.table(study_table);
   ctx.figure("loss_long_training", line_plot_svg(lp),
              "Two heads trained longer (solid: total loss, dashed: its position term): with the "
              "document's code the position term stalls above its floor");
+  return studies;
+}
 
-  const double best_two_doc = *std::min_element(doc.two_total.begin(), doc.two_total.end());
-  const double worst_two_doc = *std::max_element(doc.two_total.begin(), doc.two_total.end());
-  const double worst_two_bin = *std::max_element(bin.two_total.begin(), bin.two_total.end());
+void judge_long_study(const Settings& w,
+                      const std::map<std::string, Study>& studies,
+                      RunContext& ctx,
+                      DocumentComparison& cmp) {
+  const Study &doc = studies.at("document"), &bin = studies.at("binary");
+  const auto doc_task = make_task("document");
+  const double floor = position_floor(doc_task);
+  const std::vector<int64_t> shared = positions_sharing_target_code(doc_task);
+  const double best_two_doc = kit::min_of(doc.two_total);
+  const double worst_two_doc = kit::max_of(doc.two_total);
+  const double worst_two_bin = kit::max_of(bin.two_total);
   bool lower_every_seed = true;
   for (const Study* st : {&doc, &bin})
     for (size_t i = 0; i < st->one_total.size(); ++i)
       lower_every_seed = lower_every_seed && st->two_total[i] < st->one_total[i];
-  ctx.result("position_term_floor_document_code", floor);
-  ctx.result("positions_sharing_target_code", shared);
-  ctx.result("two_head_long_best_document_code", best_two_doc);
-  ctx.result("two_head_long_worst_document_code", worst_two_doc);
-  ctx.result("two_head_long_worst_binary_code", worst_two_bin);
-  ctx.result("two_head_long_position_term_document_code", mean_of(doc.two_position));
-  ctx.result("two_head_long_position_term_binary_code", mean_of(bin.two_position));
-  ctx.result("two_head_long_content_term_document_code", mean_of(doc.two_content));
-  ctx.result("two_head_long_content_term_binary_code", mean_of(bin.two_content));
-  ctx.result("two_heads_lower_every_seed", lower_every_seed);
-
+  const double doc_position = kit::mean_of(doc.two_position),
+               bin_position = kit::mean_of(bin.two_position),
+               doc_content = kit::mean_of(doc.two_content),
+               bin_content = kit::mean_of(bin.two_content);
+  kit::record(ctx, {{"position_term_floor_document_code", floor},
+                    {"positions_sharing_target_code", shared},
+                    {"two_head_long_best_document_code", best_two_doc},
+                    {"two_head_long_worst_document_code", worst_two_doc},
+                    {"two_head_long_worst_binary_code", worst_two_bin},
+                    {"two_head_long_position_term_document_code", doc_position},
+                    {"two_head_long_position_term_binary_code", bin_position},
+                    {"two_head_long_content_term_document_code", doc_content},
+                    {"two_head_long_content_term_binary_code", bin_content},
+                    {"two_heads_lower_every_seed", lower_every_seed}});
   const bool near_zero = worst_two_doc < kNearZero;
   cmp.add_exact("2 heads lower than 1 head in every seed of the longer study", "True",
                 lower_every_seed ? "True" : "False");
@@ -325,8 +334,7 @@ void run(const Config& cfg, RunContext& ctx) {
                 "score is linear in the key's content, so no head singles out the planted unit "
                 "content among Gaussian ones (keys further along it score higher): the content "
                 "term stays at {:.3f} ({:.3f} with the binary code)",
-                fmt::join(shared, " and "), floor, mean_of(doc.two_position),
-                mean_of(doc.two_content), mean_of(bin.two_content)));
+                fmt::join(shared, " and "), floor, doc_position, doc_content, bin_content));
   ctx.compare(cmp);
   ctx.note(fmt::format(
       "Two heads {} one head in every seed, and they {} drive the loss to near zero (< {}). "
@@ -341,9 +349,17 @@ void run(const Config& cfg, RunContext& ctx) {
       "document's code and {:.3f} with the binary one (worst 2-head total with the binary code: "
       "{:.3f}).",
       lower_every_seed ? "beat" : "do not", near_zero ? "do" : "do not", kNearZero, best_two_doc,
-      worst_two_doc, long_iters, seeds, seeds == 1 ? "" : "s", fmt::join(shared, " and "), floor,
-      mean_of(doc.two_position), mean_of(bin.two_position), mean_of(doc.two_content),
-      mean_of(bin.two_content), worst_two_bin));
+      worst_two_doc, w.long_iters, w.seeds, w.seeds == 1 ? "" : "s", fmt::join(shared, " and "),
+      floor, doc_position, bin_position, doc_content, bin_content, worst_two_bin));
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const Settings w{cfg.get_int("iters"), cfg.get_int("batch_size"), cfg.get_int("long_iters"),
+                   cfg.get_int("seeds"), cfg.get_real("lr"),        ctx.seed()};
+  DocumentComparison cmp;
+  document_setting(cfg, w, ctx, cmp);
+  const std::map<std::string, Study> studies = long_study(w, ctx);
+  judge_long_study(w, studies, ctx, cmp);
 }
 
 }  // namespace

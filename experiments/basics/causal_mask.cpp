@@ -17,6 +17,7 @@
 #include "autograd/functional.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/run_context.h"
 #include "nn/attention/sdpa.h"
@@ -65,6 +66,25 @@ Tensor input_gradient_map(const Head& head, const Tensor& x0, bool causal, Gener
   return j;
 }
 
+// The two gradient maps side by side: with the mask, nothing flows from the future.
+void plot_gradient_flow(const Tensor& causal, const Tensor& full, RunContext& ctx) {
+  const int64_t t = causal.size(0);
+  Heatmap gc, gf;
+  gc.values = causal;
+  gf.values = full;
+  for (Heatmap* h : {&gc, &gf}) {
+    h->row_labels = index_labels(t, "y");
+    h->col_labels = index_labels(t, "x");
+    h->x_label = "input position s";
+    h->y_label = "output position t";
+    h->colorbar_label = "|d<g, y_t>/dx_s|";
+  }
+  gc.title = "causal";
+  gf.title = "no mask";
+  ctx.figure("gradient_flow", heatmap_grid_svg({gc, gf}, 2, "Gradient from output t to input s"),
+             "Through the tape: with the mask, nothing flows from the future");
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t t = cfg.get_int("t"), d_model = cfg.get_int("d_model");
   Generator gen(ctx.seed());
@@ -98,7 +118,7 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.note(
       fmt::format("Largest weight above the diagonal: {} (exactly zero: {}). Row 0 can "
                   "only see itself, so its weight on key 0 is {}.",
-                  above, above == 0 ? "yes" : "no", w[0]));
+                  above, kit::yes_no(above == 0), w[0]));
 
   ctx.section("The tape's proof: gradient from y_t to every x_s");
   const Tensor jc = input_gradient_map(head, x0, true, gen);
@@ -131,9 +151,9 @@ void run(const Config& cfg, RunContext& ctx) {
       future_nonzero, t * (t - 1) / 2, future, past_min, full_min));
 
   DocumentComparison cmp("002 Ex. 39.3 vs ours");
-  cmp.add_exact("masked attention matrix is lower-triangular", "yes", above == 0 ? "yes" : "no");
+  cmp.add_exact("masked attention matrix is lower-triangular", "yes", kit::yes_no(above == 0));
   cmp.add_exact("dy_t/dx_{t+k} = 0 for all k >= 1 (exactly)", "yes",
-                future == 0 && future_nonzero == 0 ? "yes" : "no");
+                kit::yes_no(future == 0 && future_nonzero == 0));
   ctx.compare(cmp);
 
   Heatmap hm =
@@ -141,20 +161,7 @@ void run(const Config& cfg, RunContext& ctx) {
   hm.annotate = t <= 10;
   ctx.figure("attention", heatmap_svg(hm), "Everything above the diagonal is exactly 0");
 
-  Heatmap gc, gf;
-  gc.values = jc;
-  gf.values = jf;
-  for (Heatmap* h : {&gc, &gf}) {
-    h->row_labels = index_labels(t, "y");
-    h->col_labels = index_labels(t, "x");
-    h->x_label = "input position s";
-    h->y_label = "output position t";
-    h->colorbar_label = "|d<g, y_t>/dx_s|";
-  }
-  gc.title = "causal";
-  gf.title = "no mask";
-  ctx.figure("gradient_flow", heatmap_grid_svg({gc, gf}, 2, "Gradient from output t to input s"),
-             "Through the tape: with the mask, nothing flows from the future");
+  plot_gradient_flow(jc, jf, ctx);
 }
 
 }  // namespace

@@ -42,8 +42,37 @@ struct Mlp {
   std::vector<Var> parameters() const { return {fc1.weight, fc1.bias, fc2.weight, fc2.bias}; }
 };
 
-double accuracy(const Tensor& logits, const Tensor& y) {
-  return kit::accuracy(logits, y);
+// What the network learned: P(class 1) over a grid of the plane.
+void plot_decision(const Mlp& model, RunContext& ctx) {
+  const int64_t g = 25;
+  Tensor grid({g * g, 2});
+  for (int64_t r = 0; r < g; ++r)
+    for (int64_t c = 0; c < g; ++c) {
+      grid[2 * (r * g + c)] = static_cast<real>(-1 + 2.0 * c / (g - 1));
+      grid[2 * (r * g + c) + 1] = static_cast<real>(1 - 2.0 * r / (g - 1));
+    }
+  Tensor probs;
+  {
+    NoGrad off;
+    probs = softmax(model.forward(Var::constant(grid))).value().clone();
+  }
+  Tensor p1({g, g});
+  for (int64_t i = 0; i < g * g; ++i) p1[i] = probs[2 * i + 1];
+  std::vector<std::string> cols, rows;
+  for (int64_t i = 0; i < g; ++i) {
+    cols.push_back(i % 6 == 0 ? fmt::format("{:.1f}", -1 + 2.0 * i / (g - 1)) : "");
+    rows.push_back(i % 6 == 0 ? fmt::format("{:.1f}", 1 - 2.0 * i / (g - 1)) : "");
+  }
+  const Heatmap h{.values = p1,
+                  .row_labels = rows,
+                  .col_labels = cols,
+                  .title = "P(same-sign quadrant) learned by the MLP",
+                  .x_label = "x",
+                  .y_label = "y",
+                  .colorbar_label = "P(class 1)",
+                  .vmin = 0,
+                  .vmax = 1};
+  ctx.figure("decision", heatmap_svg(h), "The learned function over the plane");
 }
 
 void run(const Config& cfg, RunContext& ctx) {
@@ -75,7 +104,7 @@ void run(const Config& cfg, RunContext& ctx) {
     losses.push_back(loss_value);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double acc = accuracy(logits.value(), train.y);
+    const double acc = kit::accuracy(logits.value(), train.y);
     log.row({static_cast<double>(step), loss_value, acc, secs});
     if (step == 1 || step % every == 0)
       fmt::print("step {:5d}  loss {:.4f}  train accuracy {:5.1f}%  {:.2f} s\n", step, loss_value,
@@ -84,7 +113,7 @@ void run(const Config& cfg, RunContext& ctx) {
   double test_acc;
   {
     NoGrad off;
-    test_acc = accuracy(model.forward(Var::constant(test.x)).value(), test.y);
+    test_acc = kit::accuracy(model.forward(Var::constant(test.x)).value(), test.y);
   }
   ctx.note(fmt::format("Loss {:.4f} -> {:.4f} in {} steps; accuracy on 512 new points {:.1f}%.",
                        first_loss, loss_value, steps, 100 * test_acc));
@@ -100,33 +129,7 @@ void run(const Config& cfg, RunContext& ctx) {
   curve.y_label = "cross-entropy";
   ctx.figure("loss", line_plot_svg(curve), "Training loss per step");
 
-  // What the network learned: P(class 1) over a grid of the plane.
-  const int64_t g = 25;
-  Tensor grid({g * g, 2});
-  for (int64_t r = 0; r < g; ++r)
-    for (int64_t c = 0; c < g; ++c) {
-      grid[2 * (r * g + c)] = static_cast<real>(-1 + 2.0 * c / (g - 1));
-      grid[2 * (r * g + c) + 1] = static_cast<real>(1 - 2.0 * r / (g - 1));
-    }
-  Heatmap h;
-  {
-    NoGrad off;
-    h.values = softmax(model.forward(Var::constant(grid))).value().clone();
-  }
-  Tensor p1({g, g});
-  for (int64_t i = 0; i < g * g; ++i) p1[i] = h.values[2 * i + 1];
-  h.values = p1;
-  for (int64_t i = 0; i < g; ++i) {
-    h.col_labels.push_back(i % 6 == 0 ? fmt::format("{:.1f}", -1 + 2.0 * i / (g - 1)) : "");
-    h.row_labels.push_back(i % 6 == 0 ? fmt::format("{:.1f}", 1 - 2.0 * i / (g - 1)) : "");
-  }
-  h.title = "P(same-sign quadrant) learned by the MLP";
-  h.x_label = "x";
-  h.y_label = "y";
-  h.colorbar_label = "P(class 1)";
-  h.vmin = 0;
-  h.vmax = 1;
-  ctx.figure("decision", heatmap_svg(h), "The learned function over the plane");
+  plot_decision(model, ctx);
 }
 
 }  // namespace

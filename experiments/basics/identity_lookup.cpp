@@ -20,6 +20,7 @@
 #include "experiments/common/self_attention_stats.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/run_context.h"
@@ -44,8 +45,8 @@ double mean_diagonal(const Tensor& q) {
   return self_attention_stats(q, 1 / std::sqrt(static_cast<double>(q.size(1)))).mean_diagonal;
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  // ---- the document's example ----
+// ---- the document's example: Q = K = I_4, V = arange(16) against its printed output ----
+void document_example(RunContext& ctx, DocumentComparison& cmp) {
   const int64_t n = 4;
   Var I = Var::constant(one_hot_rows(n, n));
   Tensor v = Tensor::arange(n * n).reshape({n, n});
@@ -60,7 +61,6 @@ void run(const Config& cfg, RunContext& ctx) {
       "e^0.5 / (e^0.5 + 3) = {:.4f}: each output row leans towards its own value row but mixes in "
       "the mean of the others.",
       std::exp(0.5) / (std::exp(0.5) + 3)));
-  DocumentComparison cmp("002 §39.2: printed output vs ours");
   cmp.add_rows("A", kDocA, s.weights.value(), kTol3);
   cmp.add_rows("out", kDocOut, s.out.value(), kTol3);
 
@@ -69,6 +69,11 @@ void run(const Config& cfg, RunContext& ctx) {
   h.precision = 3;
   h.cell = 64;
   ctx.figure("attention_i4", heatmap_svg(h), "One-hot queries meet one-hot keys: a soft diagonal");
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  DocumentComparison cmp("002 §39.2: printed output vs ours");
+  document_example(ctx, cmp);
 
   // ---- growing the dimension ----
   ctx.section("Does the diagonal sharpen as the dimension grows?");
@@ -108,11 +113,11 @@ void run(const Config& cfg, RunContext& ctx) {
       onehot_td.front(), dims.front(), onehot_td.back(), dims.back(), random_t4.front(),
       random_t4.back()));
   cmp.add_exact("diagonal sharper at higher d (same one-hot input)", "yes",
-                sharpens_onehot ? "yes" : "no",
+                kit::yes_no(sharpens_onehot),
                 "one-hot self-scores are 1/sqrt(d), which shrink; only vectors whose length grows "
                 "like sqrt(d) (random rows) sharpen");
   cmp.add_exact("diagonal sharper at higher d (random vectors)", "yes",
-                sharpens_random ? "yes" : "no");
+                kit::yes_no(sharpens_random));
   ctx.compare(cmp);
 
   LinePlot p;

@@ -22,6 +22,7 @@
 #include "experiments/common/self_attention_stats.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/run_context.h"
@@ -135,18 +136,11 @@ void worked_examples(RunContext& ctx) {
                          doc_sum));
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  const int64_t t = cfg.get_int("tokens"), trials = cfg.get_int("trials");
-  const int64_t norm_d = cfg.get_int("norm_dim");
-  const auto& dims = cfg.get_ints("dims");
-  const auto& scales = cfg.get_reals("input_scales");
-  Generator gen(ctx.seed());
-
-  // ---- one example ----
-  ctx.section(
-      fmt::format("One input: T = {} random tokens, d = {}, W_Q = W_K = W_V = I", t, norm_d));
+// ---- one example: the scores and weights of one random input ----
+SelfAttentionStats one_example(int64_t t, int64_t d, Generator& gen, RunContext& ctx) {
+  ctx.section(fmt::format("One input: T = {} random tokens, d = {}, W_Q = W_K = W_V = I", t, d));
   const SelfAttentionStats one =
-      self_attention_stats(Tensor::randn({t, norm_d}, gen), 1 / std::sqrt(double(norm_d)));
+      self_attention_stats(Tensor::randn({t, d}, gen), 1 / std::sqrt(double(d)));
   const auto labels = index_labels(t, "x");
   ctx.matrix("example_scores", one.scores, labels, labels, 2);
   ctx.matrix("example_weights", one.weights, labels, labels, 3);
@@ -157,122 +151,161 @@ void run(const Config& cfg, RunContext& ctx) {
       "because row i is divided by its own sum: A_ij = e^S_ij / Z_i but A_ji = e^S_ij / Z_j. The "
       "diagonal holds {:.3f} of each row on average; uniform would be {:.3f}.",
       one.score_asymmetry, one.weight_asymmetry, one.mean_diagonal, 1.0 / double(t)));
-  Heatmap h = attention_heatmap(one.weights, labels, labels,
-                                fmt::format("softmax(X X^T / sqrt({}))", norm_d));
+  Heatmap h =
+      attention_heatmap(one.weights, labels, labels, fmt::format("softmax(X X^T / sqrt({}))", d));
   h.annotate = t <= 10;
   ctx.figure("example_weights", heatmap_svg(h), "Without projections each token attends to itself");
+  return one;
+}
 
-  // ---- against d ----
+// One point of a sweep (over the width d or the input scale a): the mean diagonal mass scaled
+// by 1/sqrt(d) and unscaled, the rough model's, and the share of rows led by their own score.
+struct SweepPoint {
+  double x, scaled, unscaled, rough, led_by_own;
+};
+
+struct WidthSweep {
+  std::vector<SweepPoint> points;
+  double max_asymmetry = 0, asymmetry_bound = 0;  // max |S - S^T| and its rounding bound
+};
+
+// ---- against d: N(0,1) entries ----
+WidthSweep against_width(
+    int64_t t, int64_t trials, const Config& cfg, Generator& gen, RunContext& ctx) {
   ctx.section(
       fmt::format("Diagonal mass against d (T = {}, N(0,1) entries, {} draws each)", t, trials));
   Table td("Self-attention with W_Q = W_K = I",
            {"d", "diag. mass (scaled)", "rough model", "diag. mass (unscaled)",
             "rows led by own score", "max |S - S^T|"});
-  std::vector<double> xs, diag_scaled, diag_unscaled, rough_d, own_max;
-  double max_asym = 0, asym_bound = 0;
-  for (int64_t d : dims) {
+  WidthSweep w;
+  for (int64_t d : cfg.get_ints("dims")) {
     const double dd = static_cast<double>(d);
     const Averages s = average(t, d, 1.0, 1 / std::sqrt(dd), trials, gen);
     const Averages u = average(t, d, 1.0, 1.0, trials, gen);
-    xs.push_back(dd);
-    diag_scaled.push_back(s.diagonal);
-    diag_unscaled.push_back(u.diagonal);
-    rough_d.push_back(rough_diagonal(1, dd, double(t)));
-    own_max.push_back(s.diagonal_is_max);
-    max_asym = std::max(max_asym, s.score_asymmetry);
+    w.points.push_back(
+        {dd, s.diagonal, u.diagonal, rough_diagonal(1, dd, double(t)), s.diagonal_is_max});
+    w.max_asymmetry = std::max(w.max_asymmetry, s.score_asymmetry);
     // A dot product of d float32 products: |error| <~ d eps sum |x_i x_j|, here <~ d eps d
     // (entries ~ 1) times a margin of 8 for the tails; the scaled scores divide by sqrt(d).
-    asym_bound = std::max(asym_bound, 8 * dd * dd * 0x1p-23 / std::sqrt(dd));
-    td.add_row({std::to_string(d), fixed(s.diagonal, 4), fixed(rough_d.back(), 4),
+    w.asymmetry_bound = std::max(w.asymmetry_bound, 8 * dd * dd * 0x1p-23 / std::sqrt(dd));
+    td.add_row({std::to_string(d), fixed(s.diagonal, 4), fixed(w.points.back().rough, 4),
                 fixed(u.diagonal, 4), fixed(s.diagonal_is_max, 3), sig(s.score_asymmetry, 2)});
   }
   ctx.table(td);
-  ctx.result("dims", dims);
-  ctx.result("diag_vs_d_scaled", diag_scaled);
-  ctx.result("diag_vs_d_unscaled", diag_unscaled);
-  ctx.result("diag_vs_d_rough_model", rough_d);
-  ctx.result("own_score_max_fraction", own_max);
-  ctx.result("score_asymmetry_max", max_asym);
-  ctx.result("score_asymmetry_bound", asym_bound);
+  kit::record(ctx, {{"dims", cfg.get_ints("dims")},
+                    {"diag_vs_d_scaled", kit::column(w.points, &SweepPoint::scaled)},
+                    {"diag_vs_d_unscaled", kit::column(w.points, &SweepPoint::unscaled)},
+                    {"diag_vs_d_rough_model", kit::column(w.points, &SweepPoint::rough)},
+                    {"own_score_max_fraction", kit::column(w.points, &SweepPoint::led_by_own)},
+                    {"score_asymmetry_max", w.max_asymmetry},
+                    {"score_asymmetry_bound", w.asymmetry_bound}});
+  return w;
+}
 
-  // ---- against the size of the inputs ----
+// ---- against the size of the inputs: x ~ N(0, a^2), scaled by 1/sqrt(d) ----
+std::vector<SweepPoint> against_scale(
+    int64_t t, int64_t trials, const Config& cfg, Generator& gen, RunContext& ctx) {
+  const int64_t norm_d = cfg.get_int("norm_dim");
   ctx.section(
       fmt::format("Diagonal mass against the input scale a (x ~ N(0, a^2), d = {})", norm_d));
   Table tn("Scaled by 1/sqrt(d)", {"a", "mean |x|", "diag. mass", "rough model"});
-  std::vector<double> diag_norm, rough_norm, mean_norm;
+  std::vector<SweepPoint> points;
   const double nd = static_cast<double>(norm_d);
-  for (double a : scales) {
+  for (double a : cfg.get_reals("input_scales")) {
     const Averages s = average(t, norm_d, a, 1 / std::sqrt(nd), trials, gen);
-    diag_norm.push_back(s.diagonal);
-    rough_norm.push_back(rough_diagonal(a, nd, double(t)));
-    mean_norm.push_back(a * std::sqrt(nd));
-    tn.add_row({fixed(a, 2), fixed(mean_norm.back(), 2), fixed(s.diagonal, 4),
-                fixed(rough_norm.back(), 4)});
+    points.push_back({a, s.diagonal, 0, rough_diagonal(a, nd, double(t)), s.diagonal_is_max});
+    tn.add_row({fixed(a, 2), fixed(a * std::sqrt(nd), 2), fixed(s.diagonal, 4),
+                fixed(points.back().rough, 4)});
   }
   ctx.table(tn);
-  ctx.result("input_scales", scales);
-  ctx.result("diag_vs_scale", diag_norm);
-  ctx.result("diag_vs_scale_rough_model", rough_norm);
+  kit::record(ctx, {{"input_scales", cfg.get_reals("input_scales")},
+                    {"diag_vs_scale", kit::column(points, &SweepPoint::scaled)},
+                    {"diag_vs_scale_rough_model", kit::column(points, &SweepPoint::rough)}});
+  return points;
+}
 
-  const size_t first_led =
-      static_cast<size_t>(std::find(own_max.begin(), own_max.end(), 1.0) - own_max.begin());
+void compare_with_documents(const SelfAttentionStats& one,
+                            const WidthSweep& width,
+                            const std::vector<SweepPoint>& by_scale,
+                            RunContext& ctx) {
+  const SweepPoint &narrow = width.points.front(), &wide = width.points.back();
+  DocumentComparison cmp("004 §2.1: self-attention on raw embeddings");
+  cmp.add_exact("X X^T is symmetric", "yes",
+                kit::yes_no(width.max_asymmetry <= width.asymmetry_bound),
+                fmt::format("max |S - S^T| = {:.3g} against a rounding bound of {:.3g}",
+                            width.max_asymmetry, width.asymmetry_bound));
+  cmp.add_exact("attention from i to j equals attention from j to i", "yes",
+                kit::yes_no(one.weight_asymmetry < 1e-6),
+                fmt::format("the scores are symmetric but the weights are not: each row has its "
+                            "own softmax denominator (max |A - A^T| = {:.3f} in the example)",
+                            one.weight_asymmetry));
+  cmp.add_exact("the diagonal is always the largest in its row", "yes",
+                kit::yes_no(narrow.led_by_own >= 1.0),
+                fmt::format("at d = {} only {:.1f}% of rows are led by their own score; it "
+                            "becomes near certain as d grows ({:.1f}% at d = {})",
+                            narrow.x, 100 * narrow.led_by_own, 100 * wide.led_by_own, wide.x));
+  cmp.add_exact("attention close to the identity matrix (largest d, N(0,1) inputs)", "yes",
+                kit::yes_no(wide.scaled > 0.9),
+                fmt::format("diagonal mass {:.3f} at d = {}; {:.3f} for inputs scaled by {:.2f}",
+                            wide.scaled, wide.x, by_scale.front().scaled, by_scale.front().x));
+  ctx.compare(cmp);
+}
+
+void plot_sweeps(int64_t t,
+                 int64_t norm_d,
+                 const WidthSweep& width,
+                 const std::vector<SweepPoint>& by_scale,
+                 RunContext& ctx) {
+  const std::vector<double> xs = kit::column(width.points, &SweepPoint::x),
+                            scales = kit::column(by_scale, &SweepPoint::x);
+  const std::vector<RefLine> uniform = {{RefLine::kHorizontal, 1.0 / double(t), "uniform 1/T"}};
+  const LinePlot p{
+      .series = {{"scaled by 1/sqrt(d)", xs, kit::column(width.points, &SweepPoint::scaled)},
+                 {"rough model", xs, kit::column(width.points, &SweepPoint::rough), "", true,
+                  false},
+                 {"unscaled", xs, kit::column(width.points, &SweepPoint::unscaled)},
+                 {"rows led by own score", xs, kit::column(width.points, &SweepPoint::led_by_own)}},
+      .refs = uniform,
+      .title = fmt::format("Self-attention without projections, T = {}", t),
+      .x_label = "width d",
+      .y_label = "mean diagonal weight (share of rows)",
+      .log_x = true};
+  ctx.figure("diagonal_vs_d", line_plot_svg(p), "Wider random inputs attend to themselves more");
+  const LinePlot q{.series = {{"measured", scales, kit::column(by_scale, &SweepPoint::scaled)},
+                              {"rough model", scales, kit::column(by_scale, &SweepPoint::rough), "",
+                               true, false}},
+                   .refs = uniform,
+                   .title = fmt::format("Input scale a (x ~ N(0, a^2)), d = {}, T = {}", norm_d, t),
+                   .x_label = "input scale a",
+                   .y_label = "mean diagonal weight",
+                   .log_x = true};
+  ctx.figure("diagonal_vs_scale", line_plot_svg(q),
+             "Small inputs spread the attention; large ones make it the identity");
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const int64_t t = cfg.get_int("tokens"), trials = cfg.get_int("trials");
+  Generator gen(ctx.seed());
+  const SelfAttentionStats one = one_example(t, cfg.get_int("norm_dim"), gen, ctx);
+  const WidthSweep width = against_width(t, trials, cfg, gen, ctx);
+  const std::vector<SweepPoint> by_scale = against_scale(t, trials, cfg, gen, ctx);
+  const auto first_led = std::find_if(width.points.begin(), width.points.end(),
+                                      [](const SweepPoint& p) { return p.led_by_own == 1.0; });
+  const SweepPoint &narrow = width.points.front(), &wide = width.points.back();
   ctx.note(fmt::format(
       "With N(0,1) entries the diagonal's share grows from {:.3f} at d = {} to {:.3f} at d = {}: "
       "the self-score |x|^2/sqrt(d) grows like sqrt(d) while cross scores stay O(1). Shrinking "
       "the inputs undoes it: at a = {:.2f} the diagonal holds {:.3f} (uniform {:.3f}). The "
       "diagonal is not always the row's largest score: a longer neighbour can beat a short "
       "vector's own score (x_i . x_j > |x_i|^2 needs only |x_j| cos > |x_i|); {}",
-      diag_scaled.front(), dims.front(), diag_scaled.back(), dims.back(), scales.front(),
-      diag_norm.front(), 1.0 / double(t),
-      first_led < dims.size()
-          ? fmt::format("from d = {} on, every sampled row was led by its own score.",
-                        dims[first_led])
+      narrow.scaled, narrow.x, wide.scaled, wide.x, by_scale.front().x, by_scale.front().scaled,
+      1.0 / double(t),
+      first_led != width.points.end()
+          ? fmt::format("from d = {} on, every sampled row was led by its own score.", first_led->x)
           : std::string("at none of these widths did every sampled row have its own score "
                         "first.")));
-
-  DocumentComparison cmp("004 §2.1: self-attention on raw embeddings");
-  cmp.add_exact("X X^T is symmetric", "yes", max_asym <= asym_bound ? "yes" : "no",
-                fmt::format("max |S - S^T| = {:.3g} against a rounding bound of {:.3g}", max_asym,
-                            asym_bound));
-  cmp.add_exact("attention from i to j equals attention from j to i", "yes",
-                one.weight_asymmetry < 1e-6 ? "yes" : "no",
-                fmt::format("the scores are symmetric but the weights are not: each row has its "
-                            "own softmax denominator (max |A - A^T| = {:.3f} in the example)",
-                            one.weight_asymmetry));
-  cmp.add_exact(
-      "the diagonal is always the largest in its row", "yes", own_max.front() >= 1.0 ? "yes" : "no",
-      fmt::format("at d = {} only {:.1f}% of rows are led by their own score; it "
-                  "becomes near certain as d grows ({:.1f}% at d = {})",
-                  dims.front(), 100 * own_max.front(), 100 * own_max.back(), dims.back()));
-  cmp.add_exact("attention close to the identity matrix (largest d, N(0,1) inputs)", "yes",
-                diag_scaled.back() > 0.9 ? "yes" : "no",
-                fmt::format("diagonal mass {:.3f} at d = {}; {:.3f} for inputs scaled by {:.2f}",
-                            diag_scaled.back(), dims.back(), diag_norm.front(), scales.front()));
-  ctx.compare(cmp);
-
-  LinePlot p;
-  p.series = {{"scaled by 1/sqrt(d)", xs, diag_scaled},
-              {"rough model", xs, rough_d, "", true, false},
-              {"unscaled", xs, diag_unscaled},
-              {"rows led by own score", xs, own_max}};
-  p.refs = {{RefLine::kHorizontal, 1.0 / double(t), "uniform 1/T"}};
-  p.log_x = true;
-  p.title = fmt::format("Self-attention without projections, T = {}", t);
-  p.x_label = "width d";
-  p.y_label = "mean diagonal weight (share of rows)";
-  ctx.figure("diagonal_vs_d", line_plot_svg(p), "Wider random inputs attend to themselves more");
-
-  LinePlot q;
-  q.series = {{"measured", scales, diag_norm},
-              {"rough model", scales, rough_norm, "", true, false}};
-  q.refs = {{RefLine::kHorizontal, 1.0 / double(t), "uniform 1/T"}};
-  q.log_x = true;
-  q.title = fmt::format("Input scale a (x ~ N(0, a^2)), d = {}, T = {}", norm_d, t);
-  q.x_label = "input scale a";
-  q.y_label = "mean diagonal weight";
-  ctx.figure("diagonal_vs_scale", line_plot_svg(q),
-             "Small inputs spread the attention; large ones make it the identity");
-
+  compare_with_documents(one, width, by_scale, ctx);
+  plot_sweeps(t, cfg.get_int("norm_dim"), width, by_scale, ctx);
   worked_examples(ctx);
 }
 

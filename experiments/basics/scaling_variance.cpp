@@ -24,10 +24,11 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "experiments/basics/scaling_variance_training.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/loglog.h"
-#include "experiments/common/pair_memory_model.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 
@@ -112,37 +113,6 @@ SoftmaxStats softmax_stats(int64_t d, int64_t keys, int64_t trials, double scale
   return s;
 }
 
-// ---- part 3: training with and without the factor ----
-
-double tail_mean(const std::vector<double>& xs, double fraction) {
-  const size_t n = std::max<size_t>(1, static_cast<size_t>(fraction * double(xs.size())));
-  double s = 0;
-  for (size_t i = xs.size() - n; i < xs.size(); ++i) s += xs[i];
-  return s / static_cast<double>(n);
-}
-
-// The first eval step at which accuracy reached `target` (NaN if never).
-double first_step_at(const RecallRun& r, double target) {
-  for (size_t i = 0; i < r.eval_accuracy.size(); ++i)
-    if (r.eval_accuracy[i] >= target) return r.eval_steps[i];
-  return NAN;
-}
-
-std::vector<double> smooth(const std::vector<double>& xs, size_t window) {
-  std::vector<double> out;
-  double s = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    s += xs[i];
-    if (i >= window) s -= xs[i - window];
-    out.push_back(s / static_cast<double>(std::min(i + 1, window)));
-  }
-  return out;
-}
-
-std::string step_text(double step) {
-  return std::isnan(step) ? std::string("never") : fmt::format("{:.0f}", step);
-}
-
 void variance_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentComparison& cmp) {
   const auto& dims = cfg.get_ints("dims");
   const int64_t n = cfg.get_int("pairs");
@@ -188,8 +158,12 @@ void variance_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentC
   ctx.figure("variance", line_plot_svg(p), "The dot product's variance grows like d_k");
 }
 
-void softmax_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentComparison& cmp) {
-  const auto& dims = cfg.get_ints("dims");
+// Part 2's measurements as columns over d_k: unscaled (factor 1) and scaled by 1/sqrt(d_k).
+struct SoftmaxColumns {
+  std::vector<double> ent_u, ent_s, max_u, max_s, gz_u, gz_s, gq_u, gq_s;
+};
+
+SoftmaxColumns measure_softmax(const Config& cfg, Generator& gen, RunContext& ctx) {
   const int64_t keys = cfg.get_int("keys"), trials = cfg.get_int("trials");
   ctx.section(
       fmt::format("The softmax over {} keys and its gradient, against d_k ({} queries "
@@ -198,41 +172,31 @@ void softmax_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentCo
   Table t("Means over queries; the gradients come from the tape's backward",
           {"d_k", "entropy (1)", "entropy (1/sqrt d)", "max weight (1)", "max weight (1/sqrt d)",
            "|dL/dz| (1)", "|dL/dz| (1/sqrt d)", "|dL/dq| (1)", "|dL/dq| (1/sqrt d)"});
-  std::vector<double> xs;
   std::vector<SoftmaxStats> raw, sc;
-  for (int64_t d : dims) {
-    const double dd = static_cast<double>(d);
-    raw.push_back(softmax_stats(d, keys, trials, 1.0, gen));
-    sc.push_back(softmax_stats(d, keys, trials, 1 / std::sqrt(dd), gen));
-    xs.push_back(dd);
-    t.add_row({std::to_string(d), fixed(raw.back().entropy, 3), fixed(sc.back().entropy, 3),
-               fixed(raw.back().max_weight, 3), fixed(sc.back().max_weight, 3),
-               sig(raw.back().grad_scores, 3), sig(sc.back().grad_scores, 3),
-               sig(raw.back().grad_q, 3), sig(sc.back().grad_q, 3)});
+  for (int64_t d : cfg.get_ints("dims")) {
+    const SoftmaxStats& r = raw.emplace_back(softmax_stats(d, keys, trials, 1.0, gen));
+    const SoftmaxStats& c =
+        sc.emplace_back(softmax_stats(d, keys, trials, 1 / std::sqrt(static_cast<double>(d)), gen));
+    t.add_row({std::to_string(d), fixed(r.entropy, 3), fixed(c.entropy, 3), fixed(r.max_weight, 3),
+               fixed(c.max_weight, 3), sig(r.grad_scores, 3), sig(c.grad_scores, 3),
+               sig(r.grad_q, 3), sig(c.grad_q, 3)});
   }
   ctx.table(t);
-  auto column = [](const std::vector<SoftmaxStats>& v, double SoftmaxStats::*f) {
-    std::vector<double> out;
-    for (const auto& s : v) out.push_back(s.*f);
-    return out;
-  };
-  const auto ent_u = column(raw, &SoftmaxStats::entropy),
-             ent_s = column(sc, &SoftmaxStats::entropy);
-  const auto max_u = column(raw, &SoftmaxStats::max_weight),
-             max_s = column(sc, &SoftmaxStats::max_weight);
-  const auto gz_u = column(raw, &SoftmaxStats::grad_scores),
-             gz_s = column(sc, &SoftmaxStats::grad_scores);
-  const auto gq_u = column(raw, &SoftmaxStats::grad_q), gq_s = column(sc, &SoftmaxStats::grad_q);
-  ctx.result("entropy_unscaled", ent_u);
-  ctx.result("entropy_scaled", ent_s);
-  ctx.result("max_weight_unscaled", max_u);
-  ctx.result("max_weight_scaled", max_s);
-  ctx.result("grad_scores_unscaled", gz_u);
-  ctx.result("grad_scores_scaled", gz_s);
-  ctx.result("grad_q_unscaled", gq_u);
-  ctx.result("grad_q_scaled", gq_s);
+  using S = SoftmaxStats;
+  const SoftmaxColumns m{kit::column(raw, &S::entropy),     kit::column(sc, &S::entropy),
+                         kit::column(raw, &S::max_weight),  kit::column(sc, &S::max_weight),
+                         kit::column(raw, &S::grad_scores), kit::column(sc, &S::grad_scores),
+                         kit::column(raw, &S::grad_q),      kit::column(sc, &S::grad_q)};
   const double uniform = std::log(static_cast<double>(keys));
-  ctx.result("entropy_uniform", uniform);
+  kit::record(ctx, {{"entropy_unscaled", m.ent_u},
+                    {"entropy_scaled", m.ent_s},
+                    {"max_weight_unscaled", m.max_u},
+                    {"max_weight_scaled", m.max_s},
+                    {"grad_scores_unscaled", m.gz_u},
+                    {"grad_scores_scaled", m.gz_s},
+                    {"grad_q_unscaled", m.gq_u},
+                    {"grad_q_scaled", m.gq_s},
+                    {"entropy_uniform", uniform}});
   ctx.note(fmt::format(
       "Unscaled, the softmax collapses as d_k grows: entropy {:.3f} -> {:.3f} nats (uniform: "
       "{:.3f}), largest weight {:.3f} -> {:.3f}, and the gradient reaching the scores falls "
@@ -240,150 +204,66 @@ void softmax_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentCo
       "gradient between {:.3g} and {:.3g}. The gradient that reaches q is another matter: "
       "dL/dq = s K^T dL/dz, and without s the keys' length sqrt(d_k) multiplies it, so "
       "unscaled it goes from {:.3g} to {:.3g} (scaled {:.3g} to {:.3g}). {}",
-      ent_u.front(), ent_u.back(), uniform, max_u.front(), max_u.back(), gz_u.front(), gz_u.back(),
-      *std::min_element(ent_s.begin(), ent_s.end()), *std::max_element(ent_s.begin(), ent_s.end()),
-      *std::min_element(gz_s.begin(), gz_s.end()), *std::max_element(gz_s.begin(), gz_s.end()),
-      gq_u.front(), gq_u.back(), gq_s.front(), gq_s.back(),
-      gq_u.back() >= gq_s.back()
+      m.ent_u.front(), m.ent_u.back(), uniform, m.max_u.front(), m.max_u.back(), m.gz_u.front(),
+      m.gz_u.back(), kit::min_of(m.ent_s), kit::max_of(m.ent_s), kit::min_of(m.gz_s),
+      kit::max_of(m.gz_s), m.gq_u.front(), m.gq_u.back(), m.gq_s.front(), m.gq_s.back(),
+      m.gq_u.back() >= m.gq_s.back()
           ? "What the missing factor costs here is a softmax that has already picked one key, "
             "not a small gradient."
           : "Here q's gradient is smaller without the factor too."));
-  cmp.add_exact("unscaled softmax tends to argmax (max weight > 0.9 at the largest d_k)", "yes",
-                max_u.back() > 0.9 ? "yes" : "no",
-                fmt::format("max weight {:.3f} at d_k = {}", max_u.back(), dims.back()));
-  cmp.add_exact("unscaled: gradient reaching the scores shrinks as d_k grows", "yes",
-                gz_u.back() < gz_u.front() ? "yes" : "no",
-                fmt::format("{:.3g} at d_k = {}, {:.3g} at d_k = {}", gz_u.front(), dims.front(),
-                            gz_u.back(), dims.back()));
-  cmp.add_exact("scaled: gradient reaching the scores larger than unscaled (largest d_k)", "yes",
-                gz_s.back() > gz_u.back() ? "yes" : "no",
-                fmt::format("{:.3g} scaled vs {:.3g} unscaled", gz_s.back(), gz_u.back()));
-  cmp.add_exact("unscaled: gradient reaching q vanishes (smaller than scaled, largest d_k)", "yes",
-                gq_u.back() < gq_s.back() ? "yes" : "no",
-                gq_u.back() < gq_s.back()
-                    ? ""
-                    : fmt::format("dL/dz shrinks, but dL/dq = K^T dL/dz carries |k| ~ sqrt(d_k): "
-                                  "{:.3g} unscaled vs {:.3g} scaled at d_k = {}",
-                                  gq_u.back(), gq_s.back(), dims.back()));
+  return m;
+}
 
+void compare_softmax(const SoftmaxColumns& m,
+                     const std::vector<int64_t>& dims,
+                     DocumentComparison& cmp) {
+  cmp.add_exact("unscaled softmax tends to argmax (max weight > 0.9 at the largest d_k)", "yes",
+                kit::yes_no(m.max_u.back() > 0.9),
+                fmt::format("max weight {:.3f} at d_k = {}", m.max_u.back(), dims.back()));
+  cmp.add_exact("unscaled: gradient reaching the scores shrinks as d_k grows", "yes",
+                kit::yes_no(m.gz_u.back() < m.gz_u.front()),
+                fmt::format("{:.3g} at d_k = {}, {:.3g} at d_k = {}", m.gz_u.front(), dims.front(),
+                            m.gz_u.back(), dims.back()));
+  cmp.add_exact("scaled: gradient reaching the scores larger than unscaled (largest d_k)", "yes",
+                kit::yes_no(m.gz_s.back() > m.gz_u.back()),
+                fmt::format("{:.3g} scaled vs {:.3g} unscaled", m.gz_s.back(), m.gz_u.back()));
+  const bool q_vanishes = m.gq_u.back() < m.gq_s.back();
+  cmp.add_exact("unscaled: gradient reaching q vanishes (smaller than scaled, largest d_k)", "yes",
+                kit::yes_no(q_vanishes),
+                q_vanishes ? ""
+                           : fmt::format("dL/dz shrinks, but dL/dq = K^T dL/dz carries |k| ~ "
+                                         "sqrt(d_k): {:.3g} unscaled vs {:.3g} scaled at d_k = {}",
+                                         m.gq_u.back(), m.gq_s.back(), dims.back()));
+}
+
+void softmax_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentComparison& cmp) {
+  const SoftmaxColumns m = measure_softmax(cfg, gen, ctx);
+  compare_softmax(m, cfg.get_ints("dims"), cmp);
+  std::vector<double> xs;
+  for (int64_t d : cfg.get_ints("dims")) xs.push_back(static_cast<double>(d));
   LinePlot e;
-  e.series = {{"entropy, unscaled", xs, ent_u},
-              {"entropy, 1/sqrt(d_k)", xs, ent_s},
-              {"max weight, unscaled", xs, max_u, "", true},
-              {"max weight, 1/sqrt(d_k)", xs, max_s, "", true}};
-  e.refs = {{RefLine::kHorizontal, uniform, "uniform entropy log T"}};
+  e.series = {{"entropy, unscaled", xs, m.ent_u},
+              {"entropy, 1/sqrt(d_k)", xs, m.ent_s},
+              {"max weight, unscaled", xs, m.max_u, "", true},
+              {"max weight, 1/sqrt(d_k)", xs, m.max_s, "", true}};
+  e.refs = {{RefLine::kHorizontal, std::log(static_cast<double>(cfg.get_int("keys"))),
+             "uniform entropy log T"}};
   e.log_x = true;
-  e.title = fmt::format("Softmax over {} keys", keys);
+  e.title = fmt::format("Softmax over {} keys", cfg.get_int("keys"));
   e.x_label = "d_k";
   e.y_label = "entropy (nats) / max weight";
   ctx.figure("softmax_saturation", line_plot_svg(e),
              "Without the factor the softmax becomes an argmax as d_k grows");
   LinePlot g;
-  g.series = {{"|dL/dz|, unscaled", xs, gz_u},
-              {"|dL/dz|, 1/sqrt(d_k)", xs, gz_s},
-              {"|dL/dq|, unscaled", xs, gq_u, "", true},
-              {"|dL/dq|, 1/sqrt(d_k)", xs, gq_s, "", true}};
+  g.series = {{"|dL/dz|, unscaled", xs, m.gz_u},
+              {"|dL/dz|, 1/sqrt(d_k)", xs, m.gz_s},
+              {"|dL/dq|, unscaled", xs, m.gq_u, "", true},
+              {"|dL/dq|, 1/sqrt(d_k)", xs, m.gq_s, "", true}};
   g.log_x = g.log_y = true;
   g.title = "Gradient norms from the backward pass";
   g.x_label = "d_k";
   g.y_label = "mean norm per query";
   ctx.figure("gradients", line_plot_svg(g), "A saturated softmax passes almost no gradient back");
-}
-
-void training_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
-  PairMemoryConfig pc;
-  pc.d = cfg.get_int("train_dk");
-  pc.pairs = cfg.get_int("recall_pairs");
-  pc.steps = cfg.get_int("steps");
-  pc.batch = cfg.get_int("batch");
-  pc.lr = cfg.get_real("lr");
-  pc.eval_every = cfg.get_int("eval_every");
-  pc.eval_size = cfg.get_int("eval_size");
-  ctx.section(
-      fmt::format("Training at d_k = {}: associative recall ({} pairs), one attention "
-                  "layer, {} Adam steps",
-                  pc.d, pc.pairs, pc.steps));
-  pc.scaled = true;
-  const RecallRun with = train_pair_memory(pc, ctx.seed());
-  pc.scaled = false;
-  const RecallRun without = train_pair_memory(pc, ctx.seed());
-
-  CsvWriter log = ctx.csv(
-      "training", {"step", "loss_scaled", "loss_unscaled", "grad_wqk_scaled", "grad_wqk_unscaled"});
-  std::vector<double> steps;
-  for (size_t i = 0; i < with.losses.size(); ++i) {
-    steps.push_back(static_cast<double>(i + 1));
-    log.row({steps.back(), with.losses[i], without.losses[i], with.score_grad_norm[i],
-             without.score_grad_norm[i]});
-  }
-  const double target = cfg.get_real("target");
-  const double tail_s = tail_mean(with.losses, 0.1), tail_u = tail_mean(without.losses, 0.1);
-  const double reach_s = first_step_at(with, target), reach_u = first_step_at(without, target);
-  Table t("Same initial weights and batches", {"", "scaled 1/sqrt(d_k)", "unscaled"});
-  t.add_row({"loss, mean of the last 10% of steps", sig(tail_s, 3), sig(tail_u, 3)});
-  t.add_row({"held-out accuracy at the end", fixed(with.eval_accuracy.back(), 3),
-             fixed(without.eval_accuracy.back(), 3)});
-  t.add_row({fmt::format("first step with accuracy >= {:.2f}", target), step_text(reach_s),
-             step_text(reach_u)});
-  t.add_row({"attention entropy at step 0 (nats)", fixed(with.eval_entropy.front(), 3),
-             fixed(without.eval_entropy.front(), 3)});
-  t.add_row({"|dL/dW_q| + |dL/dW_k| at step 1", sig(with.score_grad_norm.front(), 3),
-             sig(without.score_grad_norm.front(), 3)});
-  t.add_row({"seconds", fixed(with.seconds, 1), fixed(without.seconds, 1)});
-  ctx.table(t);
-  ctx.result("train_tail_loss_scaled", tail_s);
-  ctx.result("train_tail_loss_unscaled", tail_u);
-  ctx.result("train_accuracy_scaled", with.eval_accuracy);
-  ctx.result("train_accuracy_unscaled", without.eval_accuracy);
-  ctx.result("train_eval_steps", with.eval_steps);
-  ctx.result("train_first_loss_scaled", with.losses.front());
-  ctx.result("train_first_loss_unscaled", without.losses.front());
-  ctx.result("train_entropy_step0_scaled", with.eval_entropy.front());
-  ctx.result("train_entropy_step0_unscaled", without.eval_entropy.front());
-  ctx.result("train_grad_wqk_step1_scaled", with.score_grad_norm.front());
-  ctx.result("train_grad_wqk_step1_unscaled", without.score_grad_norm.front());
-  ctx.note(fmt::format(
-      "Both runs start from the same weights; only the factor differs. At step 0 the unscaled "
-      "scores put the attention at entropy {:.3f} nats against {:.3f} scaled (uniform over {} "
-      "slots: {:.3f}). After {} steps the loss is {:.3g} scaled and {:.3g} unscaled (mean of "
-      "the last 10%), and held-out accuracy {:.3f} against {:.3f}.",
-      without.eval_entropy.front(), with.eval_entropy.front(), pc.pairs,
-      std::log(static_cast<double>(pc.pairs)), pc.steps, tail_s, tail_u, with.eval_accuracy.back(),
-      without.eval_accuracy.back()));
-  const bool faster = tail_s < tail_u && with.eval_accuracy.back() >= without.eval_accuracy.back();
-  cmp.add_exact(
-      fmt::format("training at d_k = {}: the scaled model learns faster", pc.d), "yes",
-      faster ? "yes" : "no",
-      fmt::format("tail loss {:.3g} scaled vs {:.3g} unscaled; accuracy {:.3f} vs "
-                  "{:.3f}",
-                  tail_s, tail_u, with.eval_accuracy.back(), without.eval_accuracy.back()));
-  const double g1_s = with.score_grad_norm.front(), g1_u = without.score_grad_norm.front();
-  cmp.add_exact(
-      fmt::format("training at d_k = {}: smaller gradient on W_q, W_k unscaled (step 1)", pc.d),
-      "yes", g1_u < g1_s ? "yes" : "no",
-      g1_u < g1_s ? ""
-                  : fmt::format("{:.3g} unscaled vs {:.3g} scaled: what slows the "
-                                "unscaled run is a softmax already committed to one "
-                                "slot (entropy {:.3f} nats at step 0), not a small "
-                                "gradient",
-                                g1_u, g1_s, without.eval_entropy.front()));
-
-  const size_t window = std::max<size_t>(1, with.losses.size() / 50);
-  LinePlot p;
-  p.series = {{"scaled, 1/sqrt(d_k)", steps, smooth(with.losses, window), "", false, false},
-              {"unscaled", steps, smooth(without.losses, window), "", false, false}};
-  p.log_y = true;
-  p.title = fmt::format("Recall at d_k = {}: training loss ({}-step moving mean)", pc.d, window);
-  p.x_label = "step";
-  p.y_label = "cross-entropy";
-  ctx.figure("training_loss", line_plot_svg(p), "The same model with and without 1/sqrt(d_k)");
-  LinePlot a;
-  a.series = {{"scaled, 1/sqrt(d_k)", with.eval_steps, with.eval_accuracy},
-              {"unscaled", without.eval_steps, without.eval_accuracy}};
-  a.title = "Held-out accuracy";
-  a.x_label = "step";
-  a.y_label = "accuracy";
-  ctx.figure("training_accuracy", line_plot_svg(a), "Held-out recall accuracy during training");
 }
 
 // Before the run folder exists: a slope needs two different d_k.
@@ -401,7 +281,7 @@ void run(const Config& cfg, RunContext& ctx) {
   DocumentComparison cmp("000 §II, 001, 003, 004 §2.5: why divide by sqrt(d_k)");
   variance_part(cfg, ctx, gen, cmp);
   softmax_part(cfg, ctx, gen, cmp);
-  if (cfg.get_int("steps") > 0) training_part(cfg, ctx, cmp);
+  if (cfg.get_int("steps") > 0) scaling_variance_training(cfg, ctx, cmp);
   ctx.compare(cmp);
 }
 

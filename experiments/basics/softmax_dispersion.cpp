@@ -31,6 +31,7 @@
 #include "experiments/common/distribution.h"
 #include "experiments/common/loglog.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 
@@ -132,214 +133,244 @@ LinePlot log_n_plot(const std::string& title, const std::string& y_label, double
   return p;
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  const double gap = cfg.get_real("gap");
-  const auto m = static_cast<double>(cfg.get_int("train_length"));
+// The settings every part shares: the main gap, the training length m and the N swept.
+struct Sweep {
+  double gap = 0, m = 0;   // the main gap; the training length m (log N / log m = 1 at N = m)
+  std::vector<double> ns;  // N = 2, 4, ..., 2^max_log2_n
+  double n_max = 0;
+  double fixed_gap = 0;  // log m: the gap at which log N / log m holds p at ~1/2
+};
+
+Sweep read_sweep(const Config& cfg) {
+  Sweep w;
+  w.gap = cfg.get_real("gap");
+  w.m = static_cast<double>(cfg.get_int("train_length"));
   const int64_t top = cfg.get_int("max_log2_n");
-  const std::vector<double> gaps = cfg.get_reals("gaps");
-  if (m > std::ldexp(1.0, static_cast<int>(top)))
+  if (w.m > std::ldexp(1.0, static_cast<int>(top)))
     throw UsageError(
         fmt::format("softmax-dispersion: --train_length {} is above the largest N "
                     "2^{} (--max_log2_n)",
-                    m, top));
-  if (std::ldexp(1.0, static_cast<int>(std::log2(m))) != m)
+                    w.m, top));
+  if (std::ldexp(1.0, static_cast<int>(std::log2(w.m))) != w.m)
     throw UsageError(fmt::format(
-        "softmax-dispersion: --train_length {} must be a power of two (N runs over them)", m));
-  std::vector<double> ns;
-  for (int64_t k = 1; k <= top; ++k) ns.push_back(std::ldexp(1.0, static_cast<int>(k)));
-  const double n_max = ns.back();
-  const double fixed_gap = std::log(m);  // the gap at which log N / log m holds p at ~1/2
+        "softmax-dispersion: --train_length {} must be a power of two (N runs over them)", w.m));
+  for (int64_t k = 1; k <= top; ++k) w.ns.push_back(std::ldexp(1.0, static_cast<int>(k)));
+  w.n_max = w.ns.back();
+  w.fixed_gap = std::log(w.m);
+  return w;
+}
 
-  // ---- 1. the main gap: unscaled and log-N scaled, ours beside the closed form ----
-  ctx.section(fmt::format("One right key, logit gap {} above N - 1 equal keys", gap));
-  const Curve raw = sweep(ns, gap, m, false), scaled = sweep(ns, gap, m, true);
+// A measure of one curve at N = m and at the largest N.
+struct Ends {
+  double at_m, at_top;
+  double ratio() const { return at_top / at_m; }
+  double change() const { return at_top - at_m; }
+};
+
+Ends ends(const Sweep& w, const std::vector<double>& ys) {
+  return {at(w.ns, ys, w.m), at(w.ns, ys, w.n_max)};
+}
+
+// The main gap, unscaled and log-N scaled: ours beside the closed forms, and the rounding check.
+void report_main_gap(const Sweep& w, const Curve& raw, const Curve& scaled, RunContext& ctx) {
   Table t(
-      fmt::format("Max weight and entropy (nats) against N; log-N scale = log N / log {:.0f}", m),
+      fmt::format("Max weight and entropy (nats) against N; log-N scale = log N / log {:.0f}", w.m),
       {"N", "max weight", "closed form", "entropy", "closed form", "scaled: max weight",
        "closed form", "scaled: entropy", "closed form", "log N (uniform)"});
-  for (size_t i = 0; i < ns.size(); ++i) {
+  for (size_t i = 0; i < w.ns.size(); ++i) {
     const Point &a = raw.points[i], &b = scaled.points[i];
-    t.add_row({fmt::format("{:.0f}", ns[i]), sig(a.max_weight, 4), sig(a.closed_max, 4),
+    t.add_row({fmt::format("{:.0f}", w.ns[i]), sig(a.max_weight, 4), sig(a.closed_max, 4),
                fixed(a.entropy, 4), fixed(a.closed_entropy, 4), sig(b.max_weight, 4),
                sig(b.closed_max, 4), fixed(b.entropy, 4), fixed(b.closed_entropy, 4),
-               fixed(std::log(ns[i]), 4)});
+               fixed(std::log(w.ns[i]), 4)});
   }
   ctx.table(t);
-
-  std::vector<double> err_max, err_h, bound_max, bound_h, closed_max, closed_h, closed_max_s,
-      closed_h_s;
-  for (const Curve* c : {&raw, &scaled})
-    for (const Point& pt : c->points) {
-      err_max.push_back(pt.max_rel_error);
-      err_h.push_back(pt.entropy_error);
-      bound_max.push_back(pt.bound.weight_rel);
-      bound_h.push_back(pt.bound.entropy_abs);
-    }
-  for (size_t i = 0; i < ns.size(); ++i) {
-    closed_max.push_back(raw.points[i].closed_max);
-    closed_h.push_back(raw.points[i].closed_entropy);
-    closed_max_s.push_back(scaled.points[i].closed_max);
-    closed_h_s.push_back(scaled.points[i].closed_entropy);
-  }
+  // Errors and bounds: the unscaled N values first, then the scaled ones.
+  std::vector<Point> both = raw.points;
+  both.insert(both.end(), scaled.points.begin(), scaled.points.end());
+  const std::vector<double> err_max = kit::column(both, &Point::max_rel_error),
+                            err_h = kit::column(both, &Point::entropy_error);
   const double worst = std::max(raw.worst_error_over_bound, scaled.worst_error_over_bound);
-  ctx.result("n", ns);
-  ctx.result("gap", gap);
-  ctx.result("train_length", m);
-  ctx.result("max_weight", raw.max_weight);
-  ctx.result("entropy", raw.entropy);
-  ctx.result("max_weight_scaled", scaled.max_weight);
-  ctx.result("entropy_scaled", scaled.entropy);
-  ctx.result("closed_max_weight", closed_max);
-  ctx.result("closed_entropy", closed_h);
-  ctx.result("closed_max_weight_scaled", closed_max_s);
-  ctx.result("closed_entropy_scaled", closed_h_s);
-  // errors and bounds: the unscaled N values first, then the scaled ones
-  ctx.result("max_weight_rel_error", err_max);
-  ctx.result("max_weight_rel_bound", bound_max);
-  ctx.result("entropy_abs_error", err_h);
-  ctx.result("entropy_abs_bound", bound_h);
-  ctx.result("worst_error_over_bound", worst);
+  kit::record(ctx, {{"n", w.ns},
+                    {"gap", w.gap},
+                    {"train_length", w.m},
+                    {"max_weight", raw.max_weight},
+                    {"entropy", raw.entropy},
+                    {"max_weight_scaled", scaled.max_weight},
+                    {"entropy_scaled", scaled.entropy},
+                    {"closed_max_weight", kit::column(raw.points, &Point::closed_max)},
+                    {"closed_entropy", kit::column(raw.points, &Point::closed_entropy)},
+                    {"closed_max_weight_scaled", kit::column(scaled.points, &Point::closed_max)},
+                    {"closed_entropy_scaled", kit::column(scaled.points, &Point::closed_entropy)},
+                    {"max_weight_rel_error", err_max},
+                    {"max_weight_rel_bound",
+                     kit::column(both, [](const Point& p) { return p.bound.weight_rel; })},
+                    {"entropy_abs_error", err_h},
+                    {"entropy_abs_bound",
+                     kit::column(both, [](const Point& p) { return p.bound.entropy_abs; })},
+                    {"worst_error_over_bound", worst}});
   ctx.note(fmt::format(
       "The softmax op (float32) against the closed forms p = e^x / (e^x + N - 1) and "
       "H = (1 - p) x - log p at the float logit x: worst relative error of the max weight "
       "{:.2g}, worst entropy error {:.2g} nats; the largest ratio of an error to its a priori "
       "float32 bound is {:.3f} (at most 1 on any CPU; the bound is loose because it allows for "
       "summing the N terms one by one).",
-      *std::max_element(err_max.begin(), err_max.end()),
-      *std::max_element(err_h.begin(), err_h.end()), worst));
+      kit::max_of(err_max), kit::max_of(err_h), worst));
 
-  const double p_m = at(ns, raw.max_weight, m), p_top = at(ns, raw.max_weight, n_max);
-  const double ps_m = at(ns, scaled.max_weight, m), ps_top = at(ns, scaled.max_weight, n_max);
-  const double h_m = at(ns, raw.entropy, m), h_top = at(ns, raw.entropy, n_max);
-  const double hs_m = at(ns, scaled.entropy, m), hs_top = at(ns, scaled.entropy, n_max);
-  const double a = gap / std::log(m);
+  const Ends p = ends(w, raw.max_weight), ps = ends(w, scaled.max_weight);
+  const Ends h = ends(w, raw.entropy), hs = ends(w, scaled.entropy);
+  const double limit = std::min(0.0, w.gap / std::log(w.m) - 1);
   // Growth exponents of the max weight over the top 4 octaves of N (log-log least squares).
-  const double slope_raw = log_log_slope(ns, raw.max_weight, n_max / 16);
-  const double slope_scaled = log_log_slope(ns, scaled.max_weight, n_max / 16);
-  ctx.result("max_weight_ratio_top_over_m", p_top / p_m);
-  ctx.result("max_weight_ratio_top_over_m_scaled", ps_top / ps_m);
-  ctx.result("entropy_change_m_to_top", h_top - h_m);
-  ctx.result("entropy_change_m_to_top_scaled", hs_top - hs_m);
-  ctx.result("max_weight_slope", slope_raw);
-  ctx.result("max_weight_slope_scaled", slope_scaled);
-  ctx.result("asymptotic_slope_scaled", std::min(0.0, a - 1));
-  ctx.result("fixed_point_gap", fixed_gap);
+  const double slope_raw = log_log_slope(w.ns, raw.max_weight, w.n_max / 16);
+  const double slope_scaled = log_log_slope(w.ns, scaled.max_weight, w.n_max / 16);
+  kit::record(ctx, {{"max_weight_ratio_top_over_m", p.ratio()},
+                    {"max_weight_ratio_top_over_m_scaled", ps.ratio()},
+                    {"entropy_change_m_to_top", h.change()},
+                    {"entropy_change_m_to_top_scaled", hs.change()},
+                    {"max_weight_slope", slope_raw},
+                    {"max_weight_slope_scaled", slope_scaled},
+                    {"asymptotic_slope_scaled", limit},
+                    {"fixed_point_gap", w.fixed_gap}});
   ctx.note(fmt::format(
       "From N = {:.0f} to N = {:.0f}: unscaled, the max weight falls from {:.4f} to {:.3g} "
       "(x{:.3g}, slope {:.3f} on log-log axes over the top octaves; 1/N would be -1) and the "
       "entropy rises from {:.3f} to {:.3f} nats. With the logits times log N / log {:.0f} the max "
       "weight goes from {:.4f} to {:.4f} (x{:.3g}, slope {:.3f}; the large-N limit is "
       "min(0, g / log m - 1) = {:.3f}) and the entropy from {:.3f} to {:.3f}.",
-      m, n_max, p_m, p_top, p_top / p_m, slope_raw, h_m, h_top, m, ps_m, ps_top, ps_top / ps_m,
-      slope_scaled, std::min(0.0, a - 1), hs_m, hs_top));
+      w.m, w.n_max, p.at_m, p.at_top, p.ratio(), slope_raw, h.at_m, h.at_top, w.m, ps.at_m,
+      ps.at_top, ps.ratio(), slope_scaled, limit, hs.at_m, hs.at_top));
+}
 
-  LinePlot pm = log_n_plot(fmt::format("Max weight, gap {}", gap), "weight of the right key", m);
+void plot_main_gap(const Sweep& w, const Curve& raw, const Curve& scaled, RunContext& ctx) {
+  LinePlot pm =
+      log_n_plot(fmt::format("Max weight, gap {}", w.gap), "weight of the right key", w.m);
   pm.log_y = true;
-  pm.series = {{"unscaled (softmax op)", ns, raw.max_weight, "#f59e0b"},
-               {"unscaled, closed form", ns, closed_max, "#f59e0b", true, false},
-               {"logits x log N / log m", ns, scaled.max_weight, "#3b82f6"},
-               {"scaled, closed form", ns, closed_max_s, "#3b82f6", true, false}};
+  pm.series = {{"unscaled (softmax op)", w.ns, raw.max_weight, "#f59e0b"},
+               {"unscaled, closed form", w.ns, kit::column(raw.points, &Point::closed_max),
+                "#f59e0b", true, false},
+               {"logits x log N / log m", w.ns, scaled.max_weight, "#3b82f6"},
+               {"scaled, closed form", w.ns, kit::column(scaled.points, &Point::closed_max),
+                "#3b82f6", true, false}};
   ctx.figure("max_weight", line_plot_svg(pm),
              "The right key's weight: falls like 1/N unscaled, held up by the log-N temperature");
-  LinePlot ph = log_n_plot(fmt::format("Entropy, gap {}", gap), "entropy (nats)", m);
-  std::vector<double> uniform;
-  for (double n : ns) uniform.push_back(std::log(n));
-  ph.series = {{"unscaled (softmax op)", ns, raw.entropy, "#f59e0b"},
-               {"logits x log N / log m", ns, scaled.entropy, "#3b82f6"},
-               {"log N (uniform over N keys)", ns, uniform, "#9ca3af", true, false}};
+  LinePlot ph = log_n_plot(fmt::format("Entropy, gap {}", w.gap), "entropy (nats)", w.m);
+  const std::vector<double> uniform = kit::column(w.ns, [](double n) { return std::log(n); });
+  ph.series = {{"unscaled (softmax op)", w.ns, raw.entropy, "#f59e0b"},
+               {"logits x log N / log m", w.ns, scaled.entropy, "#3b82f6"},
+               {"log N (uniform over N keys)", w.ns, uniform, "#9ca3af", true, false}};
   ctx.figure("entropy", line_plot_svg(ph),
              "Row entropy: the log-N temperature slows its growth but does not stop it");
+}
 
-  // "Roughly constant": within a factor of 2 between the training length and the largest N.
-  constexpr double kRoughly = 2;
+// "Roughly constant": within a factor of 2 between the training length and the largest N.
+constexpr double kRoughly = 2;
 
-  // ---- 2. the gap sweep: at which gaps does the log-N temperature hold the max weight? ----
-  ctx.section("The log-N temperature at several gaps");
+bool roughly_constant(double ratio) {
+  return ratio <= kRoughly && 1 / ratio <= kRoughly;
+}
+
+// At which gaps does the log-N temperature hold the max weight?
+void gap_sweep(const Sweep& w, const std::vector<double>& gaps, RunContext& ctx) {
   Table ts(fmt::format("Max weight at N = {:.0f} and N = {:.0f}, logits x log N / log {:.0f} "
                        "(the max weight is held near 1/2 at gap log m = {:.3f})",
-                       m, n_max, m, fixed_gap),
+                       w.m, w.n_max, w.m, w.fixed_gap),
            {"gap", "g / log m", "unscaled: ratio", "scaled: max at m", "scaled: max at top",
             "scaled: ratio", "slope (top octaves)", "large-N limit", "entropy change"});
   LinePlot pg =
-      log_n_plot("Max weight with the log-N temperature, by gap", "weight of the right key", m);
+      log_n_plot("Max weight with the log-N temperature, by gap", "weight of the right key", w.m);
   pg.log_y = true;
   std::vector<double> sweep_ratio, sweep_slope, sweep_limit, sweep_dh;
+  std::vector<std::string> held_at, lost_at;
   for (double g : gaps) {
-    const Curve r = sweep(ns, g, m, false), s = sweep(ns, g, m, true);
-    const double ratio = at(ns, s.max_weight, n_max) / at(ns, s.max_weight, m);
-    const double slope = log_log_slope(ns, s.max_weight, n_max / 16);
-    const double limit = std::min(0.0, g / std::log(m) - 1);
-    const double dh = at(ns, s.entropy, n_max) - at(ns, s.entropy, m);
-    ts.add_row({fmt::format("{}", g), fixed(g / std::log(m), 3),
-                sig(at(ns, r.max_weight, n_max) / at(ns, r.max_weight, m), 3),
-                fixed(at(ns, s.max_weight, m), 4), sig(at(ns, s.max_weight, n_max), 4),
-                sig(ratio, 3), fixed(slope, 3), fixed(limit, 3), fixed(dh, 3)});
-    sweep_ratio.push_back(ratio);
+    const Curve r = sweep(w.ns, g, w.m, false), s = sweep(w.ns, g, w.m, true);
+    const Ends sm = ends(w, s.max_weight);
+    const double slope = log_log_slope(w.ns, s.max_weight, w.n_max / 16);
+    const double limit = std::min(0.0, g / std::log(w.m) - 1);
+    const double dh = ends(w, s.entropy).change();
+    ts.add_row({fmt::format("{}", g), fixed(g / std::log(w.m), 3),
+                sig(ends(w, r.max_weight).ratio(), 3), fixed(sm.at_m, 4), sig(sm.at_top, 4),
+                sig(sm.ratio(), 3), fixed(slope, 3), fixed(limit, 3), fixed(dh, 3)});
+    sweep_ratio.push_back(sm.ratio());
     sweep_slope.push_back(slope);
     sweep_limit.push_back(limit);
     sweep_dh.push_back(dh);
-    pg.series.push_back({fmt::format("gap {}", g), ns, s.max_weight, ""});
+    (roughly_constant(sm.ratio()) ? held_at : lost_at).push_back(fmt::format("{}", g));
+    pg.series.push_back({fmt::format("gap {}", g), w.ns, s.max_weight, ""});
     ctx.result(fmt::format("worst_error_over_bound_gap_{}", g),
                std::max(r.worst_error_over_bound, s.worst_error_over_bound));
   }
   ctx.table(ts);
-  ctx.result("gaps", gaps);
-  ctx.result("sweep_max_ratio_scaled", sweep_ratio);
-  ctx.result("sweep_slope_scaled", sweep_slope);
-  ctx.result("sweep_limit_slope_scaled", sweep_limit);
-  ctx.result("sweep_entropy_change_scaled", sweep_dh);
-  std::vector<std::string> held_at, lost_at;
-  for (size_t i = 0; i < gaps.size(); ++i)
-    (sweep_ratio[i] <= kRoughly && 1 / sweep_ratio[i] <= kRoughly ? held_at : lost_at)
-        .push_back(fmt::format("{}", gaps[i]));
+  kit::record(ctx, {{"gaps", gaps},
+                    {"sweep_max_ratio_scaled", sweep_ratio},
+                    {"sweep_slope_scaled", sweep_slope},
+                    {"sweep_limit_slope_scaled", sweep_limit},
+                    {"sweep_entropy_change_scaled", sweep_dh}});
   ctx.note(fmt::format(
       "Within a factor of {} from N = {:.0f} to N = {:.0f}, the log-N temperature holds the max "
       "weight at gaps [{}] and not at [{}]. Where g / log m < 1 the max weight still falls, with "
       "a slope near g / log m - 1 instead of -1; where it is above 1 the row sharpens towards "
       "one-hot and the entropy falls.",
-      kRoughly, m, n_max, fmt::join(held_at, ", "), fmt::join(lost_at, ", ")));
+      kRoughly, w.m, w.n_max, fmt::join(held_at, ", "), fmt::join(lost_at, ", ")));
   ctx.figure("gap_sweep", line_plot_svg(pg),
              "Held flat near gap = log m; below it the max weight still drifts down");
+}
 
-  // ---- the document beside ours ----
-  const bool held = ps_top / ps_m <= kRoughly && ps_m / ps_top <= kRoughly;
+void compare_with_documents(const Sweep& w,
+                            const Curve& raw,
+                            const Curve& scaled,
+                            RunContext& ctx) {
+  const Ends ps = ends(w, scaled.max_weight), h = ends(w, raw.entropy),
+             hs = ends(w, scaled.entropy);
+  const bool held = ps.ratio() <= kRoughly && ps.at_m / ps.at_top <= kRoughly;
   DocumentComparison cmp("004 §2.4 (dispersion) and §2.5 (the log-N scale), checked");
   // Strictly, from one N to the next; at a very large gap the float32 weights stop resolving the
   // change, which the reason then shows.
-  auto ends = [&](const std::vector<double>& ys) {
+  auto measured_ends = [&](const std::vector<double>& ys) {
     return fmt::format("measured: {:.9g} at N = {:.0f}, {:.9g} at N = {:.0f} (float32 weights)",
-                       ys.front(), ns.front(), ys.back(), n_max);
+                       ys.front(), w.ns.front(), ys.back(), w.n_max);
   };
   const bool falls = monotone(raw.max_weight, false), rises = monotone(raw.entropy, true);
-  cmp.add_exact("at a fixed gap the max weight falls as N grows", "yes", falls ? "yes" : "no",
-                falls ? "" : ends(raw.max_weight));
-  cmp.add_exact("at a fixed gap the entropy rises as N grows", "yes", rises ? "yes" : "no",
-                rises ? "" : ends(raw.entropy));
+  cmp.add_exact("at a fixed gap the max weight falls as N grows", "yes", kit::yes_no(falls),
+                falls ? "" : measured_ends(raw.max_weight));
+  cmp.add_exact("at a fixed gap the entropy rises as N grows", "yes", kit::yes_no(rises),
+                rises ? "" : measured_ends(raw.entropy));
   cmp.add_exact(
       fmt::format("log-N scale holds the max weight (within x{} from N = {:.0f} to {:.0f})",
-                  kRoughly, m, n_max),
-      "yes", held ? "yes" : "no",
+                  kRoughly, w.m, w.n_max),
+      "yes", kit::yes_no(held),
       held ? ""
            : fmt::format("measured: x{:.3g} at gap {}; the scale holds it only near gap log m = "
                          "{:.3f} (large-N slope min(0, g / log m - 1) = {:.3f})",
-                         ps_top / ps_m, gap, fixed_gap, std::min(0.0, a - 1)));
+                         ps.ratio(), w.gap, w.fixed_gap, std::min(0.0, w.gap / std::log(w.m) - 1)));
   cmp.add_exact("log-N scale: entropy changes less than unscaled", "yes",
-                std::abs(hs_top - hs_m) < std::abs(h_top - h_m) ? "yes" : "no");
+                kit::yes_no(std::abs(hs.change()) < std::abs(h.change())));
   // "Entropy invariance": the change from m to the largest N, against no change; ok when the
   // scale removes at least 90% of the unscaled change.
-  const double tol = 0.1 * std::abs(h_top - h_m);
+  const double tol = 0.1 * std::abs(h.change());
   cmp.add(
       "log-N scale: entropy change from N = m to the largest N (nats; ok within 10% of unscaled)",
-      0.0, hs_top - hs_m, tol,
-      std::abs(hs_top - hs_m) <= tol
+      0.0, hs.change(), tol,
+      std::abs(hs.change()) <= tol
           ? ""
           : fmt::format("measured: the max weight ends at {:.3f}, and the other {:.3f} "
                         "of the mass is spread evenly over N - 1 keys and adds about "
                         "(1 - p) log(N - 1) = {:.3f} nats at N = {:.0f}; the unscaled change "
                         "is {:.3f}",
-                        ps_top, 1 - ps_top, (1 - ps_top) * std::log(n_max - 1), n_max, h_top - h_m),
+                        ps.at_top, 1 - ps.at_top, (1 - ps.at_top) * std::log(w.n_max - 1), w.n_max,
+                        h.change()),
       3);
   ctx.compare(cmp);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const Sweep w = read_sweep(cfg);
+  ctx.section(fmt::format("One right key, logit gap {} above N - 1 equal keys", w.gap));
+  const Curve raw = sweep(w.ns, w.gap, w.m, false), scaled = sweep(w.ns, w.gap, w.m, true);
+  report_main_gap(w, raw, scaled, ctx);
+  plot_main_gap(w, raw, scaled, ctx);
+  ctx.section("The log-N temperature at several gaps");
+  gap_sweep(w, cfg.get_reals("gaps"), ctx);
+  compare_with_documents(w, raw, scaled, ctx);
 }
 
 }  // namespace

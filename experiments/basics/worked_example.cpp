@@ -42,6 +42,52 @@ const std::vector<double> kProseScores2{0.71, 0.71, 1.41}, kProseSoftmax2{0.27, 
 constexpr double kTol3 = 5e-4 + 1e-6;  // agreement to 3 printed decimals
 constexpr double kTol2 = 5e-3 + 1e-6;  // ... to 2 decimals
 
+// The prose's quoted numbers against ours, the double-precision hand check of rows 0 and 2, and
+// the score gaps the prose's weights imply.
+void prose_and_hand_check(const AttentionSteps& s,
+                          double scale,
+                          const std::vector<double>& hand0,
+                          const std::vector<double>& hand2,
+                          bool document_settings,
+                          RunContext& ctx) {
+  const int64_t t = s.weights.value().size(0);
+  const std::string why = "contradicts the document's own printed output (which matches ours)";
+  DocumentComparison prose("002 §39.2.1: the prose's numbers vs ours");
+  prose.add("prose scores row 0", kProseScores0, row_values(s.scores.value(), 0), kTol2, why, 2);
+  prose.add("prose softmax row 0", kProseSoftmax0, row_values(s.weights.value(), 0), kTol2, why, 2);
+  if (t > 2) {
+    prose.add("prose scores row 2", kProseScores2, row_values(s.scores.value(), 2), kTol2, why, 2);
+    prose.add("prose softmax row 2", kProseSoftmax2, row_values(s.weights.value(), 2), kTol2, why,
+              2);
+  }
+  ctx.compare(prose);
+
+  Table check("Hand check: softmax in double precision with std::exp, no library code",
+              {"row", "by hand", "attnlab (float32)"});
+  check.add_row(
+      {"0", format_numbers(hand0, 4), format_numbers(row_values(s.weights.value(), 0), 4)});
+  if (t > 2)
+    check.add_row(
+        {"2", format_numbers(hand2, 4), format_numbers(row_values(s.weights.value(), 2), 4)});
+  ctx.table(check);
+
+  // How far off is the prose? A softmax ratio p_i/p_j equals exp(score_i - score_j), so the
+  // quoted weights imply a score gap we can compare with the real one (1/sqrt(2) = 0.707).
+  const double gap0 = std::log(kProseSoftmax0[0] / kProseSoftmax0[1]);
+  const double gap2 = std::log(kProseSoftmax2[2] / kProseSoftmax2[0]);
+  ctx.result("prose_implied_gap_row0", gap0);
+  ctx.result("prose_implied_gap_row2", gap2);
+  ctx.result("true_gap", scale);
+  if (document_settings)  // the argument below is about the document's own numbers
+    ctx.note(fmt::format(
+        "Which is right: the printed matrices. A softmax ratio p_i / p_j is exp(s_i - s_j). The "
+        "prose's row 0 (0.39 / 0.22) implies a score gap of {:.3f} and its row 2 (0.46 / 0.27) a "
+        "gap "
+        "of {:.3f}, but both real gaps are 1/sqrt(2) = {:.3f}; exp(0.707) / (2 exp(0.707) + 1) = "
+        "{:.4f}, the printed 0.401.",
+        gap0, gap2, 1 / std::sqrt(2.0), hand0[0]));
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t d = cfg.get_int("d_model");
   const auto& xv = cfg.get_reals("x");
@@ -94,41 +140,7 @@ void run(const Config& cfg, RunContext& ctx) {
   cmp.add("row sums", {1, 1, 1}, values(sums), kTol3);
   ctx.compare(cmp);
 
-  const std::string why = "contradicts the document's own printed output (which matches ours)";
-  DocumentComparison prose("002 §39.2.1: the prose's numbers vs ours");
-  prose.add("prose scores row 0", kProseScores0, row_values(s.scores.value(), 0), kTol2, why, 2);
-  prose.add("prose softmax row 0", kProseSoftmax0, row_values(s.weights.value(), 0), kTol2, why, 2);
-  if (t > 2) {
-    prose.add("prose scores row 2", kProseScores2, row_values(s.scores.value(), 2), kTol2, why, 2);
-    prose.add("prose softmax row 2", kProseSoftmax2, row_values(s.weights.value(), 2), kTol2, why,
-              2);
-  }
-  ctx.compare(prose);
-
-  Table check("Hand check: softmax in double precision with std::exp, no library code",
-              {"row", "by hand", "attnlab (float32)"});
-  check.add_row(
-      {"0", format_numbers(hand0, 4), format_numbers(row_values(s.weights.value(), 0), 4)});
-  if (t > 2)
-    check.add_row(
-        {"2", format_numbers(hand2, 4), format_numbers(row_values(s.weights.value(), 2), 4)});
-  ctx.table(check);
-
-  // How far off is the prose? A softmax ratio p_i/p_j equals exp(score_i - score_j), so the
-  // quoted weights imply a score gap we can compare with the real one (1/sqrt(2) = 0.707).
-  const double gap0 = std::log(kProseSoftmax0[0] / kProseSoftmax0[1]);
-  const double gap2 = std::log(kProseSoftmax2[2] / kProseSoftmax2[0]);
-  ctx.result("prose_implied_gap_row0", gap0);
-  ctx.result("prose_implied_gap_row2", gap2);
-  ctx.result("true_gap", scale);
-  if (cfg.changed().empty())  // the argument below is about the document's own numbers
-    ctx.note(fmt::format(
-        "Which is right: the printed matrices. A softmax ratio p_i / p_j is exp(s_i - s_j). The "
-        "prose's row 0 (0.39 / 0.22) implies a score gap of {:.3f} and its row 2 (0.46 / 0.27) a "
-        "gap "
-        "of {:.3f}, but both real gaps are 1/sqrt(2) = {:.3f}; exp(0.707) / (2 exp(0.707) + 1) = "
-        "{:.4f}, the printed 0.401.",
-        gap0, gap2, 1 / std::sqrt(2.0), hand0[0]));
+  prose_and_hand_check(s, scale, hand0, hand2, cfg.changed().empty(), ctx);
 
   const std::vector<std::string> named{"x0=[1,0]", "x1=[0,1]", "x2=[1,1]"};
   Heatmap h = attention_heatmap(s.weights.value(), t == 3 ? named : tok, t == 3 ? named : tok,

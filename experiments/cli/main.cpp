@@ -57,6 +57,75 @@ std::vector<std::string> with_first(const std::string& first, std::vector<std::s
   return rest;
 }
 
+// The parity subcommand's arguments: one layer with PyTorch's weights and inputs.
+struct ParityArgs {
+  std::string layer, weights, inputs, out;
+  std::vector<std::string> layer_config;
+};
+
+CLI::App* add_parity(CLI::App& app, ParityArgs& a) {
+  CLI::App* parity = app.add_subcommand(
+      "parity", "run one layer with PyTorch's weights and inputs; write outputs and gradients");
+  parity->add_option("layer", a.layer, "layer name (see below)")->required();
+  parity->add_option("--config", a.layer_config, "key=value settings of the layer")
+      ->expected(0, -1);
+  parity->add_option("--weights", a.weights, "state_dict as safetensors")->required();
+  parity->add_option("--inputs", a.inputs, "x (and memory, masks ...) and gy as safetensors")
+      ->required();
+  parity->add_option("--out", a.out, "where to write y and every gradient")->required();
+  parity->footer("Layers:\n" + attn::nn::parity_layers_help());
+  return parity;
+}
+
+// --reference / --fast: which path the layers take (parity and bench).
+struct PathFlags {
+  bool reference = false, fast = false;
+  void add_to(CLI::App* sub) {
+    CLI::Option* r = sub->add_flag("--reference", reference, "every layer from elementary ops");
+    sub->add_flag("--fast", fast, "the fused kernels (the Release default)")->excludes(r);
+  }
+};
+
+#ifdef ATTN_HAVE_BENCH
+CLI::App* add_bench(CLI::App& app, attn::bench::BenchOptions& o) {
+  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W7");
+  bench->add_option("--workload,-w", o.workload,
+                    "W1..W7 or all (all = W1..W6; W7 is data-parallel)");
+  bench->add_option("--filter", o.filter, "only cases whose name contains this text");
+  bench->add_option("--threads", o.threads, "threads (0 = all cores, or ATTN_THREADS)");
+  bench->add_option("--steps", o.steps, "timed steps per case");
+  bench->add_option("--warmup", o.warmup, "untimed steps before timing");
+  bench->add_flag("--json", o.json, "print JSON instead of a table");
+  return bench;
+}
+#endif
+
+// An unknown first word gets the closest command named; CLI11 alone would say less.
+bool known_command(CLI::App& app, int argc, char** argv) {
+  if (argc <= 1 || argv[1][0] == '-') return true;
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  const std::string cmd = argv[1];
+  if (std::find(commands.begin(), commands.end(), cmd) != commands.end()) return true;
+  fmt::print(stderr, "attnlab: unknown command '{}'.{}\n", cmd,
+             attn::train::options::did_you_mean(cmd, commands));
+  return false;
+}
+
+// One write() for the whole text: stdio would send it in 4096-byte pieces, and a reader that
+// stops at its first match (`attnlab list | grep -q name`) could close the pipe between them,
+// ending us with SIGPIPE (a failed pipeline under pipefail). Returns the exit code.
+int write_all(const std::string& text) {
+  std::fflush(stdout);
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) return 1;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,50 +142,18 @@ int main(int argc, char** argv) {
   CLI::App* train = pass_through(app, "train",
                                  "attnlab train [<task>] --model M [--key value ...]: train a "
                                  "model on a task (--help lists the options)");
-
-  std::string layer, weights, inputs, out;
-  std::vector<std::string> layer_config;
-  CLI::App* parity = app.add_subcommand(
-      "parity", "run one layer with PyTorch's weights and inputs; write outputs and gradients");
-  parity->add_option("layer", layer, "layer name (see below)")->required();
-  parity->add_option("--config", layer_config, "key=value settings of the layer")->expected(0, -1);
-  parity->add_option("--weights", weights, "state_dict as safetensors")->required();
-  parity->add_option("--inputs", inputs, "x (and memory, masks ...) and gy as safetensors")
-      ->required();
-  parity->add_option("--out", out, "where to write y and every gradient")->required();
-  bool reference = false, fast = false;
-  auto path_flags = [&](CLI::App* sub) {
-    CLI::Option* r = sub->add_flag("--reference", reference, "every layer from elementary ops");
-    sub->add_flag("--fast", fast, "the fused kernels (the Release default)")->excludes(r);
-  };
-  path_flags(parity);
-  parity->footer("Layers:\n" + attn::nn::parity_layers_help());
-
+  ParityArgs parity_args;
+  CLI::App* parity = add_parity(app, parity_args);
+  PathFlags path;
+  path.add_to(parity);
 #ifdef ATTN_HAVE_BENCH
   attn::bench::BenchOptions bench_opt;
-  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W7");
-  bench->add_option("--workload,-w", bench_opt.workload,
-                    "W1..W7 or all (all = W1..W6; W7 is data-parallel)");
-  bench->add_option("--filter", bench_opt.filter, "only cases whose name contains this text");
-  bench->add_option("--threads", bench_opt.threads, "threads (0 = all cores, or ATTN_THREADS)");
-  bench->add_option("--steps", bench_opt.steps, "timed steps per case");
-  bench->add_option("--warmup", bench_opt.warmup, "untimed steps before timing");
-  bench->add_flag("--json", bench_opt.json, "print JSON instead of a table");
-  path_flags(bench);
+  CLI::App* bench = add_bench(app, bench_opt);
+  path.add_to(bench);
 #endif
   app.footer("attnlab run <experiment> --help lists the experiment's settings.");
+  if (!known_command(app, argc, argv)) return 2;
 
-  if (argc > 1 && argv[1][0] != '-') {
-    std::vector<std::string> commands;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-      commands.push_back(sub->get_name());
-    const std::string cmd = argv[1];
-    if (std::find(commands.begin(), commands.end(), cmd) == commands.end()) {
-      fmt::print(stderr, "attnlab: unknown command '{}'.{}\n", cmd,
-                 attn::train::options::did_you_mean(cmd, commands));
-      return 2;
-    }
-  }
   // --plugin FILE (list, run, demo, train): taken out before parsing, loaded before dispatch.
   std::vector<std::string> words(argv, argv + argc), plugins;
   const bool takes_plugins =
@@ -140,19 +177,7 @@ int main(int argc, char** argv) {
   namespace ex = attn::experiments;
   try {
     if (takes_plugins) ex::load_plugins(plugins);
-    if (*list) {
-      // One write() for the whole listing: stdio would send it in 4096-byte pieces, and a
-      // reader that stops at its first match (`attnlab list | grep -q name`) could close the
-      // pipe between them, ending us with SIGPIPE (a failed pipeline under pipefail).
-      const std::string text = ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text());
-      std::fflush(stdout);
-      for (size_t done = 0; done < text.size();) {
-        const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
-        if (n <= 0) return 1;
-        done += static_cast<size_t>(n);
-      }
-      return 0;
-    }
+    if (*list) return write_all(ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text()));
     // Under mpirun, experiments that train do so data-parallel (train/distributed/).
     if (*run)
       return attn::train::distributed::run_as_rank("attnlab run", [&] {
@@ -161,8 +186,10 @@ int main(int argc, char** argv) {
     if (*demo)
       return ex::run_experiment(ex::parse_run_args(with_first("demo", demo->remaining())), command);
     if (*train) return ex::train_command(train->remaining());
-    if (reference || fast) ex::apply_path(reference);
-    if (*parity) return ex::parity_command(layer, layer_config, weights, inputs, out);
+    if (path.reference || path.fast) ex::apply_path(path.reference);
+    if (*parity)
+      return ex::parity_command(parity_args.layer, parity_args.layer_config, parity_args.weights,
+                                parity_args.inputs, parity_args.out);
 #ifdef ATTN_HAVE_BENCH
     // Under mpirun the ranks of W7 work together (train/distributed/); alone, MPI is unused.
     if (*bench)

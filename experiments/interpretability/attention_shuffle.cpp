@@ -28,6 +28,7 @@
 #include "experiments/common/row_interventions.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
@@ -36,10 +37,6 @@
 namespace attn::experiments {
 
 namespace {
-
-std::string yes(bool b) {
-  return b ? "yes" : "no";
-}
 
 enum class Intervention { kPermute, kUniform, kAdversarial };
 constexpr Intervention kInterventions[] = {Intervention::kPermute, Intervention::kUniform,
@@ -153,6 +150,48 @@ void figures(const std::vector<Outcome>& outcomes,
              "The original row and what each intervention put in its place");
 }
 
+// The document's claims against the best case over the layers.
+void compare_with_document(const Config& cfg,
+                           AttentionKind kind,
+                           const std::vector<Outcome>& outcomes,
+                           double baseline,
+                           RunContext& ctx) {
+  const double small = cfg.get_real("small_drop"), far = cfg.get_real("far_tv");
+  const Outcome* best_perm = nullptr;
+  const Outcome* best_adv = nullptr;
+  for (const auto& o : outcomes) {
+    if (o.kind == Intervention::kPermute && (!best_perm || o.exact > best_perm->exact))
+      best_perm = &o;
+    if (o.kind == Intervention::kAdversarial && (!best_adv || o.exact > best_adv->exact))
+      best_adv = &o;
+  }
+  ctx.result("best_permute_exact_match", best_perm->exact);
+  ctx.result("best_adversarial_exact_match", best_adv->exact);
+  ctx.result("best_adversarial_tv", best_adv->mean(&RowTotals::tv));
+  ctx.result("best_adversarial_output_change", best_adv->mean(&RowTotals::output_change));
+  DocumentComparison cmp(
+      fmt::format("000 §X vs ours ({}; 'little' = exact match drops by less "
+                  "than {:.2f})",
+                  kind_title(kind), small));
+  cmp.add_exact(
+      "shuffling the attention weights leaves the answers nearly unchanged (sometimes)", "yes",
+      kit::yes_no(baseline - best_perm->exact < small),
+      fmt::format("best layer {}: exact match {:.3f} (intact {:.3f}); mean output change {:.3f}",
+                  best_perm->layer + 1, best_perm->exact, baseline,
+                  best_perm->mean(&RowTotals::output_change)));
+  cmp.add_exact(
+      fmt::format("a very different row (mean TV >= {:.2f}) gives nearly the same answers "
+                  "(Jain & Wallace's adversarial attention)",
+                  far),
+      "yes",
+      kit::yes_no(best_adv->mean(&RowTotals::tv) >= far && baseline - best_adv->exact < small),
+      fmt::format("layer {}: mean TV {:.3f}, JS {:.3f}, output change {:.3f}, exact match {:.3f}",
+                  best_adv->layer + 1, best_adv->mean(&RowTotals::tv),
+                  best_adv->mean(&RowTotals::js), best_adv->mean(&RowTotals::output_change),
+                  best_adv->exact));
+  ctx.compare(cmp);
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   const AttentionKind kind = parse_kind(cfg.get_string("attention"));
   ctx.section("Training the reversal model (train/run)");
@@ -215,40 +254,7 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("exact_match_after_hooks", exact_match(*run.summary.model, set));
   figures(outcomes, baseline, static_cast<int64_t>(modules.size()), ctx);
 
-  // The document's claims against the best case over the layers.
-  const double small = cfg.get_real("small_drop"), far = cfg.get_real("far_tv");
-  const Outcome* best_perm = nullptr;
-  const Outcome* best_adv = nullptr;
-  for (const auto& o : outcomes) {
-    if (o.kind == Intervention::kPermute && (!best_perm || o.exact > best_perm->exact))
-      best_perm = &o;
-    if (o.kind == Intervention::kAdversarial && (!best_adv || o.exact > best_adv->exact))
-      best_adv = &o;
-  }
-  ctx.result("best_permute_exact_match", best_perm->exact);
-  ctx.result("best_adversarial_exact_match", best_adv->exact);
-  ctx.result("best_adversarial_tv", best_adv->mean(&RowTotals::tv));
-  ctx.result("best_adversarial_output_change", best_adv->mean(&RowTotals::output_change));
-  DocumentComparison cmp(
-      fmt::format("000 §X vs ours ({}; 'little' = exact match drops by less "
-                  "than {:.2f})",
-                  kind_title(kind), small));
-  cmp.add_exact(
-      "shuffling the attention weights leaves the answers nearly unchanged (sometimes)", "yes",
-      yes(baseline - best_perm->exact < small),
-      fmt::format("best layer {}: exact match {:.3f} (intact {:.3f}); mean output change {:.3f}",
-                  best_perm->layer + 1, best_perm->exact, baseline,
-                  best_perm->mean(&RowTotals::output_change)));
-  cmp.add_exact(
-      fmt::format("a very different row (mean TV >= {:.2f}) gives nearly the same answers "
-                  "(Jain & Wallace's adversarial attention)",
-                  far),
-      "yes", yes(best_adv->mean(&RowTotals::tv) >= far && baseline - best_adv->exact < small),
-      fmt::format("layer {}: mean TV {:.3f}, JS {:.3f}, output change {:.3f}, exact match {:.3f}",
-                  best_adv->layer + 1, best_adv->mean(&RowTotals::tv),
-                  best_adv->mean(&RowTotals::js), best_adv->mean(&RowTotals::output_change),
-                  best_adv->exact));
-  ctx.compare(cmp);
+  compare_with_document(cfg, kind, outcomes, baseline, ctx);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "experiments/common/head_roles.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/report/table.h"
@@ -32,10 +33,6 @@
 namespace attn::experiments {
 
 namespace {
-
-std::string yes(bool b) {
-  return b ? "yes" : "no";
-}
 
 // The held-out subset the ablations are scored on.
 std::vector<data::Example> ablation_set(const TrainedRun& run, int64_t n) {
@@ -163,8 +160,105 @@ void report_sweep(const std::vector<SweepPoint>& pts,
   ctx.result("sweep", js);
 }
 
+// The spread of single-head effects, the worst single head and the best single-layer removal.
+struct Spread {
+  double worst = 0, mildest = -1e9;  // the change in exact match of the worst and mildest head
+  std::string worst_name;
+  int64_t harmless = 0, total = 0;  // heads whose removal costs less than --harmless
+  double best_layer = -1;           // exact match after removing one layer's attention, at best
+  std::string best_layer_name;
+};
+
+Spread spread_of(const Ablations& a, double harmless_below, RunContext& ctx) {
+  Spread s;
+  for (const auto& [kind, layers] : a.head)
+    for (size_t l = 0; l < layers.size(); ++l)
+      for (size_t h = 0; h < layers[l].size(); ++h) {
+        const double d = layers[l][h] - a.baseline;
+        ++s.total;
+        s.harmless += d > -harmless_below;
+        s.mildest = std::max(s.mildest, d);
+        if (d < s.worst)
+          s.worst = d, s.worst_name = fmt::format("{} L{} H{}", kind_title(kind), l + 1, h + 1);
+      }
+  for (const auto& [kind, ems] : a.layer)
+    for (size_t l = 0; l < ems.size(); ++l)
+      if (ems[l] > s.best_layer)
+        s.best_layer = ems[l],
+        s.best_layer_name = fmt::format("{} layer {}", kind_title(kind), l + 1);
+  kit::record(ctx, {{"worst_single_head_change", s.worst},
+                    {"worst_single_head", s.worst_name},
+                    {"harmless_heads", s.harmless},
+                    {"heads_total", s.total},
+                    {"best_layer_removed_exact_match", s.best_layer}});
+  return s;
+}
+
+// The same model with d_model split into each head count of --sweep_heads.
+std::vector<SweepPoint> head_count_sweep(const Config& cfg, RunContext& ctx) {
+  ctx.section("Head count at fixed width");
+  std::vector<SweepPoint> pts;
+  for (int64_t h : cfg.get_ints("sweep_heads")) {
+    train::TrainConfig t = reversal_train_config(cfg, ctx.seed());
+    t.nhead = h;
+    t.steps = cfg.get_int("sweep_steps");
+    t.eval_every = t.steps;
+    t.target = 0;  // every run trains the same number of steps
+    t.progress = "off";
+    TrainedRun r = train_for_experiment(t, ctx, fmt::format("sweep-{}-heads", h));
+    pts.push_back({h, r.summary.final_eval.at("exact_match"),
+                   r.summary.final_eval.at("token_accuracy"), r.summary.final_eval.at("loss")});
+  }
+  report_sweep(pts, cfg.get_int("sweep_steps"), cfg.get_int("d_model"), ctx);
+  return pts;
+}
+
+void compare_with_documents(const Config& cfg,
+                            double baseline,
+                            const Spread& s,
+                            const std::vector<SweepPoint>& pts,
+                            RunContext& ctx) {
+  const auto one =
+      std::find_if(pts.begin(), pts.end(), [](const SweepPoint& p) { return p.heads == 1; });
+  double best_multi = -1;
+  int64_t best_multi_heads = 0;
+  for (const auto& p : pts)
+    if (p.heads > 1 && p.exact > best_multi) best_multi = p.exact, best_multi_heads = p.heads;
+  DocumentComparison cmp(
+      fmt::format("000 §IV, 001 vs ours ({} heads; harmless = removal costs "
+                  "less than {:.2f} exact match)",
+                  cfg.get_int("nhead"), cfg.get_real("harmless")));
+  cmp.add_exact("heads do different jobs: removing one hurts far more than removing another", "yes",
+                kit::yes_no(s.worst < -cfg.get_real("harmless") && s.harmless > 0),
+                fmt::format("worst: {} ({:+.3f}); {} of {} heads change exact match by less than "
+                            "{:.2f}",
+                            s.worst_name.empty() ? "none" : s.worst_name, s.worst, s.harmless,
+                            s.total, cfg.get_real("harmless")));
+  cmp.add_exact("the model still works with one layer's attention pruned (000, GPT's pyramid)",
+                "yes", kit::yes_no(s.best_layer >= 0.5 * baseline),
+                fmt::format("best after removing one layer's attention: {} at {:.3f} (intact "
+                            "{:.3f}; 'works' = at least half)",
+                            s.best_layer_name, s.best_layer, baseline));
+  if (one != pts.end() && best_multi >= 0) {
+    // Two standard errors of the difference of two exact-match rates on n held-out sequences:
+    // a smaller gap is what two equally good models show by chance.
+    const auto n = static_cast<double>(cfg.get_int("eval_size"));
+    const double p = (one->exact + best_multi) / 2;
+    const double noise = 2 * std::sqrt(2 * p * (1 - p) / n);
+    ctx.result("sweep_noise", noise);
+    cmp.add_exact(
+        "several heads beat one head of the full width (000 §IV: one head, one "
+        "pattern)",
+        "yes", kit::yes_no(best_multi - one->exact > noise),
+        fmt::format("1 head {:.3f}; best multi-head ({} heads) {:.3f} after {} steps: "
+                    "a gap of {:+.3f} against 2 standard errors {:.3f}",
+                    one->exact, best_multi_heads, best_multi, cfg.get_int("sweep_steps"),
+                    best_multi - one->exact, noise));
+  }
+  ctx.compare(cmp);
+}
+
 void run(const Config& cfg, RunContext& ctx) {
-  const int64_t heads = cfg.get_int("nhead");
   ctx.section("Training the reversal model (train/run)");
   TrainedRun run = train_for_experiment(reversal_train_config(cfg, ctx.seed()), ctx, "train");
   ctx.preformatted(fmt::format(
@@ -182,87 +276,10 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("baseline_exact_match", a.baseline);
   // Every mask was cleared: the intact model must score exactly as before.
   ctx.result("exact_match_after_ablations", exact_match(*run.summary.model, set));
-  report_ablations(a, heads, ctx);
-
-  // The spread of single-head effects, and the worst single head.
-  double worst = 0, mildest = -1e9;
-  std::string worst_name;
-  int64_t harmless = 0, total = 0;
-  for (const auto& [kind, layers] : a.head)
-    for (size_t l = 0; l < layers.size(); ++l)
-      for (size_t h = 0; h < layers[l].size(); ++h) {
-        const double d = layers[l][h] - a.baseline;
-        ++total;
-        harmless += d > -cfg.get_real("harmless");
-        mildest = std::max(mildest, d);
-        if (d < worst)
-          worst = d, worst_name = fmt::format("{} L{} H{}", kind_title(kind), l + 1, h + 1);
-      }
-  double best_layer = -1;
-  std::string best_layer_name;
-  for (const auto& [kind, ems] : a.layer)
-    for (size_t l = 0; l < ems.size(); ++l)
-      if (ems[l] > best_layer)
-        best_layer = ems[l], best_layer_name = fmt::format("{} layer {}", kind_title(kind), l + 1);
-  ctx.result("worst_single_head_change", worst);
-  ctx.result("worst_single_head", worst_name);
-  ctx.result("harmless_heads", harmless);
-  ctx.result("heads_total", total);
-  ctx.result("best_layer_removed_exact_match", best_layer);
-
-  ctx.section("Head count at fixed width");
-  std::vector<SweepPoint> pts;
-  for (int64_t h : cfg.get_ints("sweep_heads")) {
-    train::TrainConfig t = reversal_train_config(cfg, ctx.seed());
-    t.nhead = h;
-    t.steps = cfg.get_int("sweep_steps");
-    t.eval_every = t.steps;
-    t.target = 0;  // every run trains the same number of steps
-    t.progress = "off";
-    TrainedRun r = train_for_experiment(t, ctx, fmt::format("sweep-{}-heads", h));
-    pts.push_back({h, r.summary.final_eval.at("exact_match"),
-                   r.summary.final_eval.at("token_accuracy"), r.summary.final_eval.at("loss")});
-  }
-  report_sweep(pts, cfg.get_int("sweep_steps"), cfg.get_int("d_model"), ctx);
-  const auto one =
-      std::find_if(pts.begin(), pts.end(), [](const SweepPoint& s) { return s.heads == 1; });
-  double best_multi = -1;
-  int64_t best_multi_heads = 0;
-  for (const auto& s : pts)
-    if (s.heads > 1 && s.exact > best_multi) best_multi = s.exact, best_multi_heads = s.heads;
-
-  DocumentComparison cmp(
-      fmt::format("000 §IV, 001 vs ours ({} heads; harmless = removal costs "
-                  "less than {:.2f} exact match)",
-                  heads, cfg.get_real("harmless")));
-  cmp.add_exact("heads do different jobs: removing one hurts far more than removing another", "yes",
-                yes(worst < -cfg.get_real("harmless") && harmless > 0),
-                fmt::format("worst: {} ({:+.3f}); {} of {} heads change exact match by less than "
-                            "{:.2f}",
-                            worst_name.empty() ? "none" : worst_name, worst, harmless, total,
-                            cfg.get_real("harmless")));
-  cmp.add_exact("the model still works with one layer's attention pruned (000, GPT's pyramid)",
-                "yes", yes(best_layer >= 0.5 * a.baseline),
-                fmt::format("best after removing one layer's attention: {} at {:.3f} (intact "
-                            "{:.3f}; 'works' = at least half)",
-                            best_layer_name, best_layer, a.baseline));
-  if (one != pts.end() && best_multi >= 0) {
-    // Two standard errors of the difference of two exact-match rates on n held-out sequences:
-    // a smaller gap is what two equally good models show by chance.
-    const auto n = static_cast<double>(cfg.get_int("eval_size"));
-    const double p = (one->exact + best_multi) / 2;
-    const double noise = 2 * std::sqrt(2 * p * (1 - p) / n);
-    ctx.result("sweep_noise", noise);
-    cmp.add_exact(
-        "several heads beat one head of the full width (000 §IV: one head, one "
-        "pattern)",
-        "yes", yes(best_multi - one->exact > noise),
-        fmt::format("1 head {:.3f}; best multi-head ({} heads) {:.3f} after {} steps: "
-                    "a gap of {:+.3f} against 2 standard errors {:.3f}",
-                    one->exact, best_multi_heads, best_multi, cfg.get_int("sweep_steps"),
-                    best_multi - one->exact, noise));
-  }
-  ctx.compare(cmp);
+  report_ablations(a, cfg.get_int("nhead"), ctx);
+  const Spread s = spread_of(a, cfg.get_real("harmless"), ctx);
+  const std::vector<SweepPoint> pts = head_count_sweep(cfg, ctx);
+  compare_with_documents(cfg, a.baseline, s, pts, ctx);
 }
 
 }  // namespace

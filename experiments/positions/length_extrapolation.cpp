@@ -39,6 +39,7 @@
 #include "data/corpus.h"
 #include "experiments/experiment.h"
 #include "experiments/kit/fit.h"
+#include "experiments/positions/length_extrapolation_claims.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/transformer/decoder_only.h"
@@ -47,6 +48,8 @@
 namespace attn::experiments {
 
 namespace {
+
+using extrapolation::compare_with_documents, extrapolation::VariantRun;
 
 const std::vector<std::string> kVariants = {"none",  "learned", "sinusoidal", "rope",
                                             "alibi", "t5_bias", "window"};
@@ -161,13 +164,6 @@ Evaluation evaluate(nn::DecoderOnlyTransformer& model,
   return e;
 }
 
-struct VariantRun {
-  std::string name;
-  std::vector<double> accuracy, loss, far_mass;  // per evaluated length
-  std::vector<int64_t> scored;                   // characters scored per length
-  double seconds = 0;
-};
-
 // A copy of a trained learned-position model whose table reaches `len` positions: the rows past
 // training repeat the last trained row, so every later position reads as the last trained one.
 std::unique_ptr<nn::DecoderOnlyTransformer> repeat_last_position(
@@ -236,10 +232,6 @@ std::string variant_title(const std::string& v, const Config& cfg) {
   return v == "window" ? fmt::format("rope + window {}", cfg.get_int("window")) : v;
 }
 
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
-}
-
 // Next-character accuracy of the bigram guess (the most frequent follower of each character in
 // the training text) over the first `chars` held-out characters: what the current character
 // alone gives, with no position or context. A model not clearly above it learned nothing that
@@ -258,114 +250,6 @@ double bigram_accuracy(const data::CharCorpus& corpus, int64_t chars) {
     right += std::max_element(f.begin(), f.end()) - f.begin() == val[i + 1];
   }
   return static_cast<double>(right) / static_cast<double>(n);
-}
-
-// Five standard errors of an accuracy p measured over n characters.
-double five_se(double p, int64_t n) {
-  return 5 * std::sqrt(p * (1 - p) / static_cast<double>(std::max<int64_t>(n, 1)));
-}
-
-// Two standard errors of (drop of a) - (drop of b) at length index i: four accuracies, each a
-// fraction of its own characters.
-double drop_noise(const VariantRun& a, const VariantRun& b, size_t i) {
-  double var = 0;
-  for (const VariantRun* r : {&a, &b})
-    for (size_t k : {size_t{0}, i})
-      var += r->accuracy[k] * (1 - r->accuracy[k]) / static_cast<double>(r->scored[k]);
-  return 2 * std::sqrt(var);
-}
-
-// The documents' claims, each judged on the drop from the training length to a longer one, and
-// `not judged` where a variant did not train in range (no better than the bigram guess).
-void compare_with_documents(const Config& cfg,
-                            RunContext& ctx,
-                            const std::vector<VariantRun>& runs,
-                            double bigram) {
-  const int64_t train_len = cfg.get_int("train_len");
-  const std::vector<int64_t> lengths = cfg.get_ints("eval_lengths");
-  auto find = [&](const std::string& v) -> const VariantRun* {
-    for (const auto& r : runs)
-      if (r.name == v) return &r;
-    return nullptr;
-  };
-  // The first evaluated length at least 4 x train_len (or the longest).
-  size_t at = lengths.size() - 1;
-  for (size_t i = 0; i < lengths.size(); ++i)
-    if (lengths[i] >= 4 * train_len) {
-      at = i;
-      break;
-    }
-  const size_t last = lengths.size() - 1;
-  const double hold = cfg.get_real("hold");
-  auto drop = [&](const VariantRun& r, size_t i) { return r.accuracy.front() - r.accuracy[i]; };
-  for (const auto& r : runs) {
-    double worst = 0;
-    for (size_t i = 0; i < lengths.size(); ++i) worst = std::max(worst, drop(r, i));
-    ctx.result("in_distribution_" + r.name, r.accuracy.front());
-    ctx.result("worst_drop_" + r.name, worst);
-  }
-  ctx.result("bigram_accuracy", bigram);
-  // A claim row can judge only variants that trained, and only a length past training.
-  auto judge = [&](Comparison& c, std::initializer_list<const VariantRun*> used, size_t i) {
-    c.not_judged_if(lengths[i] <= train_len,
-                    fmt::format("no evaluation length past --train_len {}", train_len));
-    for (const VariantRun* r : used)
-      c.needs_training(r->accuracy.front(), bigram + five_se(bigram, r->scored.front()),
-                       r->name + " accuracy");
-  };
-  DocumentComparison cmp(fmt::format(
-      "000 §VIII, 001, 004 §4.1 vs ours (trained on {}; 'holds' = accuracy drops by at most "
-      "{:.2f} from length {})",
-      train_len, hold, lengths.front()));
-  const std::string at_text = fmt::format("{} ({}x)", lengths[at], lengths[at] / train_len);
-  auto claim_holds = [&](const std::string& claim, const std::string& v, size_t i,
-                         const std::string& why_not) {
-    const VariantRun* r = find(v);
-    if (!r) return;
-    const bool ok = drop(*r, i) <= hold;
-    judge(cmp.add_exact(claim, "yes", yes_no(ok),
-                        fmt::format("{:.3f} at {} vs {:.3f} at {}; far mass {:.3f}{}",
-                                    r->accuracy[i], lengths[i], r->accuracy.front(),
-                                    lengths.front(), r->far_mass[i], ok ? "" : why_not)),
-          {r}, i);
-  };
-  claim_holds(fmt::format("000 §VIII, 001: ALiBi extrapolates (train short, test {})", at_text),
-              "alibi", at, "");
-  claim_holds(fmt::format("000 §VIII, 001: RoPE extrapolates (test {})", at_text), "rope", at,
-              ": the rotation is relative, but the scores at distances never trained were "
-              "never shaped by the loss, and the far keys draw attention from the near ones");
-  claim_holds(fmt::format("004 §4.1: window truncation is a good extrapolation baseline (test {})",
-                          lengths.back()),
-              "window", last, "");
-  // "Worse" = a larger drop than each of the others, by more than two standard errors.
-  auto drops_more = [&](const VariantRun& worse, const VariantRun& other) {
-    return drop(worse, last) > drop(other, last) + drop_noise(worse, other, last);
-  };
-  auto drops_text = [&](std::initializer_list<const VariantRun*> rs) {
-    std::string t;
-    for (const VariantRun* r : rs)
-      t += fmt::format("{}{} {:.3f} -> {:.3f} (drop {:.3f})", t.empty() ? "" : ", ", r->name,
-                       r->accuracy.front(), r->accuracy[last], drop(*r, last));
-    return t + fmt::format(" from {} to {}", lengths.front(), lengths.back());
-  };
-  const VariantRun *sin = find("sinusoidal"), *alibi = find("alibi"), *rope = find("rope");
-  if (sin && alibi && rope)
-    judge(cmp.add_exact(
-              fmt::format("000 §VIII: added sinusoids extrapolate worse than RoPE and ALiBi (a "
-                          "larger drop at {})",
-                          lengths.back()),
-              "yes", yes_no(drops_more(*sin, *rope) && drops_more(*sin, *alibi)),
-              drops_text({sin, rope, alibi})),
-          {sin, rope, alibi}, last);
-  const VariantRun* learned = find("learned");
-  if (learned && rope)
-    judge(cmp.add_exact(
-              fmt::format("001: RoPE generalises to longer inputs better than learned positions "
-                          "(a vector per position, none past {}: the last one repeated)",
-                          train_len),
-              "yes", yes_no(drops_more(*learned, *rope)), drops_text({learned, rope})),
-          {learned, rope}, last);
-  ctx.compare(cmp);
 }
 
 void run(const Config& cfg, RunContext& ctx) {

@@ -29,6 +29,7 @@
 #include "autograd/functional.h"
 #include "experiments/common/offset_spread.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/heatmap.h"
 #include "experiments/run_context.h"
@@ -100,8 +101,105 @@ Tensor repeat_row(const Tensor& v, int64_t n) {
   return out;
 }
 
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
+// Per scheme, the largest deviation from relative-only scores over the trials (relative to the
+// largest |score|): along the diagonals with the same content everywhere, and under a shift.
+struct Deviations {
+  std::map<Scheme, double> toeplitz, shifted;
+  std::map<Scheme, std::vector<double>> first_scores;  // trial 0, same content, for the figures
+  std::vector<double> offsets, rope_curve;             // trial 0's RoPE (rotate_half) diagonals
+  double worst(Scheme s) const { return std::max(toeplitz.at(s), shifted.at(s)); }
+  double least(Scheme s) const { return std::min(toeplitz.at(s), shifted.at(s)); }
+};
+
+Deviations measure(const Config& cfg, Generator& gen) {
+  const int64_t d = cfg.get_int("head_dim"), n = cfg.get_int("positions");
+  const int64_t shift = cfg.get_int("shift_by");
+  const Tensor sin_table = nn::sinusoidal_table(n + shift, d);
+  const Tensor learned = Tensor::randn({n + shift, d}, gen);
+  auto dots = [&](const Tensor& q, const Tensor& k, Scheme s, int64_t start) {
+    return pairwise_dots(place(q, s, start, sin_table, learned),
+                         place(k, s, start, sin_table, learned), n);
+  };
+  Deviations m;
+  for (int64_t t = 0; t < cfg.get_int("trials"); ++t) {
+    const Tensor q1 = Tensor::randn({1, d}, gen), k1 = Tensor::randn({1, d}, gen);
+    const Tensor qs = Tensor::randn({n, d}, gen), ks = Tensor::randn({n, d}, gen);
+    for (Scheme s : kSchemes) {
+      // 1. same content at every position: constant diagonals iff relative-only.
+      const std::vector<double> same = dots(repeat_row(q1, n), repeat_row(k1, n), s, 0);
+      const OffsetSpread sp = spread_by_offset(same, n, /*absolute=*/false);
+      m.toeplitz[s] = std::max(m.toeplitz[s], sp.max_deviation / sp.max_abs);
+      if (t == 0) {
+        m.first_scores[s] = same;
+        if (s == Scheme::kRopeHalf) m.offsets = sp.offsets, m.rope_curve = sp.means;
+      }
+      // 2. different content, every position moved by `shift`.
+      const std::vector<double> at0 = dots(qs, ks, s, 0), moved = dots(qs, ks, s, shift);
+      const double diff = kit::max_abs_diff(moved, at0);
+      double scale = 0;
+      for (double x : at0) scale = std::max(scale, std::abs(x));
+      m.shifted[s] = std::max(m.shifted[s], diff / scale);
+    }
+  }
+  return m;
+}
+
+void plot_scores(const Deviations& m, int64_t n, RunContext& ctx) {
+  const int64_t hn = std::min<int64_t>(n, 32);
+  auto panel = [&](Scheme s) {
+    Tensor v({hn, hn});
+    for (int64_t i = 0; i < hn; ++i)
+      for (int64_t j = 0; j < hn; ++j)
+        v.at({i, j}) = static_cast<real>(m.first_scores.at(s)[i * n + j]);
+    return Heatmap{.values = v,
+                   .title = scheme_name(s),
+                   .x_label = "key position j",
+                   .y_label = "query position i"};
+  };
+  ctx.figure("scores_same_content",
+             heatmap_grid_svg({panel(Scheme::kRopeHalf), panel(Scheme::kRopeInterleaved),
+                               panel(Scheme::kSinusoidal), panel(Scheme::kLearned)},
+                              2, "q . k with the same q and k at every position"),
+             "RoPE gives constant diagonals (a function of i - j); added positions do not");
+  LinePlot p;
+  p.series = {{"rope (rotate_half), trial 0", m.offsets, m.rope_curve}};
+  p.title = "RoPE score of one (q, k) pair against the offset i - j";
+  p.x_label = "offset i - j";
+  p.y_label = "q . k after rotation";
+  ctx.figure("rope_score_vs_offset", line_plot_svg(p),
+             "The whole score matrix is this one curve, read off along the diagonals");
+}
+
+void compare_with_documents(const Deviations& m, int64_t shift, RunContext& ctx) {
+  const double eps = std::numeric_limits<float>::epsilon();
+  const double rope_worst = std::max(m.worst(Scheme::kRopeHalf), m.worst(Scheme::kRopeInterleaved));
+  auto spreads = [&](Scheme s, const std::string& shifted_by, const char* format) {
+    return fmt::format(fmt::runtime(fmt::format("diagonal spread {0}, change under a shift{1} {0}",
+                                                format, shifted_by)),
+                       m.toeplitz.at(s), m.shifted.at(s));
+  };
+  DocumentComparison cmp("001, 000 §VIII, 004 §3.2 vs ours");
+  cmp.add_exact(
+      "001: with RoPE, q_i and k_j interact through a rotation by (i - j) theta: the "
+      "score depends on the relative position",
+      "yes", kit::yes_no(m.worst(Scheme::kRopeHalf) < 1000 * eps),
+      spreads(Scheme::kRopeHalf, fmt::format(" by {}", shift), "{:.2e}"));
+  cmp.add_exact(
+      "004 §3.2: llama's rotary (adjacent channel pairs, the complex form) is relative too", "yes",
+      kit::yes_no(m.worst(Scheme::kRopeInterleaved) < 1000 * eps),
+      spreads(Scheme::kRopeInterleaved, "", "{:.2e}"));
+  cmp.add_exact(
+      "000 §VIII: added sinusoids couple content with absolute position (scores are not "
+      "relative-only)",
+      "yes", kit::yes_no(m.least(Scheme::kSinusoidal) > 1e-2),
+      spreads(Scheme::kSinusoidal, "", "{:.3f}"));
+  cmp.add_exact(
+      "000 §VIII: any absolute encoding added to the embedding (here a learned table) "
+      "does not model relative positions by itself",
+      "yes", kit::yes_no(m.least(Scheme::kLearned) > 1e-2),
+      spreads(Scheme::kLearned, "", "{:.3f}"));
+  ctx.result("rope_relative_only", rope_worst < 1000 * eps);
+  ctx.compare(cmp);
 }
 
 void run(const Config& cfg, RunContext& ctx) {
@@ -111,39 +209,7 @@ void run(const Config& cfg, RunContext& ctx) {
     throw UsageError(
         fmt::format("rope-relative: --head_dim must be even (RoPE rotates pairs), got {}", d));
   Generator gen(ctx.seed());
-  const Tensor sin_table = nn::sinusoidal_table(n + shift, d);
-  const Tensor learned = Tensor::randn({n + shift, d}, gen);
-
-  std::map<Scheme, double> toeplitz, shifted;
-  std::map<Scheme, std::vector<double>> first_scores;  // trial 0, same content, for the figures
-  std::vector<double> offsets, rope_curve;
-  for (int64_t t = 0; t < trials; ++t) {
-    const Tensor q1 = Tensor::randn({1, d}, gen), k1 = Tensor::randn({1, d}, gen);
-    const Tensor qs = Tensor::randn({n, d}, gen), ks = Tensor::randn({n, d}, gen);
-    for (Scheme s : kSchemes) {
-      // 1. same content at every position: constant diagonals iff relative-only.
-      const std::vector<double> same =
-          pairwise_dots(place(repeat_row(q1, n), s, 0, sin_table, learned),
-                        place(repeat_row(k1, n), s, 0, sin_table, learned), n);
-      const OffsetSpread sp = spread_by_offset(same, n, /*absolute=*/false);
-      toeplitz[s] = std::max(toeplitz[s], sp.max_deviation / sp.max_abs);
-      if (t == 0) {
-        first_scores[s] = same;
-        if (s == Scheme::kRopeHalf) offsets = sp.offsets, rope_curve = sp.means;
-      }
-      // 2. different content, every position moved by `shift`.
-      const std::vector<double> at0 = pairwise_dots(place(qs, s, 0, sin_table, learned),
-                                                    place(ks, s, 0, sin_table, learned), n);
-      const std::vector<double> moved = pairwise_dots(place(qs, s, shift, sin_table, learned),
-                                                      place(ks, s, shift, sin_table, learned), n);
-      double diff = 0, scale = 0;
-      for (size_t e = 0; e < at0.size(); ++e)
-        diff = std::max(diff, std::abs(moved[e] - at0[e])),
-        scale = std::max(scale, std::abs(at0[e]));
-      shifted[s] = std::max(shifted[s], diff / scale);
-    }
-  }
-
+  const Deviations m = measure(cfg, gen);
   ctx.section(
       fmt::format("Do the scores depend on i - j alone? head_dim {}, positions 0..{}, {} trials", d,
                   n - 1, trials));
@@ -151,85 +217,25 @@ void run(const Config& cfg, RunContext& ctx) {
           {"scheme", "same content: spread along a diagonal",
            fmt::format("every position + {}", shift)});
   for (Scheme s : kSchemes) {
-    t.add_row(
-        {scheme_name(s), fmt::format("{:.2e}", toeplitz[s]), fmt::format("{:.2e}", shifted[s])});
-    ctx.result("diagonal_spread_" + scheme_key(s), toeplitz[s]);
-    ctx.result("shift_change_" + scheme_key(s), shifted[s]);
+    t.add_row({scheme_name(s), sci(m.toeplitz.at(s)), sci(m.shifted.at(s))});
+    ctx.result("diagonal_spread_" + scheme_key(s), m.toeplitz.at(s));
+    ctx.result("shift_change_" + scheme_key(s), m.shifted.at(s));
   }
   ctx.table(t);
   const double eps = std::numeric_limits<float>::epsilon();
-  const double rope_worst =
-      std::max({toeplitz[Scheme::kRopeHalf], toeplitz[Scheme::kRopeInterleaved],
-                shifted[Scheme::kRopeHalf], shifted[Scheme::kRopeInterleaved]});
-  const double absolute_least = std::min({toeplitz[Scheme::kSinusoidal], toeplitz[Scheme::kLearned],
-                                          shifted[Scheme::kSinusoidal], shifted[Scheme::kLearned]});
+  const double rope_worst = std::max(m.worst(Scheme::kRopeHalf), m.worst(Scheme::kRopeInterleaved));
+  const double absolute_least = std::min(m.least(Scheme::kSinusoidal), m.least(Scheme::kLearned));
   ctx.result("rope_worst", rope_worst);
   ctx.result("absolute_least", absolute_least);
   ctx.note(fmt::format(
       "RoPE: at most {:.2e} of the score scale in either test, {:.1f} times the float32 rounding "
       "unit ({:.1e}) — the rounding of the rotated vectors, nothing more. Rotating q by i*theta "
-      "and k "
-      "by j*theta leaves q . R((j - i) theta) k. Added positions: at least {:.3f}, because "
+      "and k by j*theta leaves q . R((j - i) theta) k. Added positions: at least {:.3f}, because "
       "(q + p_i) . (k + p_j) = q.k + q.p_j + p_i.k + p_i.p_j and the two middle terms follow "
       "the absolute positions. Only p_i.p_j of the sinusoids is relative (sinusoid-shift).",
       rope_worst, rope_worst / eps, eps, absolute_least));
-
-  // ---- figures ----
-  const int64_t hn = std::min<int64_t>(n, 32);
-  auto panel = [&](Scheme s) {
-    Tensor m({hn, hn});
-    for (int64_t i = 0; i < hn; ++i)
-      for (int64_t j = 0; j < hn; ++j) m.at({i, j}) = static_cast<real>(first_scores[s][i * n + j]);
-    Heatmap h;
-    h.values = m;
-    h.title = scheme_name(s);
-    h.x_label = "key position j";
-    h.y_label = "query position i";
-    return h;
-  };
-  ctx.figure("scores_same_content",
-             heatmap_grid_svg({panel(Scheme::kRopeHalf), panel(Scheme::kRopeInterleaved),
-                               panel(Scheme::kSinusoidal), panel(Scheme::kLearned)},
-                              2, "q . k with the same q and k at every position"),
-             "RoPE gives constant diagonals (a function of i - j); added positions do not");
-  LinePlot p;
-  p.series = {{"rope (rotate_half), trial 0", offsets, rope_curve}};
-  p.title = "RoPE score of one (q, k) pair against the offset i - j";
-  p.x_label = "offset i - j";
-  p.y_label = "q . k after rotation";
-  ctx.figure("rope_score_vs_offset", line_plot_svg(p),
-             "The whole score matrix is this one curve, read off along the diagonals");
-
-  // ---- the documents beside ours ----
-  const bool rope_relative = rope_worst < 1000 * eps;
-  DocumentComparison cmp("001, 000 §VIII, 004 §3.2 vs ours");
-  cmp.add_exact(
-      "001: with RoPE, q_i and k_j interact through a rotation by (i - j) theta: the "
-      "score depends on the relative position",
-      "yes",
-      yes_no(toeplitz[Scheme::kRopeHalf] < 1000 * eps && shifted[Scheme::kRopeHalf] < 1000 * eps),
-      fmt::format("diagonal spread {:.2e}, change under a shift by {} {:.2e}",
-                  toeplitz[Scheme::kRopeHalf], shift, shifted[Scheme::kRopeHalf]));
-  cmp.add_exact(
-      "004 §3.2: llama's rotary (adjacent channel pairs, the complex form) is relative too", "yes",
-      yes_no(toeplitz[Scheme::kRopeInterleaved] < 1000 * eps &&
-             shifted[Scheme::kRopeInterleaved] < 1000 * eps),
-      fmt::format("diagonal spread {:.2e}, change under a shift {:.2e}",
-                  toeplitz[Scheme::kRopeInterleaved], shifted[Scheme::kRopeInterleaved]));
-  cmp.add_exact(
-      "000 §VIII: added sinusoids couple content with absolute position (scores are not "
-      "relative-only)",
-      "yes", yes_no(std::min(toeplitz[Scheme::kSinusoidal], shifted[Scheme::kSinusoidal]) > 1e-2),
-      fmt::format("diagonal spread {:.3f}, change under a shift {:.3f}",
-                  toeplitz[Scheme::kSinusoidal], shifted[Scheme::kSinusoidal]));
-  cmp.add_exact(
-      "000 §VIII: any absolute encoding added to the embedding (here a learned table) "
-      "does not model relative positions by itself",
-      "yes", yes_no(std::min(toeplitz[Scheme::kLearned], shifted[Scheme::kLearned]) > 1e-2),
-      fmt::format("diagonal spread {:.3f}, change under a shift {:.3f}", toeplitz[Scheme::kLearned],
-                  shifted[Scheme::kLearned]));
-  ctx.result("rope_relative_only", rope_relative);
-  ctx.compare(cmp);
+  plot_scores(m, n, ctx);
+  compare_with_documents(m, shift, ctx);
 }
 
 }  // namespace

@@ -210,8 +210,16 @@ std::string bar_panels_svg(const std::vector<BarChart>& panels, const std::strin
   return svg.str();
 }
 
-std::string line_plot_svg(const LinePlot& p) {
-  const double left = 70, right = 20, top = 34, bottom = 50;
+namespace {
+
+// The plot area inside the margins, with the two axes fitted to every point and reference line.
+struct PlotFrame {
+  static constexpr double kLeft = 70, kRight = 20, kTop = 34, kBottom = 50;
+  Axis x, y;
+  double right, bottom;  // the plot area's right and bottom edges in pixels
+};
+
+PlotFrame plot_frame(const LinePlot& p) {
   std::vector<double> xs, ys;
   for (const auto& s : p.series) {
     if (s.x.size() != s.y.size())
@@ -222,35 +230,79 @@ std::string line_plot_svg(const LinePlot& p) {
     ys.insert(ys.end(), s.y.begin(), s.y.end());
   }
   for (const auto& r : p.refs) (r.kind == RefLine::kHorizontal ? ys : xs).push_back(r.value);
-  const Axis ax = make_axis(xs, p.log_x, left, p.width - right);
-  const Axis ay = make_axis(ys, p.log_y, p.height - bottom, top);
-  Svg svg(p.width, p.height);
+  const double right = p.width - PlotFrame::kRight, bottom = p.height - PlotFrame::kBottom;
+  return {make_axis(xs, p.log_x, PlotFrame::kLeft, right),
+          make_axis(ys, p.log_y, bottom, PlotFrame::kTop), right, bottom};
+}
+
+// The title, the grid with its tick labels, the frame and the dashed reference lines (the axis
+// labels come last, after the series: see axis_labels).
+void draw_axes(Svg& svg, const LinePlot& p, const PlotFrame& f) {
+  const double left = PlotFrame::kLeft, top = PlotFrame::kTop;
   if (!p.title.empty())
     svg.text(p.width / 2, 20, p.title, {.size = 14, .anchor = "middle", .bold = true});
-  for (double t : ax.ticks()) {
-    const double x = ax.map(t);
-    svg.line(x, top, x, p.height - bottom, "#eee");
-    svg.text(x, p.height - bottom + 6, sig(t, 3),
-             {.size = 10, .anchor = "middle", .baseline = "hanging"});
+  for (double t : f.x.ticks()) {
+    const double x = f.x.map(t);
+    svg.line(x, top, x, f.bottom, "#eee");
+    svg.text(x, f.bottom + 6, sig(t, 3), {.size = 10, .anchor = "middle", .baseline = "hanging"});
   }
-  for (double t : ay.ticks()) {
-    const double y = ay.map(t);
-    svg.line(left, y, p.width - right, y, "#eee");
+  for (double t : f.y.ticks()) {
+    const double y = f.y.map(t);
+    svg.line(left, y, f.right, y, "#eee");
     svg.text(left - 6, y, sig(t, 3), {.size = 10, .anchor = "end", .baseline = "middle"});
   }
-  svg.rect(left, top, p.width - left - right, p.height - top - bottom, "none", "#444");
+  svg.rect(left, top, f.right - left, f.bottom - top, "none", "#444");
   for (const auto& r : p.refs) {
     const bool h = r.kind == RefLine::kHorizontal;
-    const double v = h ? ay.map(r.value) : ax.map(r.value);
+    const double v = h ? f.y.map(r.value) : f.x.map(r.value);
     if ((h && p.log_y && r.value <= 0) || (!h && p.log_x && r.value <= 0)) continue;
     if (h) {
-      svg.line(left, v, p.width - right, v, "#888", 1.2, "6 4");
+      svg.line(left, v, f.right, v, "#888", 1.2, "6 4");
       svg.text(left + 6, v - 4, r.label, {.size = 10, .fill = "#555"});
     } else {
-      svg.line(v, top, v, p.height - bottom, "#888", 1.2, "6 4");
+      svg.line(v, top, v, f.bottom, "#888", 1.2, "6 4");
       svg.text(v + 4, top + 12, r.label, {.size = 10, .fill = "#555"});
     }
   }
+}
+
+void axis_labels(Svg& svg, const LinePlot& p, const PlotFrame& f) {
+  svg.text((PlotFrame::kLeft + f.right) / 2, p.height - 12, p.x_label + (p.log_x ? " (log)" : ""),
+           {.size = 12, .anchor = "middle"});
+  svg.text(16, (PlotFrame::kTop + f.bottom) / 2, p.y_label + (p.log_y ? " (log)" : ""),
+           {.size = 12, .anchor = "middle", .rotate = -90});
+}
+
+// The legend's top-left corner: of the corners, then the middles of the sides, the place whose
+// box of size (w, h) covers the fewest drawn points.
+std::pair<double, double> legend_place(const PlotFrame& f,
+                                       double w,
+                                       double h,
+                                       const std::vector<std::pair<double, double>>& drawn) {
+  const double xs[2] = {f.right - w - 6, PlotFrame::kLeft + 6};
+  const double ys[3] = {PlotFrame::kTop + 6, f.bottom - h - 6,
+                        (PlotFrame::kTop + f.bottom - h) / 2};
+  std::pair<double, double> best{xs[0], ys[0]};
+  size_t fewest = SIZE_MAX;
+  for (double y : ys)
+    for (double x : xs) {
+      size_t covered = 0;
+      for (const auto& [px, py] : drawn)
+        covered += px >= x - 4 && px <= x + w + 4 && py >= y - 4 && py <= y + h + 4;
+      if (covered < fewest) {
+        fewest = covered;
+        best = {x, y};
+      }
+    }
+  return best;
+}
+
+}  // namespace
+
+std::string line_plot_svg(const LinePlot& p) {
+  const PlotFrame f = plot_frame(p);
+  Svg svg(p.width, p.height);
+  draw_axes(svg, p, f);
   std::vector<std::string> names, colours;
   std::vector<bool> dashed;
   std::vector<std::pair<double, double>> drawn;  // every point, to keep the legend off the data
@@ -261,7 +313,7 @@ std::string line_plot_svg(const LinePlot& p) {
     for (size_t k = 0; k < s.x.size(); ++k) {
       if ((p.log_x && !(s.x[k] > 0)) || (p.log_y && !(s.y[k] > 0))) continue;
       if (!std::isfinite(s.x[k]) || !std::isfinite(s.y[k])) continue;
-      pts.emplace_back(ax.map(s.x[k]), ay.map(s.y[k]));
+      pts.emplace_back(f.x.map(s.x[k]), f.y.map(s.y[k]));
     }
     svg.polyline(pts, col, 2, s.dashed ? "6 4" : "");
     for (size_t k = 0; k < pts.size(); ++k) {  // the points and 9 more along each segment
@@ -280,30 +332,11 @@ std::string line_plot_svg(const LinePlot& p) {
     }
   }
   if (!names.empty()) {
-    // The place (corners first, then the middles of the sides) whose legend box covers the
-    // fewest drawn points.
     const auto [w, h] = legend_size(names);
-    const double xs[2] = {p.width - right - w - 6, left + 6};
-    const double ys[3] = {top + 6, p.height - bottom - h - 6, (top + p.height - bottom - h) / 2};
-    double best_x = xs[0], best_y = ys[0];
-    size_t best = SIZE_MAX;
-    for (double y : ys)
-      for (double x : xs) {
-        size_t covered = 0;
-        for (const auto& [px_, py_] : drawn)
-          covered += px_ >= x - 4 && px_ <= x + w + 4 && py_ >= y - 4 && py_ <= y + h + 4;
-        if (covered < best) {
-          best = covered;
-          best_x = x;
-          best_y = y;
-        }
-      }
-    legend(svg, best_x, best_y, names, colours, dashed);
+    const auto [x, y] = legend_place(f, w, h, drawn);
+    legend(svg, x, y, names, colours, dashed);
   }
-  svg.text((left + p.width - right) / 2, p.height - 12, p.x_label + (p.log_x ? " (log)" : ""),
-           {.size = 12, .anchor = "middle"});
-  svg.text(16, (top + p.height - bottom) / 2, p.y_label + (p.log_y ? " (log)" : ""),
-           {.size = 12, .anchor = "middle", .rotate = -90});
+  axis_labels(svg, p, f);
   return svg.str();
 }
 

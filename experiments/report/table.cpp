@@ -51,6 +51,10 @@ std::string sig(double v, int digits) {
   return fmt::format("{:.{}g}", v, std::max(digits, static_cast<int>(std::log10(a)) + 1));
 }
 
+std::string sci(double v, int decimals) {
+  return fmt::format("{:.{}e}", v, decimals);
+}
+
 std::string xml_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());

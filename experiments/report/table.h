@@ -51,6 +51,8 @@ class Table {
 std::string fixed(double v, int precision = 3);
 // Shortest readable form for tables: 3 significant digits, scientific outside [1e-3, 1e6).
 std::string sig(double v, int digits = 3);
+// Scientific notation with `decimals` digits after the point: sci(0.000123) = "1.23e-04".
+std::string sci(double v, int decimals = 2);
 // Escapes &, <, >, " for HTML and SVG text.
 std::string xml_escape(const std::string& s);
 
