@@ -3,23 +3,22 @@
 // then read at longer lengths twice with the SAME weights — plain RoPE indices (distances up to
 // T - 1, most never seen in training) and DCA indices (every distance below train_len).
 //
-//   DcaExtrapolation r = run_dca_extrapolation({.train_len = 32, .eval_lengths = {32, 128}}, 7);
-//   r.plain_accuracy[1], r.dca_accuracy[1];   // next-character accuracy at T = 128
+//   DcaExtrapolation r = dca_part(cfg, ctx);   // attention-zoo's part 3: trains, reports
+//   r.plain_accuracy[1], r.dca_accuracy[1];   // next-character accuracy at rope_eval_lengths[1]
+//
+// The settings are attention-zoo's: d_model, nhead, num_layers, lr, rope_train_len, rope_steps,
+// rope_eval_lengths; the model trains with Adam at a constant rate, batches of 16 windows of a
+// 1500-sentence toy grammar, and is scored on up to 8192 validation characters per length.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "experiments/config.h"
+
 namespace attn::experiments {
 
-struct DcaExtrapolationOptions {
-  int64_t d_model = 32, nhead = 2, layers = 2;
-  int64_t train_len = 32, steps = 300, batch = 16;
-  double lr = 3e-3;
-  int64_t sentences = 1500;   // toy-grammar corpus size
-  int64_t eval_chars = 8192;  // validation characters scored per length (at least one window)
-  std::vector<int64_t> eval_lengths = {32, 128, 256};
-};
+class RunContext;
 
 struct DcaExtrapolation {
   std::vector<double> plain_accuracy, dca_accuracy;  // per eval length, next-character
@@ -28,6 +27,7 @@ struct DcaExtrapolation {
   double train_seconds = 0;
 };
 
-DcaExtrapolation run_dca_extrapolation(const DcaExtrapolationOptions& o, uint64_t seed);
+// The section, table, results (rope_*, dca_max_distance) and figure of the length test.
+DcaExtrapolation dca_part(const Config& cfg, RunContext& ctx);
 
 }  // namespace attn::experiments

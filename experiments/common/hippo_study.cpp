@@ -7,6 +7,7 @@
 
 #include "autograd/generator.h"
 #include "experiments/common/hippo.h"
+#include "experiments/kit/plot.h"
 #include "experiments/report/charts.h"
 
 namespace attn::experiments {
@@ -51,18 +52,18 @@ std::vector<double> band_limited_signal(int64_t length, int64_t cycles, Generato
   return unit_rms(f);
 }
 
-}  // namespace
+// The first band-limited signal, reconstructed from the middle and the largest N.
+struct Example {
+  std::vector<double> signal, reconstructed[2];
+};
 
-HippoStudy hippo_study(const Config& cfg, RunContext& ctx) {
+// The mean RMSEs of every N over `trials` random signals of each kind, drawn from `seed`.
+HippoStudy measure(const Config& cfg, uint64_t seed, Example& ex) {
   const std::vector<int64_t> ns = cfg.get_ints("hippo_n");
   const int64_t length = cfg.get_int("hippo_length"), trials = cfg.get_int("hippo_trials");
-  ctx.section(fmt::format(
-      "Part 1: HiPPO-LegS, the history of {} samples from N coefficients ({} signals per kind)",
-      length, trials));
   HippoStudy r;
   for (int64_t n : ns) r.ns.push_back(static_cast<double>(n));
-  Generator gen(ctx.seed() + 101);
-  std::vector<double> example, example_rec[2];
+  Generator gen(seed);
   for (int kind = 0; kind < 2; ++kind) {
     r.online[kind].assign(ns.size(), 0.0);
     r.optimal[kind].assign(ns.size(), 0.0);
@@ -81,15 +82,52 @@ HippoStudy hippo_study(const Config& cfg, RunContext& ctx) {
         r.gap[kind][i] += share * rmse(online, best);
       }
       if (kind == 1 && trial == 0) {
-        example = f;
-        example_rec[0] = legs_reconstruct(legs_online(f, ns[ns.size() / 2]), length);
-        example_rec[1] = legs_reconstruct(legs_online(f, ns.back()), length);
+        ex.signal = f;
+        ex.reconstructed[0] = legs_reconstruct(legs_online(f, ns[ns.size() / 2]), length);
+        ex.reconstructed[1] = legs_reconstruct(legs_online(f, ns.back()), length);
       }
     }
     for (size_t i = 1; i < ns.size(); ++i)
       r.falls[kind] = r.falls[kind] && r.online[kind][i] < r.online[kind][i - 1];
     for (double g : r.gap[kind]) r.worst_gap = std::max(r.worst_gap, g);
   }
+  return r;
+}
+
+// The error against N, and the example history with its reconstructions.
+void figures(const HippoStudy& r,
+             const Example& ex,
+             const std::vector<int64_t>& ns,
+             RunContext& ctx) {
+  LinePlot p = kit::line_plot("HiPPO-LegS: error of the reconstructed history against state size N",
+                              "state size N", "RMSE (signal RMS = 1)", kit::Axes::kLogLog);
+  p.series = {{"smooth, online", r.ns, r.online[0]},
+              {"smooth, optimal", r.ns, r.optimal[0], "", true},
+              {"band-limited, online", r.ns, r.online[1]},
+              {"band-limited, optimal", r.ns, r.optimal[1], "", true}};
+  ctx.figure("hippo_error", line_plot_svg(p), "Reconstruction error against N, log-log");
+
+  std::vector<double> xs;
+  for (size_t k = 0; k < ex.signal.size(); ++k) xs.push_back(static_cast<double>(k) + 0.5);
+  LinePlot e = kit::line_plot("A band-limited signal and its reconstructions from the final memory",
+                              "time s", "f(s)");
+  const int64_t n_mid = ns[ns.size() / 2];
+  e.series = {{"signal", xs, ex.signal, "", false, false},
+              {fmt::format("N = {}", n_mid), xs, ex.reconstructed[0], "", true, false},
+              {fmt::format("N = {}", ns.back()), xs, ex.reconstructed[1], "", true, false}};
+  ctx.figure("hippo_reconstruction", line_plot_svg(e),
+             "One band-limited history and what N coefficients give back");
+}
+
+}  // namespace
+
+HippoStudy hippo_study(const Config& cfg, RunContext& ctx) {
+  const std::vector<int64_t> ns = cfg.get_ints("hippo_n");
+  ctx.section(fmt::format(
+      "Part 1: HiPPO-LegS, the history of {} samples from N coefficients ({} signals per kind)",
+      cfg.get_int("hippo_length"), cfg.get_int("hippo_trials")));
+  Example ex;
+  const HippoStudy r = measure(cfg, ctx.seed() + 101, ex);
   Table t(
       "Reconstruction RMSE of the whole history (signals of unit RMS), mean over signals",
       {"N", "smooth: online", "smooth: optimal", "band-limited: online", "band-limited: optimal"});
@@ -120,30 +158,7 @@ HippoStudy hippo_study(const Config& cfg, RunContext& ctx) {
       ns.front(), ns.back(), r.online[0].front(), r.online[0].back(), r.online[1].front(),
       r.online[1].back(), cfg.get_int("band_cycles"),
       M_PI * static_cast<double>(cfg.get_int("band_cycles")), r.worst_gap));
-
-  LinePlot p;
-  p.title = "HiPPO-LegS: error of the reconstructed history against state size N";
-  p.x_label = "state size N";
-  p.y_label = "RMSE (signal RMS = 1)";
-  p.log_x = p.log_y = true;
-  p.series = {{"smooth, online", r.ns, r.online[0]},
-              {"smooth, optimal", r.ns, r.optimal[0], "", true},
-              {"band-limited, online", r.ns, r.online[1]},
-              {"band-limited, optimal", r.ns, r.optimal[1], "", true}};
-  ctx.figure("hippo_error", line_plot_svg(p), "Reconstruction error against N, log-log");
-
-  std::vector<double> xs;
-  for (int64_t k = 0; k < length; ++k) xs.push_back(static_cast<double>(k) + 0.5);
-  LinePlot e;
-  e.title = "A band-limited signal and its reconstructions from the final memory";
-  e.x_label = "time s";
-  e.y_label = "f(s)";
-  const int64_t n_mid = ns[ns.size() / 2];
-  e.series = {{"signal", xs, example, "", false, false},
-              {fmt::format("N = {}", n_mid), xs, example_rec[0], "", true, false},
-              {fmt::format("N = {}", ns.back()), xs, example_rec[1], "", true, false}};
-  ctx.figure("hippo_reconstruction", line_plot_svg(e),
-             "One band-limited history and what N coefficients give back");
+  figures(r, ex, ns, ctx);
   return r;
 }
 

@@ -36,11 +36,13 @@
 #include "experiments/common/dca_extrapolation.h"
 #include "experiments/common/interleaved_timing.h"
 #include "experiments/common/loglog.h"
-#include "experiments/common/peak_memory.h"
 #include "experiments/common/zoo_variants.h"
 #include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/classification.h"
 #include "experiments/kit/evaluation.h"
+#include "experiments/kit/plot.h"
+#include "experiments/kit/step_costs.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/attention/lsh_attention.h"
@@ -49,8 +51,6 @@
 namespace attn::experiments {
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // Every variant the zoo knows, in report order; last the rows of --plugin files (already
 // gradient-checked by experiments/plugin/plugin_loader.h).
@@ -100,16 +100,6 @@ int index_of(const std::vector<ZooVariant>& vs, const std::string& name) {
 
 // ---- part 1: accuracy -------------------------------------------------------------------------
 
-// ids (B,T) and labels (B): a batch of a task whose examples all have length T.
-struct Batch {
-  Tensor ids, labels;
-};
-
-Batch make_batch(const data::Task& task, int64_t b, Generator& gen) {
-  data::Batch c = data::sample_classification(task, b, gen, /*with_cls=*/false);
-  return {std::move(c.src), std::move(c.labels)};
-}
-
 std::unique_ptr<MixerModel> build_model(const ZooVariant& v,
                                         const Config& cfg,
                                         int64_t vocab,
@@ -129,18 +119,13 @@ std::unique_ptr<MixerModel> build_model(const ZooVariant& v,
       [&](int64_t layer, Generator& g) { return v.make(shape, layer, g); }, gen);
 }
 
-// The loss of one batch, the step train::fit takes.
-train::StepLoss batch_loss(MixerModel& m, const Batch& b, const train::BatchPart& part) {
-  return {cross_entropy(m.forward(part.rows(b.ids)), part.rows(b.labels))};
-}
-
+// Accuracy on n fresh examples in batches of 100 (the model stays in training mode: a memory
+// variant may read it).
 double accuracy(const MixerModel& m, const data::Task& task, int64_t n, Generator& gen) {
   NoGrad off;
   kit::Accuracy acc;
-  for (int64_t left = n; left > 0; left -= 100) {
-    const Batch b = make_batch(task, std::min<int64_t>(100, left), gen);
+  for (const kit::ClassBatch& b : kit::class_batches(task, n, 100, gen))
     acc.add(m.forward(b.ids).value(), b.labels);
-  }
   return acc.value();
 }
 
@@ -160,7 +145,7 @@ Trained train_and_eval(
   s.batch_size = batch;
   s.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
   const train::TrainResult r = train::fit(*m, s, [&](const train::BatchPart& part) {
-    return batch_loss(*m, make_batch(task, batch, data_gen), part);
+    return kit::class_loss(*m, kit::class_batch(task, batch, data_gen), part);
   });
   return {accuracy(*m, task, cfg.get_int("eval_size"), eval_gen),
           1e3 * r.train_seconds / static_cast<double>(steps)};
@@ -246,70 +231,15 @@ Accuracies accuracy_part(const Config& cfg, RunContext& ctx, const std::vector<Z
 
 // ---- part 2: cost against T --------------------------------------------------------------------
 
-struct Costs {
-  std::vector<double> ts;
-  std::vector<std::vector<double>> ms, mib;  // [variant][length]
-  std::vector<double> time_slope, memory_slope;
+struct Costs : kit::StepCosts {
+  using StepCosts::StepCosts;
+  std::vector<double> time_slope, memory_slope;  // [variant], fitted on the medians
 };
 
-Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant>& vs) {
-  const std::vector<int64_t> lengths = cfg.get_ints("lengths");
-  const int64_t b = cfg.get_int("time_batch");
-  ctx.section(fmt::format(
-      "Part 2: one training step (batch {}, majority task), interleaved, and peak memory", b));
-  Costs c;
-  c.ms.resize(vs.size());
-  c.mib.resize(vs.size());
-  PeakMemory probe;
-  std::vector<std::string> header{"T"};
-  for (const ZooVariant& v : vs) header.push_back(v.name + " ms");
-  for (const ZooVariant& v : vs) header.push_back(v.name + " MiB");
-  Table table(
-      "Time per training step (median of interleaved rounds) and peak tensor memory of "
-      "one forward + backward",
-      header);
-  for (int64_t T : lengths) {
-    const data::LongRangeTask task({.mode = data::LongRangeMode::kMajority, .seq_len = T});
-    Generator gen(ctx.seed() + 7 * static_cast<uint64_t>(T));
-    const Batch batch = make_batch(task, b, gen);
-    std::vector<std::unique_ptr<MixerModel>> models;
-    std::vector<std::unique_ptr<train::Fit>> fits;
-    std::vector<std::function<void()>> works;
-    std::vector<std::string> row{std::to_string(T)};
-    for (size_t i = 0; i < vs.size(); ++i) {
-      Generator init(ctx.seed());
-      models.push_back(build_model(vs[i], cfg, task.tokenizer().vocab_size(), T, 2, init));
-      MixerModel& m = *models[i];
-      train::FitSettings s;
-      s.name = vs[i].name + " (timing)";
-      s.optimizer.lr = 1e-3;     // Adam
-      s.this_rank_alone = true;  // every rank times its own steps
-      fits.push_back(std::make_unique<train::Fit>(
-          m, s, [&m, &batch](const train::BatchPart& part) { return batch_loss(m, batch, part); }));
-      const double bytes =
-          static_cast<double>(probe
-                                  .measure([&] {
-                                    m.zero_grad();
-                                    cross_entropy(m.forward(batch.ids), batch.labels).backward();
-                                  })
-                                  .tensor_bytes);
-      c.mib[i].push_back(bytes / kMiB);
-      works.push_back([f = fits[i].get()] { f->step(); });
-    }
-    const std::vector<Timing> tm =
-        time_interleaved(works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
-    for (size_t i = 0; i < vs.size(); ++i) {
-      c.ms[i].push_back(1e3 * tm[i].median_s);
-      row.push_back(fixed(c.ms[i].back(), 2));
-    }
-    for (size_t i = 0; i < vs.size(); ++i) row.push_back(fixed(c.mib[i][c.ts.size()], 2));
-    c.ts.push_back(static_cast<double>(T));
-    table.add_row(row);
-  }
-  ctx.table(table);
-  ctx.result("lengths", lengths);
-  // Growth exponents over the three longest lengths (where the T^2 or T term dominates).
-  const double from = c.ts[c.ts.size() >= 3 ? c.ts.size() - 3 : 0];
+// Growth exponents over the three longest lengths (where the T^2 or T term dominates), fitted
+// on the medians: their table and results, and every variant's costs in the results.
+void growth_exponents(Costs& c, const std::vector<ZooVariant>& vs, RunContext& ctx) {
+  const double from = c.slope_from();
   Table slopes(
       fmt::format("Growth exponents from T = {:.0f} (y ~ T^p, least squares on log-log)", from),
       {"variant", "time p", "memory p"});
@@ -323,6 +253,55 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
     ctx.result("memory_slope_" + vs[i].name, c.memory_slope[i]);
   }
   ctx.table(slopes);
+}
+
+Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant>& vs) {
+  const std::vector<int64_t> lengths = cfg.get_ints("lengths");
+  const int64_t b = cfg.get_int("time_batch");
+  ctx.section(fmt::format(
+      "Part 2: one training step (batch {}, majority task), interleaved, and peak memory", b));
+  Costs c(vs.size());
+  std::vector<std::string> header{"T"};
+  for (const ZooVariant& v : vs) header.push_back(v.name + " ms");
+  for (const ZooVariant& v : vs) header.push_back(v.name + " MiB");
+  Table table(
+      "Time per training step (median of interleaved rounds) and peak tensor memory of "
+      "one forward + backward",
+      header);
+  for (int64_t T : lengths) {
+    const data::LongRangeTask task({.mode = data::LongRangeMode::kMajority, .seq_len = T});
+    Generator gen(ctx.seed() + 7 * static_cast<uint64_t>(T));
+    const kit::ClassBatch batch = kit::class_batch(task, b, gen);
+    std::vector<std::unique_ptr<MixerModel>> models;
+    std::vector<std::unique_ptr<train::Fit>> fits;
+    std::vector<std::function<void()>> forward_backward, steps;
+    for (size_t i = 0; i < vs.size(); ++i) {
+      Generator init(ctx.seed());
+      models.push_back(build_model(vs[i], cfg, task.tokenizer().vocab_size(), T, 2, init));
+      MixerModel& m = *models[i];
+      train::FitSettings s;
+      s.name = vs[i].name + " (timing)";
+      s.optimizer.lr = 1e-3;     // Adam
+      s.this_rank_alone = true;  // every rank times its own steps
+      fits.push_back(std::make_unique<train::Fit>(m, s, [&m, &batch](const train::BatchPart& part) {
+        return kit::class_loss(m, batch, part);
+      }));
+      forward_backward.push_back([&m, &batch] {
+        m.zero_grad();
+        cross_entropy(m.forward(batch.ids), batch.labels).backward();
+      });
+      steps.push_back([f = fits[i].get()] { f->step(); });
+    }
+    c.add(T, forward_backward, steps, static_cast<int>(cfg.get_int("reps")),
+          cfg.get_real("budget_s"));
+    std::vector<std::string> row{std::to_string(T)};
+    for (size_t i = 0; i < vs.size(); ++i) row.push_back(fixed(c.ms[i].back(), 2));
+    for (size_t i = 0; i < vs.size(); ++i) row.push_back(fixed(c.mib[i].back(), 2));
+    table.add_row(row);
+  }
+  ctx.table(table);
+  ctx.result("lengths", lengths);
+  growth_exponents(c, vs, ctx);
   ctx.result("load_average", load_average());
   ctx.note(
       "The softmax baseline runs the library's fused attention kernel (fast path); the zoo's "
@@ -334,11 +313,8 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
       "the rounds alternate). Memory is exact tensor bytes and does not depend on the load.",
       load_average()));
 
-  LinePlot pt;
-  pt.title = fmt::format("Time per training step (batch {})", b);
-  pt.x_label = "sequence length T";
-  pt.y_label = "ms per step (median)";
-  pt.log_x = pt.log_y = true;
+  LinePlot pt = kit::line_plot(fmt::format("Time per training step (batch {})", b),
+                               "sequence length T", "ms per step (median)", kit::Axes::kLogLog);
   for (size_t i = 0; i < vs.size(); ++i) pt.series.push_back({vs[i].name, c.ts, c.ms[i]});
   ctx.figure("step_time", line_plot_svg(pt), "Time per training step against T, log-log");
   LinePlot pm = pt;
@@ -348,48 +324,6 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
   for (size_t i = 0; i < vs.size(); ++i) pm.series.push_back({vs[i].name, c.ts, c.mib[i]});
   ctx.figure("peak_memory", line_plot_svg(pm), "Peak tensor memory against T, log-log");
   return c;
-}
-
-// ---- part 3: dual chunk attention at lengths beyond training -----------------------------------
-
-DcaExtrapolation dca_part(const Config& cfg, RunContext& ctx) {
-  DcaExtrapolationOptions o;
-  o.d_model = cfg.get_int("d_model");
-  o.nhead = cfg.get_int("nhead");
-  o.layers = cfg.get_int("num_layers");
-  o.train_len = cfg.get_int("rope_train_len");
-  o.steps = cfg.get_int("rope_steps");
-  o.lr = cfg.get_real("lr");
-  o.eval_lengths = cfg.get_ints("rope_eval_lengths");
-  ctx.section(fmt::format(
-      "Part 3: a RoPE character model trained at T = {} ({} steps), read longer with plain RoPE "
-      "indices and with DCA's (chunk {})",
-      o.train_len, o.steps, o.train_len / 2));
-  const DcaExtrapolation r = run_dca_extrapolation(o, ctx.seed());
-  Table t("Next-character accuracy on validation text (the same weights, two index schemes)",
-          {"T", "plain RoPE", "DCA", "plain loss", "DCA loss"});
-  for (size_t i = 0; i < o.eval_lengths.size(); ++i)
-    t.add_row({std::to_string(o.eval_lengths[i]), fixed(r.plain_accuracy[i], 3),
-               fixed(r.dca_accuracy[i], 3), fixed(r.plain_loss[i], 3), fixed(r.dca_loss[i], 3)});
-  ctx.table(t);
-  ctx.result("rope_eval_lengths", o.eval_lengths);
-  ctx.result("rope_plain_accuracy", r.plain_accuracy);
-  ctx.result("rope_dca_accuracy", r.dca_accuracy);
-  ctx.result("rope_plain_loss", r.plain_loss);
-  ctx.result("rope_dca_loss", r.dca_loss);
-  ctx.result("dca_max_distance", r.max_dca_distance);
-  ctx.result("rope_train_seconds", r.train_seconds);
-  std::vector<double> xs(o.eval_lengths.begin(), o.eval_lengths.end());
-  LinePlot p;
-  p.title = fmt::format("RoPE model trained at T = {}, read at longer T", o.train_len);
-  p.x_label = "evaluation length T";
-  p.y_label = "next-character accuracy";
-  p.log_x = true;
-  p.series = {{"plain RoPE indices", xs, r.plain_accuracy}, {"DCA indices", xs, r.dca_accuracy}};
-  p.refs = {{RefLine::kVertical, static_cast<double>(o.train_len), "training length"}};
-  ctx.figure("dca_extrapolation", line_plot_svg(p),
-             "Plain RoPE against dual chunk attention beyond the training length");
-  return r;
 }
 
 // ---- the document beside ours ------------------------------------------------------------------

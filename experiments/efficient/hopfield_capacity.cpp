@@ -194,23 +194,16 @@ void report_table(const Config& cfg, RunContext& ctx, const Measured& m) {
   ctx.table(t);
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  const double level = cfg.get_real("level"), beta = cfg.get_real("beta");
-  const auto& dims = cfg.get_ints("dims");
-  ctx.section("Retrieval success against the number of stored patterns");
-  ctx.note(fmt::format(
-      "Each stored pattern has d independent +-1 entries. A probe is a stored pattern with "
-      "round({} d) of its entries negated; it succeeds when the network's final state has the "
-      "pattern's sign in every entry. Classical: Hebbian weights, asynchronous sign updates "
-      "until nothing changes ({} x {} probes per n). Modern: {} update(s) xi <- X^T softmax(beta "
-      "X xi), computed by scaled_dot_product_attention with query beta xi and keys = values = "
-      "the patterns ({} x {} probes per n, up to n = {}).",
-      cfg.get_real("flip"), cfg.get_int("classical_sets"), cfg.get_int("classical_probes"),
-      cfg.get_int("steps"), cfg.get_int("modern_sets"), cfg.get_int("modern_probes"),
-      cfg.get_int("max_patterns")));
-  const Measured m = measure(cfg, ctx);
-  report_table(cfg, ctx, m);
+// The capacities' growth: per neuron (classical), and of ln(capacity) per dimension over the d
+// whose modern capacity was found on the grid (not censored).
+struct Growth {
+  double per_neuron = 0, modern = 0, ceiling = 0;
+  std::vector<double> d, modern_capacity, ceiling_capacity;  // the uncensored d
+};
 
+// Every capacity and curve in results.json, and the fitted growth rates.
+Growth results_part(const Config& cfg, RunContext& ctx, const Measured& m) {
+  const auto& dims = cfg.get_ints("dims");
   ctx.result("dims", dims);
   ctx.result("classical_capacity", m.classical);
   ctx.result("modern_capacity", m.modern);
@@ -233,29 +226,38 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("curves", curves);
 
   // The classical capacity per neuron, and the modern growth rate from the uncensored points.
-  const double per_neuron = slope_through_origin(m.d, m.classical);
-  std::vector<double> ud, um, uc;
+  Growth g;
+  g.per_neuron = slope_through_origin(m.d, m.classical);
   for (size_t i = 0; i < m.d.size(); ++i)
-    if (!m.modern_curves[i].censored)
-      ud.push_back(m.d[i]), um.push_back(m.modern[i]), uc.push_back(m.ceiling[i]);
-  const double growth = log_linear_slope(ud, um), ceiling_growth = log_linear_slope(ud, uc);
-  ctx.result("classical_per_neuron", per_neuron);
-  ctx.result("modern_log_growth", growth);
-  ctx.result("ceiling_log_growth", ceiling_growth);
-  ctx.result("modern_uncensored_dims", ud);
+    if (!m.modern_curves[i].censored) {
+      g.d.push_back(m.d[i]);
+      g.modern_capacity.push_back(m.modern[i]);
+      g.ceiling_capacity.push_back(m.ceiling[i]);
+    }
+  g.modern = log_linear_slope(g.d, g.modern_capacity);
+  g.ceiling = log_linear_slope(g.d, g.ceiling_capacity);
+  ctx.result("classical_per_neuron", g.per_neuron);
+  ctx.result("modern_log_growth", g.modern);
+  ctx.result("ceiling_log_growth", g.ceiling);
+  ctx.result("modern_uncensored_dims", g.d);
   ctx.note(fmt::format(
       "Classical: capacity / d = {:.3f} (least squares through the origin over d = {}). "
       "Modern (beta = {}): ln(capacity) grows by {:.3f} per added dimension over the d whose "
       "capacity was found on the grid ({}); the nearest-neighbour ceiling grows by {:.3f} per "
       "dimension there. The document's exp(d/2) is 0.5 per dimension.",
-      per_neuron, fmt::join(dims, ","), sig(beta, 3), growth, fmt::join(ud, ","), ceiling_growth));
+      g.per_neuron, fmt::join(dims, ","), sig(cfg.get_real("beta"), 3), g.modern,
+      fmt::join(g.d, ","), g.ceiling));
+  return g;
+}
 
+// 002 §39.4.3's capacities beside ours: 0.14 d classical, exp(d/2) modern.
+void compare_with_document(const Config& cfg, RunContext& ctx, const Measured& m, const Growth& g) {
   DocumentComparison cmp("002 §39.4.3: classical vs modern Hopfield capacity");
   const double flip = cfg.get_real("flip");
   const std::string criterion = fmt::format(
       "all d signs right after starting round({} d) flips away, in >= {:.0f}% of probes", flip,
-      100 * level);
-  cmp.add("classical capacity / d (Hopfield 1982: ~0.14)", kClassicalPerNeuron, per_neuron, 0.04,
+      100 * cfg.get_real("level"));
+  cmp.add("classical capacity / d (Hopfield 1982: ~0.14)", kClassicalPerNeuron, g.per_neuron, 0.04,
           fmt::format("0.14 is the large-d limit for states that keep ~1.5% of their bits wrong; "
                       "ours counts {} at finite d",
                       criterion),
@@ -277,16 +279,22 @@ void run(const Config& cfg, RunContext& ctx) {
       ratio >= 100 ? "yes" : "no",
       fmt::format("{} vs {:.3g}: x{:.3g}{}", capacity_text(m.modern_curves[at]), m.classical[at],
                   ratio, m.modern_curves[at].censored ? " at least" : ""));
-  if (!std::isnan(growth))
-    cmp.add("modern: growth of ln(capacity) per dimension (exp(d/2): 0.5)", kModernExponent, growth,
-            0.05,
+  if (!std::isnan(g.modern))
+    cmp.add("modern: growth of ln(capacity) per dimension (exp(d/2): 0.5)", kModernExponent,
+            g.modern, 0.05,
             fmt::format("with round({} d) entries flipped another random pattern lies as close "
                         "to the probe as its own once n nears 2^d / (Hamming ball of radius "
                         "{} d): that ceiling grows by {:.3f} per dimension over the same d, and "
                         "no update can beat it; exp(d/2) would need uncorrupted probes",
-                        flip, flip, ceiling_growth),
+                        flip, flip, g.ceiling),
             3);
   ctx.compare(cmp);
+}
+
+// Success against n for both networks, and capacity against d beside the document's.
+void figures_part(const Config& cfg, RunContext& ctx, const Measured& m, const Growth& g) {
+  const double level = cfg.get_real("level"), beta = cfg.get_real("beta");
+  const auto& dims = cfg.get_ints("dims");
 
   ctx.figure(
       "classical_success",
@@ -307,7 +315,7 @@ void run(const Config& cfg, RunContext& ctx) {
     doc_classical.push_back(kClassicalPerNeuron * d), doc_modern.push_back(std::exp(0.5 * d));
   cap.series = {{"classical (ours)", m.d, m.classical},
                 {"0.14 d (document)", m.d, doc_classical, "", true, false},
-                {fmt::format("modern, beta {} (ours)", sig(beta, 3)), ud, um},
+                {fmt::format("modern, beta {} (ours)", sig(beta, 3)), g.d, g.modern_capacity},
                 {"modern: no failure up to n (lower bound)", cd, cm, "", true},
                 {"modern, beta 1/sqrt(d) (ours)", m.d, m.attention},
                 {"nearest-neighbour ceiling", m.d, m.ceiling, "", true, false},
@@ -317,6 +325,25 @@ void run(const Config& cfg, RunContext& ctx) {
   cap.x_label = "d (neurons = pattern dimension)";
   cap.y_label = fmt::format("stored patterns at success rate {:.2f}", level);
   ctx.figure("capacity", line_plot_svg(cap), "Capacity against d, ours beside the document's");
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  ctx.section("Retrieval success against the number of stored patterns");
+  ctx.note(fmt::format(
+      "Each stored pattern has d independent +-1 entries. A probe is a stored pattern with "
+      "round({} d) of its entries negated; it succeeds when the network's final state has the "
+      "pattern's sign in every entry. Classical: Hebbian weights, asynchronous sign updates "
+      "until nothing changes ({} x {} probes per n). Modern: {} update(s) xi <- X^T softmax(beta "
+      "X xi), computed by scaled_dot_product_attention with query beta xi and keys = values = "
+      "the patterns ({} x {} probes per n, up to n = {}).",
+      cfg.get_real("flip"), cfg.get_int("classical_sets"), cfg.get_int("classical_probes"),
+      cfg.get_int("steps"), cfg.get_int("modern_sets"), cfg.get_int("modern_probes"),
+      cfg.get_int("max_patterns")));
+  const Measured m = measure(cfg, ctx);
+  report_table(cfg, ctx, m);
+  const Growth g = results_part(cfg, ctx, m);
+  compare_with_document(cfg, ctx, m, g);
+  figures_part(cfg, ctx, m, g);
 }
 
 void check(const Config& cfg) {

@@ -13,12 +13,8 @@
 // Equal at T* = (4 d^2 + 8 d + 1) / (4 d + 5), just above d: below T = d the T x T matrix is the
 // smaller object, above it the d x d state is.
 //
-// Three forms of causal linear attention are checked against each other (outputs and the
-// gradients of a random projection of them with respect to q, k, v):
-//   parallel   nn::linear_attention(causal) — prefix sums in one fused op;
-//   recurrent  nn::linear_attention_recurrent — the fast-weight loop, one step per token;
-//   quadratic  (phi(Q) phi(K)^T masked to s <= t) V / row sums — attention with a T x T matrix
-//              whose kernel is phi(q).phi(k) instead of exp(q.k / sqrt(d)).
+// Three forms of causal linear attention (prefix sums, the fast-weight loop, a masked T x T
+// kernel) are checked against each other in linear_attention_equivalence.h.
 #include <cmath>
 #include <limits>
 
@@ -30,6 +26,7 @@
 #include "autograd/mode.h"
 #include "experiments/common/interleaved_timing.h"
 #include "experiments/common/loglog.h"
+#include "experiments/efficient/linear_attention_equivalence.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
@@ -50,7 +47,17 @@ double flop_crossover(double d) {  // T where the two counts are equal
   return (4 * d * d + 8 * d + 1) / (4 * d + 5);
 }
 
-void counted_part(const Config& cfg, RunContext& ctx, const std::vector<double>& ts) {
+// "T = 300", or where the crossing lies when the ratio softmax / linear never passes 1.
+std::string where(double cross, const std::vector<double>& ratio, const std::vector<double>& ts) {
+  if (!std::isnan(cross)) return fmt::format("T = {:.0f}", cross);
+  return ratio.front() >= 1 ? fmt::format("below T = {:.0f}", ts.front())
+                            : fmt::format("above T = {:.0f}", ts.back());
+}
+
+// The counted FLOPs of both layers at every length: softmax, linear.
+std::pair<std::vector<double>, std::vector<double>> counted_part(const Config& cfg,
+                                                                 RunContext& ctx,
+                                                                 const std::vector<double>& ts) {
   const double d = static_cast<double>(cfg.get_int("d"));
   ctx.section("Counted FLOPs (one head, batch 1, multiply-add = 2)");
   Table tab(fmt::format("d = {}", cfg.get_int("d")),
@@ -71,32 +78,26 @@ void counted_part(const Config& cfg, RunContext& ctx, const std::vector<double>&
       "the two is about T / d, so the exercise's O(T^2 d) -> O(T d^2) saving only pays once the "
       "sequence is longer than the head is wide.",
       flop_crossover(d), cfg.get_int("d")));
+  return {fs, fl};
 }
 
+// The timed forms, in the order of Timings::ms; each one's results key is "<key>_ms".
+enum Form { kSoftmax, kSoftmaxCausal, kLinear, kLinearCausal, kRecurrent, kForms };
+const char* const kFormKeys[kForms] = {"softmax", "softmax_causal", "linear", "linear_causal",
+                                       "recurrent"};
+
 struct Timings {
-  std::vector<double> softmax, softmax_causal, linear, linear_causal, recurrent;
+  std::vector<double> ms[kForms];  // median ms per length; recurrent NaN above recurrent_max_t
 };
 
-Timings measured_part(const Config& cfg, RunContext& ctx, const std::vector<double>& ts) {
-  const int64_t d = cfg.get_int("d"), rec_max = cfg.get_int("recurrent_max_t");
-  const int reps = static_cast<int>(cfg.get_int("reps"));
-  const double budget = cfg.get_real("budget_s");
+// Every form at every length, interleaved; forward alone or forward + backward from sum(y).
+Timings time_forms(const Config& cfg, uint64_t seed, const std::vector<double>& ts) {
+  const int64_t d = cfg.get_int("d");
   const bool backward = cfg.get_bool("backward");
-  ScopedThreads threads(static_cast<int>(cfg.get_int("timing_threads")));
-  Generator gen(ctx.seed());
-  const std::string what = backward ? "forward + backward" : "forward";
-  const double passes = backward ? 3 : 1;  // GFLOP/s: backward counted as twice the forward
-  ctx.section(fmt::format("Measured {} time on this machine ({} thread{})", what, num_threads(),
-                          num_threads() == 1 ? "" : "s"));
-  const double load = load_average();
-  ctx.result("load_average_before", load);
-  ctx.result("timing_threads", num_threads());
-  Timings tm;
-  Table tab(fmt::format("Median {} time (ms), d = {}", what, d),
-            {"T", "softmax", "softmax causal", "linear", "linear causal", "fast-weight loop",
-             "softmax / linear", "softmax GFLOP/s", "linear GFLOP/s"});
+  Generator gen(seed);
   nn::SdpaOptions causal;
   causal.masks.causal = true;
+  Timings tm;
   for (double tt : ts) {
     const int64_t t = static_cast<int64_t>(tt);
     Var q = Var::parameter(Tensor::randn({1, 1, t, d}, gen));
@@ -119,27 +120,46 @@ Timings measured_part(const Config& cfg, RunContext& ctx, const std::vector<doub
         unit([&] { return nn::scaled_dot_product_attention(q, k, v, causal).out; }),
         unit([&] { return nn::linear_attention(q, k, v, false); }),
         unit([&] { return nn::linear_attention(q, k, v, true); })};
-    if (t <= rec_max)
+    if (t <= cfg.get_int("recurrent_max_t"))
       works.push_back(unit([&] { return nn::linear_attention_recurrent(q, k, v); }));
-    const std::vector<Timing> r = time_interleaved(works, reps, budget);
-    tm.softmax.push_back(r[0].median_s * 1e3);
-    tm.softmax_causal.push_back(r[1].median_s * 1e3);
-    tm.linear.push_back(r[2].median_s * 1e3);
-    tm.linear_causal.push_back(r[3].median_s * 1e3);
-    tm.recurrent.push_back(r.size() > 4 ? r[4].median_s * 1e3
-                                        : std::numeric_limits<double>::quiet_NaN());
-    auto cell = [](double ms) { return std::isnan(ms) ? std::string("-") : fixed(ms, 3); };
-    tab.add_row(
-        {std::to_string(t), cell(tm.softmax.back()), cell(tm.softmax_causal.back()),
-         cell(tm.linear.back()), cell(tm.linear_causal.back()), cell(tm.recurrent.back()),
-         fixed(tm.softmax.back() / tm.linear.back(), 2),
-         fixed(passes * softmax_flops(tt, static_cast<double>(d)) / tm.softmax.back() / 1e6, 1),
-         fixed(passes * linear_flops(tt, static_cast<double>(d)) / tm.linear.back() / 1e6, 1)});
+    const std::vector<Timing> r =
+        time_interleaved(works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
+    for (size_t f = 0; f < kForms; ++f)
+      tm.ms[f].push_back(f < r.size() ? r[f].median_s * 1e3
+                                      : std::numeric_limits<double>::quiet_NaN());
+  }
+  return tm;
+}
+
+Timings measured_part(const Config& cfg, RunContext& ctx, const std::vector<double>& ts) {
+  const int64_t d = cfg.get_int("d");
+  const bool backward = cfg.get_bool("backward");
+  ScopedThreads threads(static_cast<int>(cfg.get_int("timing_threads")));
+  const std::string what = backward ? "forward + backward" : "forward";
+  const double passes = backward ? 3 : 1;  // GFLOP/s: backward counted as twice the forward
+  ctx.section(fmt::format("Measured {} time on this machine ({} thread{})", what, num_threads(),
+                          num_threads() == 1 ? "" : "s"));
+  const double load = load_average();
+  ctx.result("load_average_before", load);
+  ctx.result("timing_threads", num_threads());
+  const Timings tm = time_forms(cfg, ctx.seed(), ts);
+  const std::vector<double>&soft = tm.ms[kSoftmax], &lin = tm.ms[kLinear];
+  Table tab(fmt::format("Median {} time (ms), d = {}", what, d),
+            {"T", "softmax", "softmax causal", "linear", "linear causal", "fast-weight loop",
+             "softmax / linear", "softmax GFLOP/s", "linear GFLOP/s"});
+  for (size_t i = 0; i < ts.size(); ++i) {
+    std::vector<std::string> row{std::to_string(static_cast<int64_t>(ts[i]))};
+    for (const auto& ms : tm.ms) row.push_back(std::isnan(ms[i]) ? "-" : fixed(ms[i], 3));
+    const auto dd = static_cast<double>(d);
+    row.insert(row.end(), {fixed(soft[i] / lin[i], 2),
+                           fixed(passes * softmax_flops(ts[i], dd) / soft[i] / 1e6, 1),
+                           fixed(passes * linear_flops(ts[i], dd) / lin[i] / 1e6, 1)});
+    tab.add_row(row);
   }
   ctx.table(tab);
   // Causal softmax against the non-causal one at the largest T: on the fast path a causal mask
   // alone never computes the hidden scores; on the reference path it computes all T^2 and masks.
-  const double causal_ratio = tm.softmax_causal.back() / tm.softmax.back();
+  const double causal_ratio = tm.ms[kSoftmaxCausal].back() / soft.back();
   ctx.result("softmax_causal_over_full_at_largest_T", causal_ratio);
   ctx.note(fmt::format(
       "Each cell is the median of up to {} rounds in which all forms run in turn (fewer rounds, "
@@ -147,15 +167,12 @@ Timings measured_part(const Config& cfg, RunContext& ctx, const std::vector<doub
       "start: {:.1f}. '-': the step-by-step loop is skipped above T = {} (--recurrent_max_t). "
       "At T = {:.0f} causal softmax attention takes {:.2f} times the time of the non-causal one, "
       "on the {} path: {}.",
-      reps, kMinTimedRounds, budget, load, rec_max, ts.back(), causal_ratio, path_name(),
+      cfg.get_int("reps"), kMinTimedRounds, cfg.get_real("budget_s"), load,
+      cfg.get_int("recurrent_max_t"), ts.back(), causal_ratio, path_name(),
       reference_mode() ? "it computes every one of the T x T scores, then builds and applies the "
                          "mask"
                        : "its fused kernel never computes the scores above the diagonal"));
-  ctx.result("softmax_ms", tm.softmax);
-  ctx.result("softmax_causal_ms", tm.softmax_causal);
-  ctx.result("linear_ms", tm.linear);
-  ctx.result("linear_causal_ms", tm.linear_causal);
-  ctx.result("recurrent_ms", tm.recurrent);
+  for (size_t f = 0; f < kForms; ++f) ctx.result(fmt::format("{}_ms", kFormKeys[f]), tm.ms[f]);
   return tm;
 }
 
@@ -171,145 +188,53 @@ CrossoverRates rates_near(
   for (size_t i = 1; i < ts.size(); ++i)
     if (std::abs(std::log(ts[i] / t)) < std::abs(std::log(ts[best] / t))) best = i;
   const double x = ts[best];  // times are in ms: FLOPs / ms / 1e6 = GFLOP/s
-  return {x, passes * softmax_flops(x, d) / tm.softmax[best] / 1e6,
-          passes * linear_flops(x, d) / tm.linear[best] / 1e6};
+  return {x, passes * softmax_flops(x, d) / tm.ms[kSoftmax][best] / 1e6,
+          passes * linear_flops(x, d) / tm.ms[kLinear][best] / 1e6};
 }
 
-// The three causal forms (and the two non-causal ones) on the same q, k, v: outputs and the
-// gradients of sum(y * w) for a fixed random w.
-double equivalence_part(const Config& cfg, RunContext& ctx) {
-  const int64_t t = cfg.get_int("equiv_t"), d = cfg.get_int("d"), h = cfg.get_int("equiv_heads");
-  Generator gen(ctx.seed() + 1);
-  const Tensor q0 = Tensor::randn({1, h, t, d}, gen), k0 = Tensor::randn({1, h, t, d}, gen),
-               v0 = Tensor::randn({1, h, t, d}, gen), w = Tensor::randn({1, h, t, d}, gen);
-  Tensor tril = Tensor::zeros({t, t});
-  for (int64_t i = 0; i < t; ++i)
-    for (int64_t j = 0; j <= i; ++j) tril[i * t + j] = 1;
-  const Var mask = Var::constant(tril);
+// Where linear attention overtakes softmax attention, measured (NaN: not inside the lengths)
+// and predicted from the counts moved by the achieved rates, and the growth exponents.
+struct Crossover {
+  std::vector<double> ratio, ratio_causal;  // softmax / linear time per length
+  double cross = 0, cross_causal = 0, predicted = 0, from = 0, s_soft = 0, s_lin = 0;
+  std::string rate_reason;
+};
 
-  struct Result {
-    Tensor y, dq, dk, dv;
-  };
-  // form 0: parallel (fused op or composed), 1: fast-weight loop, 2: quadratic T x T
-  auto forward_backward = [&](int form, bool causal) {
-    Var q = Var::parameter(q0), k = Var::parameter(k0), v = Var::parameter(v0);
-    Var y;
-    if (form == 0) {
-      y = nn::linear_attention(q, k, v, causal);
-    } else if (form == 1) {
-      y = nn::linear_attention_recurrent(q, k, v);
-    } else {
-      Var a = matmul(nn::elu_feature_map(q), nn::elu_feature_map(k), false, true);  // (1,H,T,T)
-      if (causal) a = mul(a, mask);
-      y = div(matmul(a, v), add_scalar(sum(a, 3, true), static_cast<real>(1e-6)));
-    }
-    Result r{y.value(), {}, {}, {}};
-    sum(mul(y, Var::constant(w))).backward();
-    r.dq = q.grad();
-    r.dk = k.grad();
-    r.dv = v.grad();
-    return r;
-  };
-  auto diffs = [](const Result& a, const Result& b) {
-    return std::vector<double>{max_abs_diff(a.y, b.y), max_abs_diff(a.dq, b.dq),
-                               max_abs_diff(a.dk, b.dk), max_abs_diff(a.dv, b.dv)};
-  };
-  const Result par = forward_backward(0, true), rec = forward_backward(1, true),
-               quad = forward_backward(2, true);
-  const Result par_nc = forward_backward(0, false), quad_nc = forward_backward(2, false);
-  const std::vector<double> pr = diffs(par, rec), pq = diffs(par, quad),
-                            nc = diffs(par_nc, quad_nc);
-
-  // The fast-weight matrix after the last step is phi(K)^T V, the non-causal state.
-  nn::FastWeightState st;
-  {
-    NoGrad off;
-    const Var q = Var::constant(q0), k = Var::constant(k0), v = Var::constant(v0);
-    for (int64_t i = 0; i < t; ++i)
-      nn::linear_attention_step(slice(q, 2, i, i + 1), slice(k, 2, i, i + 1), slice(v, 2, i, i + 1),
-                                st);
-  }
-  const Tensor ktv =
-      matmul(nn::elu_feature_map(Var::constant(k0)), Var::constant(v0), true, false).value();
-  auto max_abs = [](const Tensor& x) { return max_abs_diff(x, Tensor::zeros(x.shape())); };
-  const double state_diff = max_abs_diff(st.s.value(), ktv), state_scale = max_abs(ktv);
-  const double y_scale = max_abs(par.y), g_scale = max_abs(par.dk);
-
-  ctx.section(
-      fmt::format("Fast weights = causal linear attention (T = {}, {} heads, d = {})", t, h, d));
-  Table tab("max |difference| against the parallel form (float32)",
-            {"pair", "outputs y", "dL/dq", "dL/dk", "dL/dv"});
-  auto row = [&](const std::string& name, const std::vector<double>& x) {
-    tab.add_row({name, sig(x[0], 2), sig(x[1], 2), sig(x[2], 2), sig(x[3], 2)});
-  };
-  row("causal: fast-weight loop vs prefix sums", pr);
-  row("causal: T x T masked kernel vs prefix sums", pq);
-  row("non-causal: T x T kernel vs phi(Q)(phi(K)^T V)", nc);
-  ctx.table(tab);
-  ctx.note(fmt::format(
-      "L = sum(y * w) for a fixed random w. For scale: max |y| = {:.3g}, max |dL/dk| = {:.3g}. "
-      "After the last step the fast-weight matrix S_T (entries up to {:.3g}) differs from "
-      "phi(K)^T V by {:.2g}, a relative {:.1g}: the 1991 memory written by outer products is "
-      "the matrix linear attention reads.",
-      y_scale, g_scale, state_scale, state_diff, state_diff / state_scale));
-  const char* names[] = {"y", "dq", "dk", "dv"};
-  for (int i = 0; i < 4; ++i) {
-    ctx.result(fmt::format("diff_recurrent_vs_parallel_{}", names[i]), pr[i]);
-    ctx.result(fmt::format("diff_quadratic_vs_parallel_{}", names[i]), pq[i]);
-    ctx.result(fmt::format("diff_noncausal_quadratic_vs_parallel_{}", names[i]), nc[i]);
-  }
-  ctx.result("diff_fast_weight_state_vs_KtV", state_diff);
-  ctx.result("relative_diff_fast_weight_state_vs_KtV", state_diff / state_scale);
-  ctx.result("equiv_max_abs_y", y_scale);
-  return pr[0];
-}
-
-void run(const Config& cfg, RunContext& ctx) {
-  const std::vector<int64_t> lengths = cfg.get_ints("lengths");
-  if (lengths.size() < 2) throw UsageError("linear-attention: --lengths needs at least two values");
+Crossover crossover_part(const Config& cfg,
+                         RunContext& ctx,
+                         const std::vector<double>& ts,
+                         const Timings& tm) {
   const double d = static_cast<double>(cfg.get_int("d"));
-  std::vector<double> ts(lengths.begin(), lengths.end());
-  ctx.result("lengths", lengths);
-
-  counted_part(cfg, ctx, ts);
-  const Timings tm = measured_part(cfg, ctx, ts);
-  const double recurrent_diff = equivalence_part(cfg, ctx);
-
-  std::vector<double> ratio, ratio_causal;
+  Crossover c;
   for (size_t i = 0; i < ts.size(); ++i) {
-    ratio.push_back(tm.softmax[i] / tm.linear[i]);
-    ratio_causal.push_back(tm.softmax_causal[i] / tm.linear_causal[i]);
+    c.ratio.push_back(tm.ms[kSoftmax][i] / tm.ms[kLinear][i]);
+    c.ratio_causal.push_back(tm.ms[kSoftmaxCausal][i] / tm.ms[kLinearCausal][i]);
   }
-  const double cross = log_log_crossing(ts, ratio),
-               cross_causal = log_log_crossing(ts, ratio_causal);
+  c.cross = log_log_crossing(ts, c.ratio);
+  c.cross_causal = log_log_crossing(ts, c.ratio_causal);
   // Growth exponents over the top three octaves of lengths, where the T^2 and T terms dominate.
-  const double from = ts.back() / 8;
-  const double s_soft = log_log_slope(ts, tm.softmax, from),
-               s_lin = log_log_slope(ts, tm.linear, from);
-  ctx.result("measured_crossover_T", finite_or_null(cross));
-  ctx.result("measured_crossover_T_causal", finite_or_null(cross_causal));
-  ctx.result("softmax_growth_exponent", s_soft);
-  ctx.result("linear_growth_exponent", s_lin);
-  ctx.result("linear_faster_at_largest_T", ratio.back() > 1);
+  c.from = ts.back() / 8;
+  c.s_soft = log_log_slope(ts, tm.ms[kSoftmax], c.from);
+  c.s_lin = log_log_slope(ts, tm.ms[kLinear], c.from);
+  ctx.result("measured_crossover_T", finite_or_null(c.cross));
+  ctx.result("measured_crossover_T_causal", finite_or_null(c.cross_causal));
+  ctx.result("softmax_growth_exponent", c.s_soft);
+  ctx.result("linear_growth_exponent", c.s_lin);
+  ctx.result("linear_faster_at_largest_T", c.ratio.back() > 1);
 
-  auto where = [&](double c, const std::vector<double>& r) {
-    if (!std::isnan(c)) return fmt::format("T = {:.0f}", c);
-    return r.front() >= 1 ? fmt::format("below T = {}", lengths.front())
-                          : fmt::format("above T = {}", lengths.back());
-  };
   ctx.section("Crossover: predicted from the FLOP counts, measured from the times");
-  const double predicted = flop_crossover(d);
-  const CrossoverRates rates = rates_near(ts, tm, d, std::isnan(cross) ? predicted : cross,
+  c.predicted = flop_crossover(d);
+  const CrossoverRates rates = rates_near(ts, tm, d, std::isnan(c.cross) ? c.predicted : c.cross,
                                           cfg.get_bool("backward") ? 3 : 1);
   const double rate_ratio = rates.softmax_gflops / rates.linear_gflops;
-  const double rate_corrected = predicted * rate_ratio;
+  const double rate_corrected = c.predicted * rate_ratio;
   ctx.result("crossover_rates_at_T", rates.t);
   ctx.result("softmax_gflops_near_crossover", rates.softmax_gflops);
   ctx.result("linear_gflops_near_crossover", rates.linear_gflops);
   ctx.result("rate_corrected_crossover_T", rate_corrected);
   // time = FLOPs / rate and the FLOP ratio softmax / linear is T / T*, so the times are equal
   // where T / T* = rate_softmax / rate_linear: the counted crossover moves by the rate ratio.
-  const std::string rate_reason = fmt::format(
+  c.rate_reason = fmt::format(
       "at T = {:.0f} softmax attention runs at {:.1f} GFLOP/s and linear attention at "
       "{:.1f}, so equal times need a FLOP ratio of {:.2f} instead of 1, which puts the crossover "
       "near T* x {:.2f} = {:.0f}",
@@ -318,43 +243,59 @@ void run(const Config& cfg, RunContext& ctx) {
       "Linear attention overtakes softmax attention at {} (non-causal) and {} (causal), against "
       "T* = {:.1f} from the FLOP counts. Time is not FLOPs: {}. For T >= {:.0f} softmax time "
       "grows like T^{:.2f} and linear like T^{:.2f}.",
-      where(cross, ratio), where(cross_causal, ratio_causal), predicted, rate_reason, from, s_soft,
-      s_lin));
+      where(c.cross, c.ratio, ts), where(c.cross_causal, c.ratio_causal, ts), c.predicted,
+      c.rate_reason, c.from, c.s_soft, c.s_lin));
+  return c;
+}
 
+void compare_with_document(const Crossover& c,
+                           double recurrent_diff,
+                           const std::vector<double>& ts,
+                           RunContext& ctx) {
   DocumentComparison cmp("002 Ex. 39.6 and §39.4.1: the claims, checked");
   // O(T^2 d) against O(T d^2) says the two cost the same near T = d; the counts make that T*,
   // and the timings say where linear attention really becomes the faster one. Compared as
   // log2 T: ok within a factor of 2.
-  if (std::isnan(cross)) {
-    cmp.add_exact("crossover T: FLOP counts vs measured times", fmt::format("{:.0f}", predicted),
-                  where(cross, ratio), "measured: " + rate_reason);
+  if (std::isnan(c.cross)) {
+    cmp.add_exact("crossover T: FLOP counts vs measured times", fmt::format("{:.0f}", c.predicted),
+                  where(c.cross, c.ratio, ts), "measured: " + c.rate_reason);
   } else {
-    const bool close = std::abs(std::log2(cross / predicted)) <= 1;
+    const bool close = std::abs(std::log2(c.cross / c.predicted)) <= 1;
     const std::string values =
-        fmt::format("T* = {:.1f} counted, T = {:.0f} measured", predicted, cross);
+        fmt::format("T* = {:.1f} counted, T = {:.0f} measured", c.predicted, c.cross);
     cmp.add("crossover T: FLOP counts vs measured times (log2 T, within a factor 2)",
-            std::log2(predicted), std::log2(cross), 1.0,
-            close ? values : values + "; measured: " + rate_reason, 2);
+            std::log2(c.predicted), std::log2(c.cross), 1.0,
+            close ? values : values + "; measured: " + c.rate_reason, 2);
   }
-  cmp.add("softmax time growth exponent (top 3 octaves of T)", 2.0, s_soft, 0.5,
+  cmp.add("softmax time growth exponent (top 3 octaves of T)", 2.0, c.s_soft, 0.5,
           "timing: machine-dependent; ok within 0.5", 2);
-  cmp.add("linear time growth exponent (top 3 octaves of T)", 1.0, s_lin, 0.5,
+  cmp.add("linear time growth exponent (top 3 octaves of T)", 1.0, c.s_lin, 0.5,
           "timing: machine-dependent; ok within 0.5", 2);
   cmp.add("fast-weight loop vs parallel causal, max |y diff|", 0.0, recurrent_diff, 1e-4,
           "float32 round-off only", 7);
-  cmp.add_exact("linear attention faster at the largest T", "yes", ratio.back() > 1 ? "yes" : "no");
+  cmp.add_exact("linear attention faster at the largest T", "yes",
+                c.ratio.back() > 1 ? "yes" : "no");
   ctx.compare(cmp);
+}
 
+void figures_part(const Config& cfg,
+                  RunContext& ctx,
+                  const std::vector<double>& ts,
+                  const Timings& tm,
+                  const Crossover& c,
+                  const std::pair<std::vector<double>, std::vector<double>>& flops) {
+  const double d = static_cast<double>(cfg.get_int("d"));
+  const auto& ms = tm.ms;
   LinePlot p;
-  p.series = {{"softmax attention", ts, tm.softmax, "#f59e0b"},
-              {"softmax, causal", ts, tm.softmax_causal, "#f59e0b", true},
-              {"linear attention", ts, tm.linear, "#3b82f6"},
-              {"linear, causal (prefix sums)", ts, tm.linear_causal, "#3b82f6", true},
-              {"fast-weight loop (1 step/token)", ts, tm.recurrent, "#10b981", true}};
+  p.series = {{"softmax attention", ts, ms[kSoftmax], "#f59e0b"},
+              {"softmax, causal", ts, ms[kSoftmaxCausal], "#f59e0b", true},
+              {"linear attention", ts, ms[kLinear], "#3b82f6"},
+              {"linear, causal (prefix sums)", ts, ms[kLinearCausal], "#3b82f6", true},
+              {"fast-weight loop (1 step/token)", ts, ms[kRecurrent], "#10b981", true}};
   p.refs = {{RefLine::kVertical, flop_crossover(d),
              fmt::format("FLOP crossover T = {:.0f}", flop_crossover(d))}};
-  if (!std::isnan(cross))
-    p.refs.push_back({RefLine::kVertical, cross, fmt::format("measured T = {:.0f}", cross)});
+  if (!std::isnan(c.cross))
+    p.refs.push_back({RefLine::kVertical, c.cross, fmt::format("measured T = {:.0f}", c.cross)});
   p.log_x = p.log_y = true;
   p.title =
       fmt::format("{} time, d = {}", cfg.get_bool("backward") ? "Forward + backward" : "Forward",
@@ -364,19 +305,27 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.figure("time", line_plot_svg(p), "O(T^2 d) softmax against O(T d^2) linear attention");
 
   LinePlot f;
-  std::vector<double> fs, fl;
-  for (double t : ts) {
-    fs.push_back(softmax_flops(t, d));
-    fl.push_back(linear_flops(t, d));
-  }
-  f.series = {{"softmax 4T^2d + 5T^2", ts, fs, "#f59e0b"},
-              {"linear 4Td^2 + 8Td + T", ts, fl, "#3b82f6"}};
+  f.series = {{"softmax 4T^2d + 5T^2", ts, flops.first, "#f59e0b"},
+              {"linear 4Td^2 + 8Td + T", ts, flops.second, "#3b82f6"}};
   f.refs = {{RefLine::kVertical, flop_crossover(d), "T*"}};
   f.log_x = f.log_y = true;
   f.title = "Counted FLOPs";
   f.x_label = "sequence length T";
   f.y_label = "FLOPs";
   ctx.figure("flops", line_plot_svg(f), "The counts cross at T* just above d");
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const std::vector<int64_t> lengths = cfg.get_ints("lengths");
+  if (lengths.size() < 2) throw UsageError("linear-attention: --lengths needs at least two values");
+  std::vector<double> ts(lengths.begin(), lengths.end());
+  ctx.result("lengths", lengths);
+  const auto flops = counted_part(cfg, ctx, ts);
+  const Timings tm = measured_part(cfg, ctx, ts);
+  const double recurrent_diff = equivalence_part(cfg, ctx);
+  const Crossover c = crossover_part(cfg, ctx, ts, tm);
+  compare_with_document(c, recurrent_diff, ts, ctx);
+  figures_part(cfg, ctx, ts, tm, c, flops);
 }
 
 }  // namespace

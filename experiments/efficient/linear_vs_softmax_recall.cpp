@@ -36,6 +36,7 @@
 #include "experiments/common/loglog.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/plot.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/attention/linear_attention.h"
@@ -46,6 +47,7 @@ namespace attn::experiments {
 namespace {
 
 constexpr real kEps = 1e-6f;  // nn::linear_attention's default denominator guard
+const char* const kMethodKeys[] = {"softmax", "elu", "polar"};  // results keys, as methods()
 
 // phi(x) = [relu(x)^p, relu(-x)^p] on the last axis: x (B,H,T,D) -> (B,H,T,2D).
 Var polar_power_features(const Var& x, double p) {
@@ -128,8 +130,7 @@ Sweep sweep(const std::vector<Method>& ms,
             uint64_t seed) {
   Sweep s;
   for (const auto& m : ms) s.names.push_back(m.name);
-  const size_t k = ms.size();
-  s.recall.assign(k, std::vector<double>(ns.size()));
+  s.recall.assign(ms.size(), std::vector<double>(ns.size()));
   s.weight_argmax = s.entropy_ratio = s.max_weight = s.recall;
   for (size_t j = 0; j < ns.size(); ++j) {
     const int64_t n = ns[j];
@@ -139,7 +140,7 @@ Sweep sweep(const std::vector<Method>& ms,
       const Var keys = Var::constant(random_directions(n, d, key_norm, gen));
       const Var values = Var::constant(random_directions(n, d, 1.0, gen));
       const Var one_hot = Var::constant(identity(n).reshape({1, 1, n, n}));
-      for (size_t i = 0; i < k; ++i) {
+      for (size_t i = 0; i < ms.size(); ++i) {
         const Trial t = trial(ms[i], keys, values, one_hot);
         const auto w = 1.0 / static_cast<double>(seeds);
         s.recall[i][j] += w * t.recall;
@@ -164,93 +165,77 @@ std::string describe_n(double n50, const std::vector<int64_t>& ns, const std::ve
   return r.front() < 0.5 ? fmt::format("< {}", ns.front()) : fmt::format("> {}", ns.back());
 }
 
-bool all_of_n(const std::vector<double>& a,
-              const std::vector<double>& b,
-              const std::function<bool(double, double)>& pred) {
-  for (size_t j = 0; j < a.size(); ++j)
-    if (!pred(a[j], b[j])) return false;
-  return true;
+// "yes" when pred(a[j], b[j]) holds at every n, else "no".
+std::string at_every_n(const std::vector<double>& a,
+                       const std::vector<double>& b,
+                       const std::function<bool(double, double)>& pred) {
+  return std::equal(a.begin(), a.end(), b.begin(), pred) ? "yes" : "no";
 }
 
-void run(const Config& cfg, RunContext& ctx) {
+// The keys' length: --key_norm, or sqrt(d_k) (entries of variance 1) when it is 0.
+double key_norm(const Config& cfg, int64_t dk) {
+  const double setting = cfg.get_real("key_norm");
+  return setting > 0 ? setting : std::sqrt(static_cast<double>(dk));
+}
+
+// 0. The composed readout equals nn::linear_attention for phi = elu + 1 (returned: max |diff|,
+// the outputs' scale), and with one-hot values softmax attention's output rows are its weights.
+std::pair<double, double> equivalence_part(const Config& cfg, RunContext& ctx) {
+  NoGrad off;
+  Generator gen(ctx.seed());
+  const int64_t n = cfg.get_ints("n").back(), d = cfg.get_int("d_k");
+  const Var k = Var::constant(random_directions(n, d, key_norm(cfg, d), gen));
+  const Var v = Var::constant(random_directions(n, d, 1.0, gen));
+  const Tensor ours = kernel_attention(nn::elu_feature_map(k), nn::elu_feature_map(k), v).value();
+  const Tensor lib = nn::linear_attention(k, k, v, false).value();
+  const std::pair e{max_abs_diff(ours, lib), max_abs_diff(lib, Tensor::zeros(lib.shape()))};
+  const nn::AttentionOutput a =
+      nn::scaled_dot_product_attention(k, k, Var::constant(identity(n).reshape({1, 1, n, n})));
+  ctx.result("composed_vs_linear_attention_max_diff", e.first);
+  ctx.result("composed_vs_linear_attention_scale", e.second);
+  ctx.result("softmax_output_onehot_vs_weights_max_diff",
+             max_abs_diff(a.out.value(), a.weights.value()));
+  return e;
+}
+
+// 1. Recall, entropy and largest weight against n at the chosen d_k: tables, results, figures.
+Sweep recall_part(const Config& cfg, const std::vector<Method>& ms, RunContext& ctx) {
   const int64_t d = cfg.get_int("d_k"), seeds = cfg.get_int("seeds");
-  const std::vector<int64_t> ns = cfg.get_ints("n"), cap_ns = cfg.get_ints("capacity_n"),
-                             cap_dks = cfg.get_ints("capacity_d_k");
-  const double power = cfg.get_real("power");
-  const double norm_cfg = cfg.get_real("key_norm");
-  auto key_norm = [&](int64_t dk) {
-    return norm_cfg > 0 ? norm_cfg : std::sqrt(static_cast<double>(dk));
-  };
-  for (const auto* list : {&ns, &cap_ns})
-    if (list->size() < 2 || !std::is_sorted(list->begin(), list->end()))
-      throw UsageError(
-          "linear-vs-softmax-recall: --n and --capacity_n need at least two "
-          "increasing values");
-  const std::vector<Method> ms = methods(power);
-
-  // ---- 0. the composed readout equals the project's linear attention for phi = elu + 1 ----
-  double composed_diff = 0, composed_scale = 0, implied_diff = 0;
-  {
-    NoGrad off;
-    Generator gen(ctx.seed());
-    const int64_t n = ns.back();
-    const Var k = Var::constant(random_directions(n, d, key_norm(d), gen));
-    const Var v = Var::constant(random_directions(n, d, 1.0, gen));
-    const Tensor ours = kernel_attention(nn::elu_feature_map(k), nn::elu_feature_map(k), v).value();
-    const Tensor lib = nn::linear_attention(k, k, v, false).value();
-    composed_diff = max_abs_diff(ours, lib);
-    composed_scale = max_abs_diff(lib, Tensor::zeros(lib.shape()));
-    // With one-hot values the output rows are the attention rows: sdpa returns both.
-    const nn::AttentionOutput a =
-        nn::scaled_dot_product_attention(k, k, Var::constant(identity(n).reshape({1, 1, n, n})));
-    implied_diff = max_abs_diff(a.out.value(), a.weights.value());
-  }
-  ctx.result("composed_vs_linear_attention_max_diff", composed_diff);
-  ctx.result("composed_vs_linear_attention_scale", composed_scale);
-  ctx.result("softmax_output_onehot_vs_weights_max_diff", implied_diff);
-
-  // ---- 1. recall against n at the chosen d_k ----
+  const std::vector<int64_t> ns = cfg.get_ints("n");
   ctx.section(fmt::format("Recall of n stored pairs, d_k = d_v = {}, key length {:.3g}, {} seeds",
-                          d, key_norm(d), seeds));
-  const Sweep s = sweep(ms, ns, d, key_norm(d), seeds, ctx.seed());
+                          d, key_norm(cfg, d), seeds));
+  const Sweep s = sweep(ms, ns, d, key_norm(cfg, d), seeds, ctx.seed());
   std::vector<std::string> header{"n"};
-  for (const auto& name : s.names) header.push_back(name + ": recall");
-  for (const auto& name : s.names) header.push_back(name + ": H / log n");
-  for (const auto& name : s.names) header.push_back(name + ": max weight");
+  for (const char* column : {": recall", ": H / log n", ": max weight"})
+    for (const auto& name : s.names) header.push_back(name + column);
   Table t(
       "Recall (right value nearest the output), entropy of the implied weights / log n, "
       "mean largest weight",
       header);
-  for (size_t j = 0; j < ns.size(); ++j) {
-    std::vector<std::string> row{std::to_string(ns[j])};
-    for (const auto& v : s.recall) row.push_back(fixed(v[j], 3));
-    for (const auto& v : s.entropy_ratio) row.push_back(fixed(v[j], 3));
-    for (const auto& v : s.max_weight) row.push_back(fixed(v[j], 3));
-    t.add_row(row);
-  }
-  ctx.table(t);
   Table ta("Argmax of the implied weights on the right key (values one-hot: no value crosstalk)",
            {"n", s.names[0], s.names[1], s.names[2]});
-  for (size_t j = 0; j < ns.size(); ++j)
-    ta.add_row({std::to_string(ns[j]), fixed(s.weight_argmax[0][j], 3),
-                fixed(s.weight_argmax[1][j], 3), fixed(s.weight_argmax[2][j], 3)});
+  for (size_t j = 0; j < ns.size(); ++j) {
+    std::vector<std::string> row{std::to_string(ns[j])}, argmax_row{std::to_string(ns[j])};
+    for (const auto* per_method : {&s.recall, &s.entropy_ratio, &s.max_weight})
+      for (const auto& v : *per_method) row.push_back(fixed(v[j], 3));
+    for (const auto& v : s.weight_argmax) argmax_row.push_back(fixed(v[j], 3));
+    t.add_row(row);
+    ta.add_row(argmax_row);
+  }
+  ctx.table(t);
   ctx.table(ta);
-  const char* keys[] = {"softmax", "elu", "polar"};
   ctx.result("n", ns);
   ctx.result("d_k", d);
   ctx.result("methods", s.names);
   for (size_t i = 0; i < ms.size(); ++i) {
-    ctx.result(fmt::format("recall_{}", keys[i]), s.recall[i]);
-    ctx.result(fmt::format("weight_argmax_{}", keys[i]), s.weight_argmax[i]);
-    ctx.result(fmt::format("entropy_ratio_{}", keys[i]), s.entropy_ratio[i]);
-    ctx.result(fmt::format("max_weight_{}", keys[i]), s.max_weight[i]);
+    ctx.result(fmt::format("recall_{}", kMethodKeys[i]), s.recall[i]);
+    ctx.result(fmt::format("weight_argmax_{}", kMethodKeys[i]), s.weight_argmax[i]);
+    ctx.result(fmt::format("entropy_ratio_{}", kMethodKeys[i]), s.entropy_ratio[i]);
+    ctx.result(fmt::format("max_weight_{}", kMethodKeys[i]), s.max_weight[i]);
   }
   const std::vector<double> xs(ns.begin(), ns.end());
-  LinePlot pr;
-  pr.title = fmt::format("Associative recall, d_k = {}", d);
-  pr.x_label = "stored pairs n";
-  pr.y_label = "recall (fraction right)";
-  pr.log_x = true;
+  LinePlot pr = kit::line_plot(fmt::format("Associative recall, d_k = {}", d), "stored pairs n",
+                               "recall (fraction right)", kit::Axes::kLogX);
   pr.refs = {{RefLine::kVertical, static_cast<double>(d), fmt::format("n = d_k = {}", d)}};
   LinePlot pe = pr;
   pe.title = fmt::format("Entropy of the implied attention rows, d_k = {}", d);
@@ -262,63 +247,71 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.figure("recall", line_plot_svg(pr), "Recall against the number of stored pairs");
   ctx.figure("entropy", line_plot_svg(pe),
              "How flat the weights are: elu + 1 near uniform, the power map sharper");
+  return s;
+}
 
-  // ---- 2. capacity: where recall falls through 1/2, for several d_k ----
+// 2. Capacity: the n where recall falls through 1/2 (NaN: not inside --capacity_n), per d_k.
+struct Capacity {
+  std::vector<std::vector<double>> n50;      // [method][d_k]
+  std::vector<double> n50_over_f;            // the power map's n50 / its F = 2 d_k state rows
+  std::vector<double> softmax_recall_first;  // softmax recall against n at the first d_k
+};
+
+Capacity capacity_part(const Config& cfg, const std::vector<Method>& ms, RunContext& ctx) {
+  const std::vector<int64_t> cap_ns = cfg.get_ints("capacity_n");
   ctx.section("Capacity: the n at which recall falls to 1/2, against d_k");
   std::vector<std::string> cap_header{"d_k", "features F (polar map)"};
-  for (const auto& name : s.names) cap_header.push_back(name + ": n at recall 1/2");
-  cap_header.push_back(s.names[2] + ": n / F");
+  for (const auto& m : ms) cap_header.push_back(m.name + ": n at recall 1/2");
+  cap_header.push_back(ms[2].name + ": n / F");
   Table tc("n at recall 1/2 (interpolated on log axes over --capacity_n)", cap_header);
-  LinePlot pc;
-  pc.title = fmt::format("Recall of {} against n, by d_k", s.names[2]);
-  pc.x_label = "stored pairs n";
-  pc.y_label = "recall";
-  pc.log_x = true;
+  LinePlot pc = kit::line_plot(fmt::format("Recall of {} against n, by d_k", ms[2].name),
+                               "stored pairs n", "recall", kit::Axes::kLogX);
   pc.refs = {{RefLine::kHorizontal, 0.5, "recall 1/2"}};
-  std::vector<double> n50_polar, n50_softmax, n50_elu, n50_over_f, soft_first_recall;
-  const std::vector<double> cap_xs(cap_ns.begin(), cap_ns.end());
-  for (int64_t dk : cap_dks) {
-    const Sweep c = sweep(ms, cap_ns, dk, key_norm(dk), seeds, ctx.seed() + 1);
+  Capacity cap;
+  cap.n50.resize(ms.size());
+  for (int64_t dk : cfg.get_ints("capacity_d_k")) {
+    const Sweep c = sweep(ms, cap_ns, dk, key_norm(cfg, dk), cfg.get_int("seeds"), ctx.seed() + 1);
     const double f = 2.0 * static_cast<double>(dk);
-    const double n_soft = half_recall_n(cap_ns, c.recall[0]),
-                 n_elu = half_recall_n(cap_ns, c.recall[1]),
-                 n_pol = half_recall_n(cap_ns, c.recall[2]);
-    if (n50_softmax.empty()) soft_first_recall = c.recall[0];
-    n50_softmax.push_back(n_soft);
-    n50_elu.push_back(n_elu);
-    n50_polar.push_back(n_pol);
-    n50_over_f.push_back(n_pol / f);
-    tc.add_row({std::to_string(dk), fmt::format("{:.0f}", f),
-                describe_n(n_soft, cap_ns, c.recall[0]), describe_n(n_elu, cap_ns, c.recall[1]),
-                describe_n(n_pol, cap_ns, c.recall[2]),
-                std::isnan(n_pol) ? std::string("-") : fixed(n_pol / f, 2)});
-    pc.series.push_back({fmt::format("d_k = {}", dk), cap_xs, c.recall[2], ""});
-    ctx.result(fmt::format("capacity_recall_polar_d{}", dk), c.recall[2]);
-    ctx.result(fmt::format("capacity_recall_softmax_d{}", dk), c.recall[0]);
-    ctx.result(fmt::format("capacity_recall_elu_d{}", dk), c.recall[1]);
+    std::vector<std::string> row{std::to_string(dk), fmt::format("{:.0f}", f)};
+    for (size_t i = 0; i < ms.size(); ++i) {
+      cap.n50[i].push_back(half_recall_n(cap_ns, c.recall[i]));
+      row.push_back(describe_n(cap.n50[i].back(), cap_ns, c.recall[i]));
+    }
+    if (cap.softmax_recall_first.empty()) cap.softmax_recall_first = c.recall[0];
+    const double per_row = cap.n50_over_f.emplace_back(cap.n50[2].back() / f);  // NaN: no n50
+    row.push_back(std::isnan(per_row) ? std::string("-") : fixed(per_row, 2));
+    tc.add_row(row);
+    pc.series.push_back({fmt::format("d_k = {}", dk), {cap_ns.begin(), cap_ns.end()}, c.recall[2]});
+    for (size_t i : {2, 0, 1})
+      ctx.result(fmt::format("capacity_recall_{}_d{}", kMethodKeys[i], dk), c.recall[i]);
   }
   ctx.table(tc);
   auto nulls = [](const std::vector<double>& xs) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
-    for (double x : xs)
-      j.push_back(std::isnan(x) ? nlohmann::ordered_json() : nlohmann::ordered_json(x));
+    for (double x : xs) j.push_back(finite_or_null(x));
     return j;
   };
   ctx.result("capacity_n", cap_ns);
-  ctx.result("capacity_d_k", cap_dks);
-  ctx.result("half_recall_n_softmax", nulls(n50_softmax));
-  ctx.result("half_recall_n_elu", nulls(n50_elu));
-  ctx.result("half_recall_n_polar", nulls(n50_polar));
-  ctx.result("half_recall_n_polar_over_features", nulls(n50_over_f));
+  ctx.result("capacity_d_k", cfg.get_ints("capacity_d_k"));
+  for (size_t i = 0; i < ms.size(); ++i)
+    ctx.result(fmt::format("half_recall_n_{}", kMethodKeys[i]), nulls(cap.n50[i]));
+  ctx.result("half_recall_n_polar_over_features", nulls(cap.n50_over_f));
   ctx.figure("capacity", line_plot_svg(pc),
              "The power map's recall cliff moves right as d_k (and its state) grows");
+  return cap;
+}
 
-  // ---- notes and the documents beside ours ----
+// The note reading the numbers, and 000 §8.2 / 004 §4.2's claims beside them.
+void compare_with_document(const Config& cfg,
+                           const Sweep& s,
+                           const Capacity& cap,
+                           std::pair<double, double> equivalence,
+                           RunContext& ctx) {
+  const std::vector<int64_t> ns = cfg.get_ints("n"), cap_dks = cfg.get_ints("capacity_d_k");
   const size_t last = ns.size() - 1;
-  bool polar_grows = true;
-  for (size_t i = 1; i < n50_polar.size(); ++i)
-    polar_grows = polar_grows && !std::isnan(n50_polar[i]) && !std::isnan(n50_polar[i - 1]) &&
-                  n50_polar[i] > n50_polar[i - 1];
+  bool polar_grows = true;  // strictly increasing, none NaN
+  for (size_t i = 1; i < cap.n50[2].size(); ++i)
+    polar_grows = polar_grows && cap.n50[2][i] > cap.n50[2][i - 1];
   ctx.note(fmt::format(
       "At d_k = {}: softmax recalls {:.3f} of {} pairs (implied rows at {:.3f} of the uniform "
       "entropy); elu + 1 recalls {:.3f} already at n = {} and {:.3f} at n = {}, its rows at "
@@ -328,43 +321,56 @@ void run(const Config& cfg, RunContext& ctx) {
       "for phi = elu + 1: max |difference| {:.2g} on outputs up to {:.3g}. Softmax is not "
       "free of crowding either: its margin is the logit gap sqrt(d_k) against the scores of n "
       "random keys, and at d_k = {} its recall falls through 1/2 at n = {}.",
-      d, s.recall[0][last], ns[last], s.entropy_ratio[0][last], s.recall[1][0], ns[0],
-      s.recall[1][last], ns[last], s.entropy_ratio[1][0], s.entropy_ratio[1][last], s.names[2],
-      s.recall[2][0], ns[0], s.recall[2][last], ns[last], s.entropy_ratio[2][0],
-      s.entropy_ratio[2][last], composed_diff, composed_scale, cap_dks.front(),
-      describe_n(n50_softmax.front(), cap_ns, soft_first_recall)));
+      cfg.get_int("d_k"), s.recall[0][last], ns[last], s.entropy_ratio[0][last], s.recall[1][0],
+      ns[0], s.recall[1][last], ns[last], s.entropy_ratio[1][0], s.entropy_ratio[1][last],
+      s.names[2], s.recall[2][0], ns[0], s.recall[2][last], ns[last], s.entropy_ratio[2][0],
+      s.entropy_ratio[2][last], equivalence.first, equivalence.second, cap_dks.front(),
+      describe_n(cap.n50[0].front(), cfg.get_ints("capacity_n"), cap.softmax_recall_first)));
 
   DocumentComparison cmp("000 §8.2 and 004 §4.2 (PolaFormer), checked");
   cmp.add(fmt::format("softmax recall at the largest n ({})", ns[last]), 1.0, s.recall[0][last],
           0.05, "", 3);
   cmp.add_exact("elu + 1 weights flatter than softmax at every n (entropy)", "yes",
-                all_of_n(s.entropy_ratio[1], s.entropy_ratio[0], std::greater<>()) ? "yes" : "no");
+                at_every_n(s.entropy_ratio[1], s.entropy_ratio[0], std::greater<>()));
   cmp.add_exact("elu + 1 recalls less than softmax at every n", "yes",
-                all_of_n(s.recall[1], s.recall[0], std::less<>()) ? "yes" : "no");
+                at_every_n(s.recall[1], s.recall[0], std::less<>()));
   cmp.add_exact("the power map lowers the entropy of elu + 1 at every n", "yes",
-                all_of_n(s.entropy_ratio[2], s.entropy_ratio[1], std::less<>()) ? "yes" : "no");
+                at_every_n(s.entropy_ratio[2], s.entropy_ratio[1], std::less<>()));
   cmp.add_exact("the power map recalls more than elu + 1 at every n", "yes",
-                all_of_n(s.recall[2], s.recall[1], std::greater<>()) ? "yes" : "no");
+                at_every_n(s.recall[2], s.recall[1], std::greater<>()));
   cmp.add_exact(
       "linear attention's state has a finite capacity: the n at recall 1/2 grows "
       "with d_k (power map)",
       "yes", polar_grows ? "yes" : "no",
       polar_grows ? ""
                   : fmt::format("measured n at recall 1/2: [{}] for d_k = [{}]",
-                                fmt::join(n50_polar, ", "), fmt::join(cap_dks, ", ")));
+                                fmt::join(cap.n50[2], ", "), fmt::join(cap_dks, ", ")));
   // 000 §8.2 pictures the state as a finite blackboard; read as "it holds about as many pairs as
   // it has rows", the power map's state has F = 2 d_k rows. Compared as log2, within a factor 2.
   for (size_t i = 0; i < cap_dks.size(); ++i) {
     const std::string name =
         fmt::format("power map, d_k = {}: n at recall 1/2 vs state rows F = {}, log2 ratio",
                     cap_dks[i], 2 * cap_dks[i]);
-    if (std::isnan(n50_polar[i]))
+    if (std::isnan(cap.n50[2][i]))
       cmp.add_exact(name, "0", "not reached", "recall did not cross 1/2 inside --capacity_n");
     else
-      cmp.add(name, 0.0, std::log2(n50_over_f[i]), 1.0,
-              fmt::format("measured: n = {:.3g} for F = {}", n50_polar[i], 2 * cap_dks[i]), 2);
+      cmp.add(name, 0.0, std::log2(cap.n50_over_f[i]), 1.0,
+              fmt::format("measured: n = {:.3g} for F = {}", cap.n50[2][i], 2 * cap_dks[i]), 2);
   }
   ctx.compare(cmp);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  for (const auto& list : {cfg.get_ints("n"), cfg.get_ints("capacity_n")})
+    if (list.size() < 2 || !std::is_sorted(list.begin(), list.end()))
+      throw UsageError(
+          "linear-vs-softmax-recall: --n and --capacity_n need at least two "
+          "increasing values");
+  const std::vector<Method> ms = methods(cfg.get_real("power"));
+  const std::pair<double, double> equivalence = equivalence_part(cfg, ctx);
+  const Sweep s = recall_part(cfg, ms, ctx);
+  const Capacity cap = capacity_part(cfg, ms, ctx);
+  compare_with_document(cfg, s, cap, equivalence, ctx);
 }
 
 }  // namespace

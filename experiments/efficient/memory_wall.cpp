@@ -100,7 +100,13 @@ Tensor attention_pass(bool blockwise, int64_t t, int64_t d, int64_t block, Gener
   return out;
 }
 
-void measured_part(const Config& cfg, RunContext& ctx) {
+// Per measured length T: peak tensor MiB, peak process MiB and seconds, [0] naive, [1] blockwise
+// (NaN where naive was skipped).
+struct Measured {
+  std::vector<double> ts, mib[2], rss[2], secs[2];
+};
+
+Measured measured_part(const Config& cfg, RunContext& ctx) {
   ctx.section("Part 2: measured on this machine (1 head, forward + backward)");
   PeakMemory probe;
   const int64_t d = cfg.get_int("d"), block = cfg.get_int("block");
@@ -116,7 +122,8 @@ void measured_part(const Config& cfg, RunContext& ctx) {
   Table t("Peak extra memory of one forward + backward: tensors (exact) and process (OS)",
           {"T", "naive tensors (MiB)", "blockwise tensors (MiB)", "ratio", "naive process (MiB)",
            "blockwise process (MiB)", "T^2 x 4 B (MiB)", "naive (s)", "blockwise (s)"});
-  std::vector<double> ts, mib[2], rss[2], secs[2];
+  Measured m;
+  auto &ts = m.ts, *mib = m.mib, *rss = m.rss, *secs = m.secs;
   for (int64_t T : cfg.get_ints("measure_lengths")) {
     const double t2 = static_cast<double>(T) * static_cast<double>(T);
     const double naive_estimate = 6.0 * 4.0 * t2 / kMiB;  // six T x T tensors at the peak
@@ -155,7 +162,12 @@ void measured_part(const Config& cfg, RunContext& ctx) {
   ctx.result("blockwise_process_peak_mib", rss[1]);
   ctx.result("naive_seconds", secs[0]);
   ctx.result("blockwise_seconds", secs[1]);
+  return m;
+}
 
+// How the tensor memory grows with T, and its figure beside one T x T matrix.
+void growth_part(const Measured& m, int64_t d, RunContext& ctx) {
+  const std::vector<double>& ts = m.ts;
   // Growth exponents between the two largest lengths where each ran: ~2 naive, ~1 blockwise.
   auto slope = [&](const std::vector<double>& ys) {
     std::vector<size_t> ok;
@@ -165,7 +177,7 @@ void measured_part(const Config& cfg, RunContext& ctx) {
     const size_t a = ok[ok.size() - 2], b = ok.back();
     return std::log(ys[b] / ys[a]) / std::log(ts[b] / ts[a]);
   };
-  const double sn = slope(mib[0]), sb = slope(mib[1]);
+  const double sn = slope(m.mib[0]), sb = slope(m.mib[1]);
   ctx.result("naive_growth_exponent", sn);
   ctx.result("blockwise_growth_exponent", sb);
   ctx.note(fmt::format(
@@ -174,7 +186,7 @@ void measured_part(const Config& cfg, RunContext& ctx) {
       sn, sb));
 
   LinePlot p;
-  p.series = {{"naive attention", ts, mib[0]}, {"blockwise attention", ts, mib[1]}};
+  p.series = {{"naive attention", ts, m.mib[0]}, {"blockwise attention", ts, m.mib[1]}};
   std::vector<double> ref;
   for (double T : ts) ref.push_back(4.0 * T * T / kMiB);
   p.series.push_back({"one T x T float matrix", ts, ref, "#9ca3af", true, false});
@@ -187,7 +199,7 @@ void measured_part(const Config& cfg, RunContext& ctx) {
 
 void run(const Config& cfg, RunContext& ctx) {
   counted_part(cfg, ctx);
-  if (cfg.get_bool("measure")) measured_part(cfg, ctx);
+  if (cfg.get_bool("measure")) growth_part(measured_part(cfg, ctx), cfg.get_int("d"), ctx);
 }
 
 }  // namespace

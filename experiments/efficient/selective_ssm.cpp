@@ -43,6 +43,7 @@
 #include "experiments/common/scan_agreement.h"
 #include "experiments/common/ssm_mixer.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/plot.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/ssm/selective_ssm.h"
@@ -50,75 +51,6 @@
 namespace attn::experiments {
 
 namespace {
-
-// ---- Part 2: S6's two scans ------------------------------------------------------------------
-
-struct ScanResult {
-  std::vector<double> ts, sequential_ms, chunked_ms;
-  double output_diff = 0, gradient_diff = 0;       // the largest, relative to the values' size
-  double chunked_slope = 0, sequential_slope = 0;  // log-log slopes of the time, last two T
-};
-
-ScanResult scan_part(const Config& cfg, RunContext& ctx) {
-  const std::vector<int64_t> lengths = cfg.get_ints("scan_lengths");
-  const int64_t d = cfg.get_int("d_model"), b = cfg.get_int("scan_batch");
-  const nn::SelectiveSsmOptions o{.d_state = cfg.get_int("d_state"), .chunk = cfg.get_int("chunk")};
-  ctx.section(fmt::format(
-      "Part 2: nn::SelectiveSSM (d_model {}, N = {}), sequential tape scan vs fused chunked scan "
-      "(chunk {}), batch {}",
-      d, o.d_state, o.chunk, b));
-  Table t("Outputs and gradients of loss = sum(y * w), and one forward + backward (median)",
-          {"T", "max |dy|", "max |y|", "max |dgrad|", "max |grad|", "sequential ms", "chunked ms",
-           "sequential / chunked"});
-  CsvWriter csv = ctx.csv("scans", {"T", "output_diff", "output_scale", "gradient_diff",
-                                    "gradient_scale", "sequential_ms", "chunked_ms"});
-  ScanResult r;
-  for (int64_t T : lengths) {
-    const ScanAgreement a =
-        compare_scans(d, o, b, T, ctx.seed() + 53, static_cast<int>(cfg.get_int("scan_reps")));
-    r.ts.push_back(static_cast<double>(T));
-    r.sequential_ms.push_back(a.sequential_ms);
-    r.chunked_ms.push_back(a.chunked_ms);
-    r.output_diff = std::max(r.output_diff, a.output_diff / a.output_scale);
-    r.gradient_diff = std::max(r.gradient_diff, a.gradient_diff / a.gradient_scale);
-    t.add_row({std::to_string(T), fmt::format("{:.2g}", a.output_diff),
-               fmt::format("{:.3g}", a.output_scale), fmt::format("{:.2g}", a.gradient_diff),
-               fmt::format("{:.3g}", a.gradient_scale), fixed(a.sequential_ms, 2),
-               fixed(a.chunked_ms, 2), fixed(a.sequential_ms / a.chunked_ms, 1)});
-    csv.row({r.ts.back(), a.output_diff, a.output_scale, a.gradient_diff, a.gradient_scale,
-             a.sequential_ms, a.chunked_ms});
-  }
-  ctx.table(t);
-  r.chunked_slope = log_log_slope(r.ts, r.chunked_ms, r.ts[r.ts.size() - 2]);
-  r.sequential_slope = log_log_slope(r.ts, r.sequential_ms, r.ts[r.ts.size() - 2]);
-  ctx.result("scan_lengths", lengths);
-  ctx.result("scan_sequential_ms", r.sequential_ms);
-  ctx.result("scan_chunked_ms", r.chunked_ms);
-  ctx.result("scan_output_relative_diff", r.output_diff);
-  ctx.result("scan_gradient_relative_diff", r.gradient_diff);
-  ctx.result("scan_chunked_time_slope", r.chunked_slope);
-  ctx.result("scan_sequential_time_slope", r.sequential_slope);
-  ctx.result("load_average", load_average());
-  ctx.note(fmt::format(
-      "The two scans compute one recurrence in different orders: the largest difference is {:.2g} "
-      "of the outputs' size and {:.2g} of the gradients' (float32 rounding). At T = {:.0f} the "
-      "sequential tape scan takes {:.3g} ms and the chunked one {:.3g} ms (x{:.1f}); from T = "
-      "{:.0f} to {:.0f} the chunked time grows like T^{:.2f} (the sequential like T^{:.2f}); the "
-      "recurrence's operation count is linear in T. "
-      "1-minute load average: {:.2f} (the two alternate, so outside load slows both alike).",
-      r.output_diff, r.gradient_diff, r.ts.back(), r.sequential_ms.back(), r.chunked_ms.back(),
-      r.sequential_ms.back() / r.chunked_ms.back(), r.ts[r.ts.size() - 2], r.ts.back(),
-      r.chunked_slope, r.sequential_slope, load_average()));
-  LinePlot p;
-  p.title = "S6: one forward + backward, sequential tape scan vs fused chunked scan";
-  p.x_label = "sequence length T";
-  p.y_label = "ms (median)";
-  p.log_x = p.log_y = true;
-  p.series = {{"sequential (reference)", r.ts, r.sequential_ms},
-              {"chunked (fast)", r.ts, r.chunked_ms}};
-  ctx.figure("scan_time", line_plot_svg(p), "S6 forward + backward time against T, log-log");
-  return r;
-}
 
 // ---- Part 3: the tasks -----------------------------------------------------------------------
 
@@ -215,11 +147,8 @@ TaskResult task_part(const Config& cfg,
   ctx.result(key + "_answer_accuracy", r.answer_acc);
   ctx.result(key + "_train_seconds", r.seconds);
   CsvWriter csv = ctx.csv(key + "_curves", {"mixer", "step", "loss"});
-  LinePlot p;
-  p.title = title + ": training loss";
-  p.x_label = "step";
-  p.y_label = "cross-entropy of the answer positions";
-  p.log_y = true;
+  LinePlot p = kit::line_plot(title + ": training loss", "step",
+                              "cross-entropy of the answer positions", kit::Axes::kLogY);
   for (size_t i = 0; i < r.runs.size(); ++i) {
     p.series.push_back(
         {r.mixers[i], r.runs[i].curve_steps, r.runs[i].curve_loss, "", false, false});
@@ -288,30 +217,24 @@ void check(const Config& cfg) {
     throw UsageError("selective-ssm: --recall_pairs must be at most 26 (one letter per key)");
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  const HippoStudy h = hippo_study(cfg, ctx);
-  const ScanResult sc = scan_part(cfg, ctx);
+// The trained S6 model's Delta at data, noise and marker tokens: the note and the results.
+Selection delta_part(const MixerModel& s6, const data::SelectiveCopyTask& copy, RunContext& ctx) {
+  const Selection sel = selection(s6, copy, ctx.seed() + 71);
+  ctx.note(fmt::format(
+      "The trained S6 model's first layer, on 200 fresh selective-copy inputs: mean Delta {:.3g} "
+      "at data tokens, {:.3g} at noise, {:.3g} at the markers (ratio data / noise {:.2f}); {:.0f}% "
+      "of its {} channels have a larger mean Delta at data than at noise.",
+      sel.data, sel.noise, sel.marker, sel.data / sel.noise, 100 * sel.channels_data_above_noise,
+      sel.channels));
+  ctx.result("copy_delta_data", sel.data);
+  ctx.result("copy_delta_noise", sel.noise);
+  ctx.result("copy_delta_marker", sel.marker);
+  ctx.result("copy_delta_channels_data_above_noise", sel.channels_data_above_noise);
+  return sel;
+}
 
-  const data::SelectiveCopyTask copy(
-      {.seq_len = cfg.get_int("copy_len"),
-       .num_tokens = cfg.get_int("copy_tokens"),
-       .alphabet = std::string("abcdefghijklmnop")
-                       .substr(0, static_cast<size_t>(cfg.get_int("copy_alphabet")))});
-  const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
-  ctx.section(fmt::format("Part 3: the tasks, {} steps of batch {} per model ({} layers, causal)",
-                          cfg.get_int("steps"), cfg.get_int("batch_size"),
-                          cfg.get_int("num_layers")));
-  const TaskResult c =
-      task_part(cfg, ctx, copy, "copy",
-                fmt::format("Selective copying: {} tokens among {} (chance per token 1/{})",
-                            cfg.get_int("copy_tokens"), cfg.get_int("copy_len"),
-                            cfg.get_int("copy_alphabet")));
-  const TaskResult rc = task_part(
-      cfg, ctx, recall, "recall",
-      fmt::format("Associative recall: {} pairs, the value of the queried key (chance 1/10)",
-                  cfg.get_int("recall_pairs")));
-
-  DocumentComparison cmp("000 §9.2-9.5 vs ours");
+// 000 §9.2-9.5's claims: HiPPO's memory (part 1), S6's parallel scan (part 2).
+void add_memory_rows(DocumentComparison& cmp, const HippoStudy& h, const ScanResult& sc) {
   cmp.add_exact("HiPPO: the history's error falls as N grows (smooth signals)", "yes",
                 h.falls[0] ? "yes" : "no");
   cmp.add_exact("HiPPO: the history's error falls as N grows (band-limited signals)", "yes",
@@ -335,19 +258,15 @@ void run(const Config& cfg, RunContext& ctx) {
                             "recurrence",
                             sc.sequential_slope),
           2);
+}
 
+// Part 3's claims: selection (Delta, selective copying) and precise matching (recall).
+void add_task_rows(DocumentComparison& cmp,
+                   const Config& cfg,
+                   const TaskResult& c,
+                   const TaskResult& rc,
+                   const Selection& sel) {
   const size_t cl = index_of(c, "linear"), c6 = index_of(c, "s6");
-  const Selection sel = selection(*c.models[c6], copy, ctx.seed() + 71);
-  ctx.note(fmt::format(
-      "The trained S6 model's first layer, on 200 fresh selective-copy inputs: mean Delta {:.3g} "
-      "at data tokens, {:.3g} at noise, {:.3g} at the markers (ratio data / noise {:.2f}); {:.0f}% "
-      "of its {} channels have a larger mean Delta at data than at noise.",
-      sel.data, sel.noise, sel.marker, sel.data / sel.noise, 100 * sel.channels_data_above_noise,
-      sel.channels));
-  ctx.result("copy_delta_data", sel.data);
-  ctx.result("copy_delta_noise", sel.noise);
-  ctx.result("copy_delta_marker", sel.marker);
-  ctx.result("copy_delta_channels_data_above_noise", sel.channels_data_above_noise);
   cmp.add_exact(
       "S6 Delta: large at the tokens to keep, small at noise (mean over channels, data / noise > "
       "1.2)",
@@ -384,12 +303,39 @@ void run(const Config& cfg, RunContext& ctx) {
                 rc.answer_acc[r6] > rc.answer_acc[rl] ? "yes" : "no");
   cmp.add_exact("locality returns: softmax attention beats S6 at precise matching (recall)", "yes",
                 rc.answer_acc[rs] > rc.answer_acc[r6] ? "yes" : "no");
-  const size_t rsm = index_of(rc, "softmax"), rli = index_of(rc, "linear");
   cmp.add_exact("§9.6: linear attention is weak at precise matching, softmax strong (recall)",
-                "yes", rc.answer_acc[rsm] > rc.answer_acc[rli] + 0.1 ? "yes" : "no",
-                rc.answer_acc[rsm] > rc.answer_acc[rli] + 0.1
+                "yes", rc.answer_acc[rs] > rc.answer_acc[rl] + 0.1 ? "yes" : "no",
+                rc.answer_acc[rs] > rc.answer_acc[rl] + 0.1
                     ? ""
                     : "neither learned recall well within --steps: see the training curves");
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const HippoStudy h = hippo_study(cfg, ctx);
+  const ScanResult sc = scan_part(cfg, ctx);
+
+  const data::SelectiveCopyTask copy(
+      {.seq_len = cfg.get_int("copy_len"),
+       .num_tokens = cfg.get_int("copy_tokens"),
+       .alphabet = std::string("abcdefghijklmnop")
+                       .substr(0, static_cast<size_t>(cfg.get_int("copy_alphabet")))});
+  const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
+  ctx.section(fmt::format("Part 3: the tasks, {} steps of batch {} per model ({} layers, causal)",
+                          cfg.get_int("steps"), cfg.get_int("batch_size"),
+                          cfg.get_int("num_layers")));
+  const TaskResult c =
+      task_part(cfg, ctx, copy, "copy",
+                fmt::format("Selective copying: {} tokens among {} (chance per token 1/{})",
+                            cfg.get_int("copy_tokens"), cfg.get_int("copy_len"),
+                            cfg.get_int("copy_alphabet")));
+  const TaskResult rc = task_part(
+      cfg, ctx, recall, "recall",
+      fmt::format("Associative recall: {} pairs, the value of the queried key (chance 1/10)",
+                  cfg.get_int("recall_pairs")));
+  const Selection sel = delta_part(*c.models[index_of(c, "s6")], copy, ctx);
+  DocumentComparison cmp("000 §9.2-9.5 vs ours");
+  add_memory_rows(cmp, h, sc);
+  add_task_rows(cmp, cfg, c, rc, sel);
   ctx.compare(cmp);
 }
 

@@ -41,9 +41,10 @@
 #include "experiments/common/interleaved_timing.h"
 #include "experiments/common/loglog.h"
 #include "experiments/common/long_range_classifier.h"
-#include "experiments/common/peak_memory.h"
 #include "experiments/experiment.h"
-#include "experiments/kit/evaluation.h"
+#include "experiments/kit/classification.h"
+#include "experiments/kit/plot.h"
+#include "experiments/kit/step_costs.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "train/fit.h"
@@ -69,16 +70,6 @@ std::vector<int64_t> global_positions(int64_t count, int64_t t) {
   return g;
 }
 
-// A batch of the task as model inputs: ids (B,T) and labels (B).
-struct Batch {
-  Tensor ids, labels;
-};
-
-Batch make_batch(const data::LongRangeTask& task, int64_t b, Generator& gen) {
-  data::Batch c = data::sample_classification(task, b, gen, /*with_cls=*/false);
-  return {std::move(c.src), std::move(c.labels)};
-}
-
 // Model `which` (an index into kModels) for length t; seed draws the third model's random links.
 LongRangeClassifierOptions model_options(
     const Config& cfg, int64_t vocab, int64_t t, int which, uint64_t seed) {
@@ -101,21 +92,6 @@ data::LongRangeTask make_task(const std::string& mode, int64_t t) {
        .seq_len = t});
 }
 
-// The loss of one batch (this rank's rows), the step train::fit takes.
-train::StepLoss batch_loss(LongRangeClassifier& m, const Batch& b, const train::BatchPart& part) {
-  return {cross_entropy(m.forward(part.rows(b.ids)), part.rows(b.labels))};
-}
-
-// Accuracy on `set`, in chunks small enough that a dense (B,H,T,T) stays modest.
-double accuracy(LongRangeClassifier& m, const std::vector<Batch>& set) {
-  NoGrad off;
-  m.eval();
-  kit::Accuracy acc;
-  for (const Batch& b : set) acc.add(m.forward(b.ids).value(), b.labels);  // (B,2), (B)
-  m.train();
-  return acc.value();
-}
-
 struct Trained {
   double accuracy = 0, ms_per_step = 0;
 };
@@ -132,13 +108,13 @@ Trained train_and_eval(
   s.batch_size = batch;
   s.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
   const train::TrainResult r = train::fit(m, s, [&](const train::BatchPart& part) {
-    return batch_loss(m, make_batch(task, batch, data_gen), part);
+    return kit::class_loss(m, kit::class_batch(task, batch, data_gen), part);
   });
+  // Held out in chunks small enough that a dense (B,H,T,T) stays modest.
   const int64_t chunk = std::max<int64_t>(1, 8192 / t);
-  std::vector<Batch> held_out;
-  for (int64_t left = cfg.get_int("eval_size"); left > 0; left -= chunk)
-    held_out.push_back(make_batch(task, std::min(chunk, left), eval_gen));
-  return {accuracy(m, held_out), 1e3 * r.train_seconds / static_cast<double>(steps)};
+  return {
+      kit::class_accuracy(m, kit::class_batches(task, cfg.get_int("eval_size"), chunk, eval_gen)),
+      1e3 * r.train_seconds / static_cast<double>(steps)};
 }
 
 void check(const Config& cfg) {
@@ -209,8 +185,8 @@ void accuracy_part(const Config& cfg, RunContext& ctx) {
       layers, w, layers * w));
 }
 
-struct Measured {
-  std::vector<double> ts, ms[kNumModels], min_ms[kNumModels], mib[kNumModels];
+struct Measured : kit::StepCosts {
+  Measured() : StepCosts(kNumModels) {}
 };
 
 Measured timing_part(const Config& cfg, RunContext& ctx) {
@@ -218,7 +194,6 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
   const int64_t b = cfg.get_int("time_batch");
   ctx.section(fmt::format("Part 2: one training step (batch {}), interleaved, and peak memory", b));
   Measured r;
-  PeakMemory probe;
   Table t(
       "Time per training step (median of the interleaved rounds) and peak tensor memory of "
       "one forward + backward",
@@ -230,10 +205,10 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
   for (int64_t T : lengths) {
     const data::LongRangeTask task = make_task("majority", T);
     Generator gen(ctx.seed() + 7 * T);
-    const Batch batch = make_batch(task, b, gen);
+    const kit::ClassBatch batch = kit::class_batch(task, b, gen);
     std::vector<std::unique_ptr<LongRangeClassifier>> ms;
     std::vector<std::unique_ptr<train::Fit>> fits;
-    double bytes[kNumModels];
+    std::vector<std::function<void()>> forward_backward, steps;
     for (int m = 0; m < kNumModels; ++m) {
       Generator init(ctx.seed());
       ms.push_back(std::make_unique<LongRangeClassifier>(
@@ -245,31 +220,22 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
       LongRangeClassifier& model = *ms[m];
       fits.push_back(
           std::make_unique<train::Fit>(model, s, [&model, &batch](const train::BatchPart& part) {
-            return batch_loss(model, batch, part);
+            return kit::class_loss(model, batch, part);
           }));
-      bytes[m] = static_cast<double>(
-          probe
-              .measure([&] {
-                ms[m]->zero_grad();
-                cross_entropy(ms[m]->forward(batch.ids), batch.labels).backward();
-              })
-              .tensor_bytes);
+      forward_backward.push_back([&model, &batch] {
+        model.zero_grad();
+        cross_entropy(model.forward(batch.ids), batch.labels).backward();
+      });
+      steps.push_back([f = fits[m].get()] { f->step(); });
     }
-    const std::vector<Timing> tm = time_interleaved(
-        {[&] { fits[0]->step(); }, [&] { fits[1]->step(); }, [&] { fits[2]->step(); }},
-        static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
-    r.ts.push_back(static_cast<double>(T));
-    for (int m = 0; m < kNumModels; ++m) {
-      r.ms[m].push_back(1e3 * tm[m].median_s);
-      r.min_ms[m].push_back(1e3 * tm[m].min_s);
-      r.mib[m].push_back(bytes[m] / kMiB);
-    }
+    r.add(T, forward_backward, steps, static_cast<int>(cfg.get_int("reps")),
+          cfg.get_real("budget_s"));
     t.add_row({std::to_string(T), fixed(r.ms[0].back(), 2), fixed(r.ms[1].back(), 2),
                fixed(r.ms[2].back(), 2), fixed(r.ms[1].back() / r.ms[0].back(), 2),
                fixed(r.mib[0].back(), 2), fixed(r.mib[1].back(), 2), fixed(r.mib[2].back(), 2)});
     csv.row({static_cast<double>(T), r.ms[0].back(), r.ms[1].back(), r.ms[2].back(),
-             r.min_ms[0].back(), r.min_ms[1].back(), r.min_ms[2].back(), bytes[0], bytes[1],
-             bytes[2]});
+             r.min_ms[0].back(), r.min_ms[1].back(), r.min_ms[2].back(), r.mib[0].back() * kMiB,
+             r.mib[1].back() * kMiB, r.mib[2].back() * kMiB});
   }
   ctx.table(t);
   ctx.result("lengths", lengths);
@@ -309,7 +275,7 @@ void summary(const Config& cfg, RunContext& ctx, const Measured& r) {
   }
   const double crossover = stays_above_one_from(r.ts, ratio);
   // The growth exponents over the three longest lengths (where the T^2 or T term dominates).
-  const double from = r.ts[r.ts.size() >= 3 ? r.ts.size() - 3 : 0];
+  const double from = r.slope_from();
   const double slope_mem[3] = {log_log_slope(r.ts, r.mib[0], from),
                                log_log_slope(r.ts, r.mib[1], from),
                                log_log_slope(r.ts, r.mib[2], from)};
@@ -351,11 +317,9 @@ void summary(const Config& cfg, RunContext& ctx, const Measured& r) {
                 ratio.back() > 1 ? "" : "not within the measured lengths: try longer --lengths");
   ctx.compare(cmp);
 
-  LinePlot pt;
-  pt.title = fmt::format("Time per training step (batch {})", cfg.get_int("time_batch"));
-  pt.x_label = "sequence length T";
-  pt.y_label = "ms per step (median)";
-  pt.log_x = pt.log_y = true;
+  LinePlot pt =
+      kit::line_plot(fmt::format("Time per training step (batch {})", cfg.get_int("time_batch")),
+                     "sequence length T", "ms per step (median)", kit::Axes::kLogLog);
   pt.series = {{"banded (window)", r.ts, r.ms[0]},
                {"dense (full)", r.ts, r.ms[1]},
                {third_model(cfg), r.ts, r.ms[2]}};

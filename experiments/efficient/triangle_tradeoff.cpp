@@ -32,10 +32,11 @@
 #include "experiments/common/interleaved_timing.h"
 #include "experiments/common/loglog.h"
 #include "experiments/common/mixer_model.h"
-#include "experiments/common/peak_memory.h"
 #include "experiments/common/ssm_mixer.h"
 #include "experiments/experiment.h"
-#include "experiments/kit/evaluation.h"
+#include "experiments/kit/classification.h"
+#include "experiments/kit/plot.h"
+#include "experiments/kit/step_costs.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "train/fit.h"
@@ -74,27 +75,35 @@ MixerModelOptions model_options(const Config& cfg, int64_t vocab, int64_t max_le
           .classes = vocab};
 }
 
-struct Batch {
-  Tensor ids, labels;
-};
-
-Batch recall_batch(const data::RecallTask& task, int64_t b, Generator& gen) {
-  data::Batch c = data::sample_classification(task, b, gen, /*with_cls=*/false);
-  return {std::move(c.src), std::move(c.labels)};
-}
-
 // forward + cross-entropy + backward: the part of a training step that depends on T.
-void forward_backward(MixerModel& m, const Batch& b) {
+void forward_backward(MixerModel& m, const kit::ClassBatch& b) {
   m.zero_grad();
   cross_entropy(m.forward(b.ids), b.labels).backward();
 }
 
 // ---- Part 1: time and peak memory of a training step against T --------------------------------
 
-struct Timed {
-  std::vector<double> ts;
-  std::vector<std::vector<double>> ms, min_ms, mib;  // [kind][length]: median, least disturbed
-  std::vector<double> time_slope, memory_slope;
+// Where softmax's step becomes the slower one (softmax / other passes 1, log axes), if it does.
+void softmax_crossings(const kit::StepCosts& r, const std::vector<Kind>& ks, RunContext& ctx) {
+  std::vector<std::string> crossings;
+  for (size_t i = 1; i < ks.size(); ++i) {
+    std::vector<double> ratio;
+    for (size_t j = 0; j < r.ts.size(); ++j) ratio.push_back(r.min_ms[0][j] / r.min_ms[i][j]);
+    const double x = ratio.front() >= 1 ? r.ts.front() : log_log_crossing(r.ts, ratio);
+    ctx.result("softmax_slower_from_T_" + ks[i].name, finite_or_null(x));
+    crossings.push_back(std::isnan(x)
+                            ? fmt::format("{}: not below T = {:.0f}", ks[i].name, r.ts.back())
+                            : fmt::format("{}: T = {:.0f}", ks[i].name, x));
+  }
+  ctx.note(
+      fmt::format("Softmax's step becomes slower than the other model's from (interpolated "
+                  "on log axes; the first length when it is slower from the start): {}.",
+                  fmt::join(crossings, "; ")));
+}
+
+struct Timed : kit::StepCosts {
+  using StepCosts::StepCosts;
+  std::vector<double> time_slope, memory_slope;  // [kind], fitted on the fastest rounds
 };
 
 Timed timing_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& ks) {
@@ -109,18 +118,14 @@ Timed timing_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& k
   ctx.section(fmt::format(
       "Part 1: one training step (forward + backward, batch {}) against T, interleaved, {}", b,
       threads == 0 ? "the run's threads" : fmt::format("{} thread(s)", threads)));
-  Timed r;
-  r.ms.resize(n);
-  r.min_ms.resize(n);
-  r.mib.resize(n);
-  PeakMemory probe;
+  Timed r(n);
   std::vector<std::string> header{"T"};
   for (const Kind& k : ks) header.push_back(k.name + " ms (min)");
   for (const Kind& k : ks) header.push_back(k.name + " MiB");
   Table t("Time per step, median (min) of the rounds, and exact peak tensor memory", header);
   for (int64_t T : lengths) {
     Generator gen(ctx.seed() + static_cast<uint64_t>(T));
-    Batch batch{Tensor({b, T}), Tensor({b})};
+    kit::ClassBatch batch{Tensor({b, T}), Tensor({b})};
     for (int64_t i = 0; i < b * T; ++i) batch.ids[i] = static_cast<real>(gen.randint(vocab));
     for (int64_t i = 0; i < b; ++i) batch.labels[i] = static_cast<real>(gen.randint(vocab));
     std::vector<std::unique_ptr<MixerModel>> models;
@@ -131,28 +136,18 @@ Timed timing_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& k
       MixerModel* m = models.back().get();
       works.push_back([m, &batch] { forward_backward(*m, batch); });
     }
-    std::vector<std::string> row{std::to_string(T)}, mem_cells;
-    for (size_t i = 0; i < n; ++i) {
-      const double bytes = static_cast<double>(probe.measure([&] { works[i](); }).tensor_bytes);
-      r.mib[i].push_back(bytes / (1024.0 * 1024.0));
-      mem_cells.push_back(fixed(r.mib[i].back(), 2));
-    }
-    const std::vector<Timing> tm =
-        time_interleaved(works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
-    for (size_t i = 0; i < n; ++i) {
-      r.ms[i].push_back(1e3 * tm[i].median_s);
-      r.min_ms[i].push_back(1e3 * tm[i].min_s);
+    r.add(T, works, works, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
+    std::vector<std::string> row{std::to_string(T)};
+    for (size_t i = 0; i < n; ++i)
       row.push_back(fmt::format("{:.2f} ({:.2f})", r.ms[i].back(), r.min_ms[i].back()));
-    }
-    row.insert(row.end(), mem_cells.begin(), mem_cells.end());
+    for (size_t i = 0; i < n; ++i) row.push_back(fixed(r.mib[i].back(), 2));
     t.add_row(row);
-    r.ts.push_back(static_cast<double>(T));
   }
   ctx.table(t);
   // Exponents over the three longest lengths, where the leading term dominates most, fitted on
   // each length's least disturbed round: on a shared machine outside load only adds time, so the
   // minimum is the closest to the work's own cost (the median is reported beside it).
-  const double from = r.ts[r.ts.size() >= 3 ? r.ts.size() - 3 : 0];
+  const double from = r.slope_from();
   ctx.result("lengths", lengths);
   for (size_t i = 0; i < n; ++i) {
     r.time_slope.push_back(log_log_slope(r.ts, r.min_ms[i], from));
@@ -174,28 +169,11 @@ Timed timing_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& k
                   "grows like: {}. 1-minute load average after the timing: "
                   "{:.2f} (the rounds alternate, so load slows every model alike).",
                   from, fmt::join(parts, ", "), load_average()));
-  // Where softmax's step becomes the slower one (softmax / other passes 1, log axes), if it does.
-  std::vector<std::string> crossings;
-  for (size_t i = 1; i < n; ++i) {
-    std::vector<double> ratio;
-    for (size_t j = 0; j < r.ts.size(); ++j) ratio.push_back(r.min_ms[0][j] / r.min_ms[i][j]);
-    const double x = ratio.front() >= 1 ? r.ts.front() : log_log_crossing(r.ts, ratio);
-    ctx.result("softmax_slower_from_T_" + ks[i].name,
-               std::isnan(x) ? nlohmann::ordered_json() : nlohmann::ordered_json(x));
-    crossings.push_back(std::isnan(x)
-                            ? fmt::format("{}: not below T = {:.0f}", ks[i].name, r.ts.back())
-                            : fmt::format("{}: T = {:.0f}", ks[i].name, x));
-  }
-  ctx.note(
-      fmt::format("Softmax's step becomes slower than the other model's from (interpolated "
-                  "on log axes; the first length when it is slower from the start): {}.",
-                  fmt::join(crossings, "; ")));
+  softmax_crossings(r, ks, ctx);
 
-  LinePlot p;
-  p.title = fmt::format("Training step (forward + backward, batch {})", b);
-  p.x_label = "sequence length T";
-  p.y_label = "ms per step (fastest round)";
-  p.log_x = p.log_y = true;
+  LinePlot p =
+      kit::line_plot(fmt::format("Training step (forward + backward, batch {})", b),
+                     "sequence length T", "ms per step (fastest round)", kit::Axes::kLogLog);
   for (size_t i = 0; i < n; ++i) p.series.push_back({ks[i].name, r.ts, r.min_ms[i]});
   ctx.figure("step_time", line_plot_svg(p), "Time per training step against T, log-log");
   return r;
@@ -208,6 +186,12 @@ struct Decoded {
   std::vector<std::vector<int64_t>> measured, closed;  // [kind][position - 1]
   std::vector<double> max_abs_diff;
 };
+
+// Bytes the decoding state grows by per token over the second half of the decoded positions.
+double bytes_per_token(const std::vector<int64_t>& measured, int64_t steps) {
+  return static_cast<double>(measured[steps - 1] - measured[steps / 2 - 1]) /
+         static_cast<double>(steps - steps / 2);
+}
 
 Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& ks) {
   const int64_t d = cfg.get_int("d_model"), h = cfg.get_int("nhead"), w = cfg.get_int("window"),
@@ -250,10 +234,8 @@ Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind
            "closed form at t", "bytes per extra token", "decoded vs parallel max |diff|"});
   for (size_t i = 0; i < ks.size(); ++i) {
     const auto& m = r.measured[i];
-    const double per_token = static_cast<double>(m[steps - 1] - m[steps / 2 - 1]) /
-                             static_cast<double>(steps - steps / 2);
     t.add_row({ks[i].name, std::to_string(m[0]), std::to_string(m[steps / 2 - 1]),
-               std::to_string(m[steps - 1]), forms[i], fixed(per_token, 1),
+               std::to_string(m[steps - 1]), forms[i], fixed(bytes_per_token(m, steps), 1),
                fmt::format("{:.1e}", r.max_abs_diff[i])});
     ctx.result("state_bytes_" + ks[i].name, m);
     ctx.result("state_bytes_closed_" + ks[i].name, r.closed[i]);
@@ -301,15 +283,6 @@ struct Recalled {
   double chance = 0, window_ceiling = 0;
 };
 
-double accuracy(MixerModel& m, const std::vector<Batch>& set) {
-  NoGrad off;
-  m.eval();
-  kit::Accuracy acc;
-  for (const Batch& b : set) acc.add(m.forward(b.ids).value(), b.labels);
-  m.train();
-  return acc.value();
-}
-
 Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& ks) {
   const int64_t pairs = cfg.get_int("pairs"), steps = cfg.get_int("steps"),
                 batch = cfg.get_int("batch_size"), layers = cfg.get_int("num_layers"),
@@ -321,10 +294,9 @@ Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>
   Recalled r;
   r.chance = 1.0 / static_cast<double>(values);
   r.window_ceiling = recall_ceiling(pairs, layers * w, values);
-  std::vector<Batch> held_out;
   Generator eval_gen(ctx.seed() + 2);
-  for (int64_t left = cfg.get_int("eval_size"); left > 0; left -= 250)
-    held_out.push_back(recall_batch(task, std::min<int64_t>(250, left), eval_gen));
+  const std::vector<kit::ClassBatch> held_out =
+      kit::class_batches(task, cfg.get_int("eval_size"), 250, eval_gen);
   Table t("Held-out recall accuracy", {"model", "parameters", "accuracy", "train s"});
   for (const Kind& k : ks) {
     Generator init(ctx.seed()), data_gen(ctx.seed() + 1);  // same data for every model
@@ -335,12 +307,10 @@ Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>
     fs.steps = steps;
     fs.batch_size = batch;
     fs.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
-    const double s =
-        train::fit(m, fs, [&](const train::BatchPart& part) {
-          const Batch b = recall_batch(task, batch, data_gen);
-          return train::StepLoss{cross_entropy(m.forward(part.rows(b.ids)), part.rows(b.labels))};
-        }).wall_seconds;
-    r.accuracy.push_back(accuracy(m, held_out));
+    const double s = train::fit(m, fs, [&](const train::BatchPart& part) {
+                       return kit::class_loss(m, kit::class_batch(task, batch, data_gen), part);
+                     }).wall_seconds;
+    r.accuracy.push_back(kit::class_accuracy(m, held_out));
     r.params.push_back(m.num_parameters());
     t.add_row({k.name, std::to_string(r.params.back()), fixed(r.accuracy.back(), 3), fixed(s, 1)});
     ctx.result("recall_accuracy_" + k.name, r.accuracy.back());
@@ -389,16 +359,17 @@ struct Corners {
   int held() const { return (linear_time >= 0.5) + (constant_state >= 0.5) + (recall >= 0.9); }
 };
 
-void triangle(const Config& cfg,
-              RunContext& ctx,
-              const std::vector<Kind>& ks,
-              const Timed& tm,
-              const Decoded& dec,
-              const Recalled& rc) {
+// The document's table, then ours with each model's corners scored, and the corners' figure.
+std::vector<Corners> corners_part(const Config& cfg,
+                                  RunContext& ctx,
+                                  const std::vector<Kind>& ks,
+                                  const Timed& tm,
+                                  const Decoded& dec,
+                                  const Recalled& rc) {
   ctx.section("The triangle: the document's table beside ours");
-  const int64_t steps = cfg.get_int("decode_steps"), d = cfg.get_int("d_model"),
-                layers = cfg.get_int("num_layers");
-  const double kv_per_token = 2.0 * static_cast<double>(layers * d * 4);
+  const int64_t steps = cfg.get_int("decode_steps");
+  const double kv_per_token =
+      2.0 * static_cast<double>(cfg.get_int("num_layers") * cfg.get_int("d_model") * 4);
   Table doc("000 §9.6 (the document)",
             {"architecture", "time", "space", "long range", "precise matching"});
   for (const DocRow& row : kDocument)
@@ -411,8 +382,7 @@ void triangle(const Config& cfg,
   std::vector<Corners> corners;
   for (size_t i = 0; i < ks.size(); ++i) {
     const auto& m = dec.measured[i];
-    const double per_token = static_cast<double>(m[steps - 1] - m[steps / 2 - 1]) /
-                             static_cast<double>(steps - steps / 2);
+    const double per_token = bytes_per_token(m, steps);
     const Corners c{std::clamp(2 - tm.time_slope[i], 0.0, 1.0),
                     std::clamp(1 - per_token / kv_per_token, 0.0, 1.0),
                     std::clamp((rc.accuracy[i] - rc.chance) / (1 - rc.chance), 0.0, 1.0)};
@@ -437,16 +407,32 @@ void triangle(const Config& cfg,
   tri.title = "The three corners, each normalised to [0, 1]";
   tri.y_max = 1.0;
   ctx.figure("triangle", bar_chart_svg(tri), "How much of each corner each model holds");
+  return corners;
+}
 
-  // ---- document vs ours
-  auto index = [&](const std::string& name) -> int {
+// Where each kind sits in kinds(): softmax, linear, S6, window.
+struct KindIndex {
+  size_t sm, li, s6, wi;
+};
+
+KindIndex kind_index(const std::vector<Kind>& ks) {
+  auto index = [&](const std::string& name) {
     for (size_t i = 0; i < ks.size(); ++i)
-      if (ks[i].name == name) return static_cast<int>(i);
-    return -1;
+      if (ks[i].name == name) return i;
+    throw Error("triangle-tradeoff: no model named " + name);
   };
-  const int sm = index("softmax"), li = index("linear"), s6 = index("S6"), wi = index("window");
-  const int64_t h = cfg.get_int("nhead"), w = cfg.get_int("window");
-  DocumentComparison cmp("000 §9.6 vs ours");
+  return {index("softmax"), index("linear"), index("S6"), index("window")};
+}
+
+// The document's time and space columns: growth exponents and decoding state bytes.
+void add_cost_rows(DocumentComparison& cmp,
+                   const Config& cfg,
+                   const KindIndex& k,
+                   const Timed& tm,
+                   const Decoded& dec) {
+  const int64_t steps = cfg.get_int("decode_steps"), d = cfg.get_int("d_model"),
+                layers = cfg.get_int("num_layers"), h = cfg.get_int("nhead"),
+                w = cfg.get_int("window");
   // Why a measured exponent can miss: at short T the work that grows more slowly than the
   // leading term still weighs, and on a loaded machine millisecond steps are disturbed even in
   // their fastest round.
@@ -464,67 +450,86 @@ void triangle(const Config& cfg,
         "this machine; rerun on an idle one or with longer --lengths",
         load);
   };
-  cmp.add("Transformer time O(N^2 d): step-time exponent", 2.0, tm.time_slope[sm], 0.3,
-          timing_reason(tm.time_slope[sm], 2.0, 0.3), 2);
-  cmp.add("Linear attention time O(N d^2): step-time exponent", 1.0, tm.time_slope[li], 0.25,
-          timing_reason(tm.time_slope[li], 1.0, 0.25), 2);
-  cmp.add("Mamba (SSM) time O(N d): step-time exponent", 1.0, tm.time_slope[s6], 0.25,
-          timing_reason(tm.time_slope[s6], 1.0, 0.25), 2);
-  cmp.add("(not in the table) sliding window: step-time exponent", 1.0, tm.time_slope[wi], 0.25,
-          timing_reason(tm.time_slope[wi], 1.0, 0.25), 2);
-  cmp.add("Transformer space O(N^2): training peak-memory exponent", 2.0, tm.memory_slope[sm], 0.35,
-          tm.memory_slope[sm] < 1.65
+  const struct {
+    const char* name;
+    size_t kind;
+    double expected, tolerance;
+  } exponents[] = {{"Transformer time O(N^2 d): step-time exponent", k.sm, 2.0, 0.3},
+                   {"Linear attention time O(N d^2): step-time exponent", k.li, 1.0, 0.25},
+                   {"Mamba (SSM) time O(N d): step-time exponent", k.s6, 1.0, 0.25},
+                   {"(not in the table) sliding window: step-time exponent", k.wi, 1.0, 0.25}};
+  for (const auto& e : exponents)
+    cmp.add(e.name, e.expected, tm.time_slope[e.kind], e.tolerance,
+            timing_reason(tm.time_slope[e.kind], e.expected, e.tolerance), 2);
+  cmp.add("Transformer space O(N^2): training peak-memory exponent", 2.0, tm.memory_slope[k.sm],
+          0.35,
+          tm.memory_slope[k.sm] < 1.65
               ? fmt::format(
                     "at these T the many (B,T,d) activations still outweigh the (B,H,T,T) weights; "
                     "fitted from T = {:.0f}",
-                    tm.ts[tm.ts.size() >= 3 ? tm.ts.size() - 3 : 0])
+                    tm.slope_from())
               : "",
           2);
-  cmp.add("Transformer decoding: KV cache bytes per token (2 L d 4)", kv_per_token,
-          static_cast<double>(dec.measured[sm][steps - 1] - dec.measured[sm][steps - 2]), 0, "", 0);
+  const auto& bytes = dec.measured;
+  cmp.add("Transformer decoding: KV cache bytes per token (2 L d 4)",
+          2.0 * static_cast<double>(layers * d * 4),
+          static_cast<double>(bytes[k.sm][steps - 1] - bytes[k.sm][steps - 2]), 0, "", 0);
   cmp.add("Linear attention space O(d^2): state bytes L H (D^2 + D) 4",
           static_cast<double>(linear_state_bytes(d, h, layers)),
-          static_cast<double>(dec.measured[li][steps - 1]), 0, "", 0);
+          static_cast<double>(bytes[k.li][steps - 1]), 0, "", 0);
   cmp.add("Mamba space O(d): state bytes L (E N + (d_conv - 1) E) 4",
           static_cast<double>(layers * s6_state_bytes(d, cfg.get_int("d_state"), s6_options(cfg))),
-          static_cast<double>(dec.measured[s6][steps - 1]), 0, "", 0);
+          static_cast<double>(bytes[k.s6][steps - 1]), 0, "", 0);
   cmp.add("(not in the table) window: state bytes capped at 2 L d w 4",
           static_cast<double>(window_state_bytes(d, w, layers, steps)),
-          static_cast<double>(dec.measured[wi][steps - 1]), 0, "", 0);
-  const double best_other = std::max({rc.accuracy[li], rc.accuracy[s6], rc.accuracy[wi]});
+          static_cast<double>(bytes[k.wi][steps - 1]), 0, "", 0);
+}
+
+// The document's table beside ours: its costs (add_cost_rows), its matching column, the corners.
+void compare_with_document(const Config& cfg,
+                           RunContext& ctx,
+                           const std::vector<Kind>& ks,
+                           const Timed& tm,
+                           const Decoded& dec,
+                           const Recalled& rc,
+                           const std::vector<Corners>& corners) {
+  const KindIndex k = kind_index(ks);
+  const int64_t d = cfg.get_int("d_model"), h = cfg.get_int("nhead");
+  const std::vector<double>& acc = rc.accuracy;
+  DocumentComparison cmp("000 §9.6 vs ours");
+  add_cost_rows(cmp, cfg, k, tm, dec);
+  const double best_other = std::max({acc[k.li], acc[k.s6], acc[k.wi]});
   cmp.add_exact("softmax recalls best (strong precise matching)", "yes",
-                rc.accuracy[sm] >= best_other ? "yes" : "no",
-                rc.accuracy[sm] >= best_other
+                acc[k.sm] >= best_other ? "yes" : "no",
+                acc[k.sm] >= best_other
                     ? ""
                     : fmt::format("softmax {:.3f} against {:.3f}: it did not finish learning the "
                                   "two-hop lookup in {} steps",
-                                  rc.accuracy[sm], best_other, cfg.get_int("steps")));
+                                  acc[k.sm], best_other, cfg.get_int("steps")));
   cmp.add_exact("linear attention recalls worse than softmax (weak)", "yes",
-                rc.accuracy[li] < rc.accuracy[sm] - 0.1 ? "yes" : "no",
-                rc.accuracy[li] < rc.accuracy[sm] - 0.1
+                acc[k.li] < acc[k.sm] - 0.1 ? "yes" : "no",
+                acc[k.li] < acc[k.sm] - 0.1
                     ? ""
                     : fmt::format("linear {:.3f} against softmax {:.3f}: {} pairs fit in a "
                                   "state of {} floats per layer",
-                                  rc.accuracy[li], rc.accuracy[sm], cfg.get_int("pairs"),
+                                  acc[k.li], acc[k.sm], cfg.get_int("pairs"),
                                   linear_state_bytes(d, h, 1) / 4));
   // "Medium": S6 between linear attention and softmax, beyond sampling noise on either side.
-  const bool medium =
-      rc.accuracy[s6] > rc.accuracy[li] + 0.05 && rc.accuracy[s6] < rc.accuracy[sm] - 0.05;
-  std::string medium_reason;
-  if (!medium)
-    medium_reason = fmt::format(
-        "S6 {:.3f}, linear {:.3f}, softmax {:.3f}: {}", rc.accuracy[s6], rc.accuracy[li],
-        rc.accuracy[sm],
-        rc.accuracy[s6] >= rc.accuracy[sm] - 0.05
-            ? "with few pairs and a short sequence, S6's selective state held every pair"
-            : "after equal training S6's state did not keep the pairs apart better than linear "
-              "attention's");
+  const bool medium = acc[k.s6] > acc[k.li] + 0.05 && acc[k.s6] < acc[k.sm] - 0.05;
   cmp.add_exact("Mamba recalls better than linear attention, worse than softmax (medium)", "yes",
-                medium ? "yes" : "no", medium_reason);
+                medium ? "yes" : "no",
+                medium ? ""
+                       : fmt::format("S6 {:.3f}, linear {:.3f}, softmax {:.3f}: {}", acc[k.s6],
+                                     acc[k.li], acc[k.sm],
+                                     acc[k.s6] >= acc[k.sm] - 0.05
+                                         ? "with few pairs and a short sequence, S6's selective "
+                                           "state held every pair"
+                                         : "after equal training S6's state did not keep the "
+                                           "pairs apart better than linear attention's"));
   // Only when the window is shorter than the pairs' span is there a claim to check.
   if (rc.window_ceiling < 1)
     cmp.add_exact("(not in the table) a window shorter than the pairs fails recall", "yes",
-                  rc.accuracy[wi] <= rc.window_ceiling + 0.1 ? "yes" : "no");
+                  acc[k.wi] <= rc.window_ceiling + 0.1 ? "yes" : "no");
   else
     ctx.note(
         "The window reaches every pair here (L w >= 2 pairs + 1), so nothing bars it from "
@@ -553,7 +558,7 @@ void run(const Config& cfg, RunContext& ctx) {
   const Timed tm = timing_part(cfg, ctx, ks);
   const Decoded dec = decoding_part(cfg, ctx, ks);
   const Recalled rc = recall_part(cfg, ctx, ks);
-  triangle(cfg, ctx, ks, tm, dec, rc);
+  compare_with_document(cfg, ctx, ks, tm, dec, rc, corners_part(cfg, ctx, ks, tm, dec, rc));
 }
 
 }  // namespace

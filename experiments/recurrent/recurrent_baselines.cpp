@@ -46,6 +46,7 @@
 #include "experiments/cli/openmp_spin.h"
 #include "experiments/experiment.h"
 #include "experiments/kit/evaluation.h"
+#include "experiments/kit/plot.h"
 #include "experiments/kit/scratch_folder.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
@@ -341,10 +342,8 @@ void report_figures(const std::vector<Outcome>& outs,
                     RunContext& ctx) {
   const std::vector<double> xs(lengths.begin(), lengths.end());
   auto by_length = [&](const std::string& what, bool exact) {
-    LinePlot p;
-    p.title = what + " vs source length (reversal, same wall time per model)";
-    p.x_label = "source length";
-    p.y_label = what;
+    LinePlot p = kit::line_plot(what + " vs source length (reversal, same wall time per model)",
+                                "source length", what);
     p.width = 720;
     p.refs = {{RefLine::kVertical, static_cast<double>(train_max) + 0.5,
                "longest training length " + std::to_string(train_max)}};
@@ -357,11 +356,8 @@ void report_figures(const std::vector<Outcome>& outs,
              "Exact match per source length; dashed: recurrent models without attention");
   ctx.figure("token_accuracy_by_length", by_length("token accuracy", false),
              "Token accuracy per source length (chance is 1/26)");
-  LinePlot loss;
-  loss.title = "Training loss against wall time";
-  loss.x_label = "seconds";
-  loss.y_label = "cross-entropy (mean over bins of steps)";
-  loss.log_y = true;
+  LinePlot loss = kit::line_plot("Training loss against wall time", "seconds",
+                                 "cross-entropy (mean over bins of steps)", kit::Axes::kLogY);
   loss.width = 720;
   for (const auto& o : outs)
     loss.series.push_back(

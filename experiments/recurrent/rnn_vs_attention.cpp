@@ -43,6 +43,7 @@ const std::vector<int64_t> kDocT{16, 64, 256, 1024};
 const std::vector<double> kDocRnnMs{0.13, 0.37, 1.43, 5.92};
 const std::vector<double> kDocAttnMs{0.08, 0.09, 0.21, 2.19};
 const std::vector<double> kDocRatio{1.7, 4.4, 6.8, 2.7};
+const std::vector<double> kDocTs(kDocT.begin(), kDocT.end());
 
 struct Cell {
   Timing rnn, attn;  // seconds
@@ -50,7 +51,18 @@ struct Cell {
   double attn_ms() const { return attn.median_s * 1e3; }
   double ratio() const { return rnn.median_s / attn.median_s; }
   double ratio_of_minima() const { return rnn.min_s / attn.min_s; }
+  double rnn_min_s() const { return rnn.min_s; }
+  double attn_min_s() const { return attn.min_s; }
+  double rnn_min_ms() const { return rnn.min_s * 1e3; }
+  double attn_min_ms() const { return attn.min_s * 1e3; }
 };
+
+// One quantity along a row of cells (one per length), e.g. column(row, &Cell::ratio).
+std::vector<double> column(const std::vector<Cell>& row, double (Cell::*of)() const) {
+  std::vector<double> out;
+  for (const Cell& c : row) out.push_back((c.*of)());
+  return out;
+}
 
 // The RNN over x (1,T,d), forward only or forward+backward from sum(y).
 std::function<void()> rnn_work(int64_t t, int64_t d, bool backward, Generator& gen) {
@@ -97,37 +109,10 @@ std::string yes_no(bool b) {
   return b ? "yes" : "no";
 }
 
-// The document's forward table beside ours (at the first thread count): the ratios, their shape
-// (where they peak, whether attention always wins) and the growth exponents.
-void compare_with_document(const std::vector<Cell>& ours,
-                           const std::vector<int64_t>& lengths,
-                           int64_t d,
-                           int64_t threads,
-                           RunContext& ctx) {
-  std::vector<double> ts, ratio, ratio_min, rnn_min, att_min;
-  for (size_t i = 0; i < ours.size(); ++i) {
-    ts.push_back(static_cast<double>(lengths[i]));
-    ratio.push_back(ours[i].ratio());
-    ratio_min.push_back(ours[i].ratio_of_minima());
-    rnn_min.push_back(ours[i].rnn.min_s);
-    att_min.push_back(ours[i].attn.min_s);
-  }
-  const size_t peak = argmax(ratio);
-  bool attention_faster = true;
-  for (double r : ratio) attention_faster = attention_faster && r > 1;
-  const bool interior_peak = peak > 0 && peak + 1 < ratio.size();
-  const double equal_at = log_log_crossing(ts, ratio, /*falling=*/true);
-  // Exponents from the least disturbed runs over the two largest lengths.
-  const double rnn_exp = log_log_slope(ts, rnn_min, ts[ts.size() - 2]);
-  const double att_exp = log_log_slope(ts, att_min, ts[ts.size() - 2]);
-  ctx.result("attention_faster_everywhere_fwd", attention_faster);
-  ctx.result("ratio_peak_T_fwd", lengths[peak]);
-  ctx.result("ratio_peaks_inside_fwd", interior_peak);
-  ctx.result("equal_time_T_fwd",
-             std::isnan(equal_at) ? nlohmann::ordered_json() : nlohmann::ordered_json(equal_at));
-  ctx.result("rnn_growth_exponent_fwd", rnn_exp);
-  ctx.result("attention_growth_exponent_fwd", att_exp);
-
+// The document's forward times beside ours, at the lengths both have (ms).
+void side_by_side(const std::vector<Cell>& ours,
+                  const std::vector<int64_t>& lengths,
+                  RunContext& ctx) {
   ctx.section("The document beside ours");
   Table side("Forward times side by side (ms)", {"T", "doc RNN", "doc attention", "doc ratio",
                                                  "our RNN", "our attention", "our ratio"});
@@ -141,7 +126,32 @@ void compare_with_document(const std::vector<Cell>& ours,
                   fixed(ours[i].ratio(), 1) + "x"});
   }
   ctx.table(side);
+}
 
+// The document's forward table beside ours (at the first thread count): the ratios, their shape
+// (where they peak, whether attention always wins) and the growth exponents.
+void compare_with_document(const std::vector<Cell>& ours,
+                           const std::vector<int64_t>& lengths,
+                           int64_t d,
+                           int64_t threads,
+                           RunContext& ctx) {
+  const std::vector<double> ts(lengths.begin(), lengths.end()), ratio = column(ours, &Cell::ratio);
+  const size_t peak = argmax(ratio);
+  const bool attention_faster =
+      std::all_of(ratio.begin(), ratio.end(), [](double r) { return r > 1; });
+  const bool interior_peak = peak > 0 && peak + 1 < ratio.size();
+  const double equal_at = log_log_crossing(ts, ratio, /*falling=*/true);
+  // Exponents from the least disturbed runs over the two largest lengths.
+  const double rnn_exp = log_log_slope(ts, column(ours, &Cell::rnn_min_s), ts[ts.size() - 2]);
+  const double att_exp = log_log_slope(ts, column(ours, &Cell::attn_min_s), ts[ts.size() - 2]);
+  ctx.result("attention_faster_everywhere_fwd", attention_faster);
+  ctx.result("ratio_peak_T_fwd", lengths[peak]);
+  ctx.result("ratio_peaks_inside_fwd", interior_peak);
+  ctx.result("equal_time_T_fwd", finite_or_null(equal_at));
+  ctx.result("rnn_growth_exponent_fwd", rnn_exp);
+  ctx.result("attention_growth_exponent_fwd", att_exp);
+
+  side_by_side(ours, lengths, ctx);
   DocumentComparison cmp(fmt::format("002 §39.3.1 (PyTorch, CPU) vs ours (forward, {} thread{})",
                                      threads, threads == 1 ? "" : "s"));
   const std::string small_t_reason = fmt::format(
@@ -165,7 +175,7 @@ void compare_with_document(const std::vector<Cell>& ours,
     for (size_t i = 0; i < ratio.size(); ++i) {
       log_doc.push_back(std::log10(kDocRatio[i]));
       log_med.push_back(std::log10(ratio[i]));
-      log_min.push_back(std::log10(ratio_min[i]));
+      log_min.push_back(std::log10(ours[i].ratio_of_minima()));
     }
     cmp.add("log10(RNN / attention), medians", log_doc, log_med, 0.5,
             "machine- and framework-dependent, ok within ~3x; see 'ratio peaks at T' and "
@@ -201,20 +211,99 @@ void compare_with_document(const std::vector<Cell>& ours,
       lengths.back()));
 }
 
+// cells[pass][thread index][length index]; pass 0 = forward, 1 = forward+backward.
+using Cells = std::vector<std::vector<std::vector<Cell>>>;
+const char* const kPassName[2] = {"fwd", "fwdbwd"};
+const char* const kPassTitle[2] = {"Forward pass", "Forward + backward"};
+
+// Every pass at every thread count: RNN and attention timed in alternation at each length.
+Cells timing_part(const Config& cfg, RunContext& ctx) {
+  const std::vector<int64_t> lengths = cfg.get_ints("lengths");
+  const int64_t d = cfg.get_int("d");
+  const int reps = static_cast<int>(cfg.get_int("reps"));
+  Generator gen(ctx.seed());
+  Cells cells(2);
+  for (int pass = 0; pass < (cfg.get_bool("backward") ? 2 : 1); ++pass) {
+    ctx.section(fmt::format("{} (d = {}, batch 1, median of {} runs)", kPassTitle[pass], d, reps));
+    for (int64_t n : cfg.get_ints("threads_list")) {
+      set_num_threads(static_cast<int>(n));
+      std::vector<Cell> row;
+      Table tab(fmt::format("{}, {} thread{}", kPassTitle[pass], num_threads(),
+                            num_threads() == 1 ? "" : "s"),
+                {"T", "RNN (ms)", "attention (ms)", "RNN / attention", "RNN min (ms)",
+                 "attention min (ms)", "ratio of mins", "RNN us/step", "attention GFLOP/s"});
+      for (int64_t t : lengths) {
+        const std::vector<Timing> tm = time_interleaved(
+            {rnn_work(t, d, pass == 1, gen), attention_work(t, d, pass == 1, gen)}, reps);
+        const Cell& c = row.emplace_back(Cell{tm[0], tm[1]});
+        const double tt = static_cast<double>(t), flops = 4 * tt * tt * d + 5 * tt * tt;
+        tab.add_row({std::to_string(t), fixed(c.rnn_ms(), 3), fixed(c.attn_ms(), 3),
+                     fixed(c.ratio(), 1) + "x", fixed(c.rnn_min_ms(), 3), fixed(c.attn_min_ms(), 3),
+                     fixed(c.ratio_of_minima(), 1) + "x", fixed(c.rnn.median_s * 1e6 / tt, 2),
+                     fixed((pass == 1 ? 3 : 1) * flops / c.attn.median_s / 1e9, 1)});
+      }
+      ctx.table(tab);
+      const std::string key = fmt::format("{}_{}t", kPassName[pass], n);
+      ctx.result("rnn_ms_" + key, column(row, &Cell::rnn_ms));
+      ctx.result("attention_ms_" + key, column(row, &Cell::attn_ms));
+      ctx.result("ratio_" + key, column(row, &Cell::ratio));
+      ctx.result("rnn_min_ms_" + key, column(row, &Cell::rnn_min_ms));
+      ctx.result("attention_min_ms_" + key, column(row, &Cell::attn_min_ms));
+      cells[pass].push_back(row);
+    }
+  }
+  return cells;
+}
+
+// Time against T for each pass (and the document's forward), and the ratio RNN / attention.
+void figures_part(const Cells& cells, const Config& cfg, RunContext& ctx) {
+  const std::vector<int64_t> lengths = cfg.get_ints("lengths"),
+                             threads = cfg.get_ints("threads_list");
+  const std::vector<double> ts(lengths.begin(), lengths.end());
+  const int passes = cfg.get_bool("backward") ? 2 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    LinePlot p;
+    for (size_t ti = 0; ti < threads.size(); ++ti) {
+      const std::string th = fmt::format(" ({}t)", threads[ti]);
+      const bool dashed = ti > 0;
+      p.series.push_back({"RNN (sequential)" + th, ts, column(cells[pass][ti], &Cell::rnn_ms),
+                          "#3b82f6", dashed, true});
+      p.series.push_back({"self-attention (parallel)" + th, ts,
+                          column(cells[pass][ti], &Cell::attn_ms), "#f59e0b", dashed, true});
+    }
+    if (pass == 0) {
+      p.series.push_back({"document: RNN", kDocTs, kDocRnnMs, "#9ca3af", true, true});
+      p.series.push_back({"document: attention", kDocTs, kDocAttnMs, "#d1d5db", true, true});
+    }
+    p.log_x = p.log_y = true;
+    p.title = fmt::format("{} cost on this CPU (d = {})", kPassTitle[pass], cfg.get_int("d"));
+    p.x_label = "sequence length T";
+    p.y_label = "ms";
+    ctx.figure(fmt::format("time_{}", kPassName[pass]), line_plot_svg(p),
+               pass == 0 ? "Forward time against T, log-log; grey: the document's PyTorch numbers"
+                         : "Forward + backward time against T, log-log");
+  }
+  LinePlot r;
+  for (int pass = 0; pass < passes; ++pass)
+    for (size_t ti = 0; ti < threads.size(); ++ti)
+      r.series.push_back({fmt::format("{} {}t", kPassName[pass], threads[ti]), ts,
+                          column(cells[pass][ti], &Cell::ratio)});
+  r.series.push_back({"document (fwd)", kDocTs, kDocRatio, "#9ca3af", true, true});
+  r.refs = {{RefLine::kHorizontal, 1.0, "equal time"}};
+  r.log_x = r.log_y = true;
+  r.title = "How many times slower the RNN is";
+  r.x_label = "sequence length T";
+  r.y_label = "RNN time / attention time";
+  ctx.figure("ratio", line_plot_svg(r), "RNN / attention: rises, peaks, then falls as T^2 grows");
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   const std::vector<int64_t> lengths = cfg.get_ints("lengths");
   const std::vector<int64_t> thread_counts = cfg.get_ints("threads_list");
-  const int64_t d = cfg.get_int("d");
-  const int reps = static_cast<int>(cfg.get_int("reps"));
-  const bool with_backward = cfg.get_bool("backward");
   if (lengths.size() < 2 || thread_counts.empty())
     throw UsageError(
         "rnn-vs-attention: --lengths needs at least two values and --threads_list one");
-  Generator gen(ctx.seed());
   ScopedThreads restore;  // the CLI's thread count comes back however the run ends
-
-  std::vector<double> ts;
-  for (int64_t t : lengths) ts.push_back(static_cast<double>(t));
   ctx.result("lengths", lengths);
   ctx.result("threads_list", thread_counts);
 
@@ -227,103 +316,13 @@ void run(const Config& cfg, RunContext& ctx) {
         "includes waiting for other processes. RNN and attention are timed in alternation so "
         "both see the same load; the min columns are the least disturbed runs.",
         load_before, cores));
-
-  // cells[pass][thread index][length index]; pass 0 = forward, 1 = forward+backward.
-  std::vector<std::vector<std::vector<Cell>>> cells(2);
-  const char* pass_name[2] = {"fwd", "fwdbwd"};
-  const char* pass_title[2] = {"Forward pass", "Forward + backward"};
-  for (int pass = 0; pass < (with_backward ? 2 : 1); ++pass) {
-    ctx.section(fmt::format("{} (d = {}, batch 1, median of {} runs)", pass_title[pass], d, reps));
-    for (int64_t n : thread_counts) {
-      set_num_threads(static_cast<int>(n));
-      std::vector<Cell> row;
-      Table tab(fmt::format("{}, {} thread{}", pass_title[pass], num_threads(),
-                            num_threads() == 1 ? "" : "s"),
-                {"T", "RNN (ms)", "attention (ms)", "RNN / attention", "RNN min (ms)",
-                 "attention min (ms)", "ratio of mins", "RNN us/step", "attention GFLOP/s"});
-      for (int64_t t : lengths) {
-        Cell c;
-        const std::vector<Timing> tm = time_interleaved(
-            {rnn_work(t, d, pass == 1, gen), attention_work(t, d, pass == 1, gen)}, reps);
-        c.rnn = tm[0];
-        c.attn = tm[1];
-        row.push_back(c);
-        const double tt = static_cast<double>(t), flops = 4 * tt * tt * d + 5 * tt * tt;
-        tab.add_row({std::to_string(t), fixed(c.rnn_ms(), 3), fixed(c.attn_ms(), 3),
-                     fixed(c.ratio(), 1) + "x", fixed(c.rnn.min_s * 1e3, 3),
-                     fixed(c.attn.min_s * 1e3, 3), fixed(c.ratio_of_minima(), 1) + "x",
-                     fixed(c.rnn.median_s * 1e6 / tt, 2),
-                     fixed((pass == 1 ? 3 : 1) * flops / c.attn.median_s / 1e9, 1)});
-      }
-      ctx.table(tab);
-      std::vector<double> rnn, att, ratio, rnn_min, att_min;
-      for (const Cell& c : row) {
-        rnn.push_back(c.rnn_ms());
-        att.push_back(c.attn_ms());
-        ratio.push_back(c.ratio());
-        rnn_min.push_back(c.rnn.min_s * 1e3);
-        att_min.push_back(c.attn.min_s * 1e3);
-      }
-      const std::string key = fmt::format("{}_{}t", pass_name[pass], n);
-      ctx.result("rnn_ms_" + key, rnn);
-      ctx.result("attention_ms_" + key, att);
-      ctx.result("ratio_" + key, ratio);
-      ctx.result("rnn_min_ms_" + key, rnn_min);
-      ctx.result("attention_min_ms_" + key, att_min);
-      cells[pass].push_back(row);
-    }
-  }
+  const Cells cells = timing_part(cfg, ctx);
   ctx.result("load_average_after", load_average());
   ctx.note(
       "Attention GFLOP/s counts 4 T^2 d + 5 T^2 per forward (and three times that for forward + "
       "backward, a rough convention).");
-
-  compare_with_document(cells[0][0], lengths, d, thread_counts[0], ctx);
-
-  // ---- figures ----
-  for (int pass = 0; pass < (with_backward ? 2 : 1); ++pass) {
-    LinePlot p;
-    for (size_t ti = 0; ti < thread_counts.size(); ++ti) {
-      std::vector<double> rnn, att;
-      for (const Cell& c : cells[pass][ti]) {
-        rnn.push_back(c.rnn_ms());
-        att.push_back(c.attn_ms());
-      }
-      const std::string th = fmt::format(" ({}t)", thread_counts[ti]);
-      const bool dashed = ti > 0;
-      p.series.push_back({"RNN (sequential)" + th, ts, rnn, "#3b82f6", dashed, true});
-      p.series.push_back({"self-attention (parallel)" + th, ts, att, "#f59e0b", dashed, true});
-    }
-    if (pass == 0) {
-      std::vector<double> dt(kDocT.begin(), kDocT.end());
-      for (auto& x : dt) x = static_cast<double>(x);
-      p.series.push_back({"document: RNN", dt, kDocRnnMs, "#9ca3af", true, true});
-      p.series.push_back({"document: attention", dt, kDocAttnMs, "#d1d5db", true, true});
-    }
-    p.log_x = p.log_y = true;
-    p.title = fmt::format("{} cost on this CPU (d = {})", pass_title[pass], d);
-    p.x_label = "sequence length T";
-    p.y_label = "ms";
-    ctx.figure(fmt::format("time_{}", pass_name[pass]), line_plot_svg(p),
-               pass == 0 ? "Forward time against T, log-log; grey: the document's PyTorch numbers"
-                         : "Forward + backward time against T, log-log");
-  }
-  LinePlot r;
-  for (int pass = 0; pass < (with_backward ? 2 : 1); ++pass)
-    for (size_t ti = 0; ti < thread_counts.size(); ++ti) {
-      std::vector<double> ys;
-      for (const Cell& c : cells[pass][ti]) ys.push_back(c.ratio());
-      r.series.push_back({fmt::format("{} {}t", pass_name[pass], thread_counts[ti]), ts, ys});
-    }
-  std::vector<double> dt(kDocT.begin(), kDocT.end());
-  for (auto& x : dt) x = static_cast<double>(x);
-  r.series.push_back({"document (fwd)", dt, kDocRatio, "#9ca3af", true, true});
-  r.refs = {{RefLine::kHorizontal, 1.0, "equal time"}};
-  r.log_x = r.log_y = true;
-  r.title = "How many times slower the RNN is";
-  r.x_label = "sequence length T";
-  r.y_label = "RNN time / attention time";
-  ctx.figure("ratio", line_plot_svg(r), "RNN / attention: rises, peaks, then falls as T^2 grows");
+  compare_with_document(cells[0][0], lengths, cfg.get_int("d"), thread_counts[0], ctx);
+  figures_part(cells, cfg, ctx);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/plot.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
 #include "nn/attention/multihead_attention.h"
@@ -109,8 +110,9 @@ double fitted_factor(const std::vector<double>& log_rel, int64_t last) {
 }
 
 struct Probe {
-  int64_t batch, seq_len, hidden, heads;
-  double radius;
+  int64_t batch, seq_len, hidden, heads, seeds;
+  double radius, forget_bias;
+  int64_t fit_max;  // the factor is fitted over distances 1..fit_max
 };
 
 // One seed: input, readout and a fresh model from `gen`; returns the norms by distance.
@@ -132,37 +134,42 @@ std::string sig_or_zero(double v) {
   return v == 0 ? "0 (underflow)" : sig(v, 3);
 }
 
-void run(const Config& cfg, RunContext& ctx) {
-  Probe p{cfg.get_int("batch_size"), cfg.get_int("seq_len"), cfg.get_int("hidden"),
-          cfg.get_int("nhead"), cfg.get_real("radius")};
-  const int64_t seeds = cfg.get_int("seeds");
-  const double forget_bias = cfg.get_real("forget_bias");
-  const int64_t fit_max = std::min<int64_t>(100, p.seq_len - 1);
-  const uint64_t seed = ctx.seed();
+// PyTorch's default recurrent matrix of the tanh RNN, averaged over the seeds as they are drawn.
+struct DefaultInit {
+  double spectral_radius = 0, largest_singular_value = 0, tanh_slope = 0;
+};
+
+struct Model {
+  std::string name, key;
+  std::function<Forward(Generator&)> make;  // a fresh model from a seed's generator
+};
+
+// The probed models: the tanh RNN at PyTorch's init (recording `init` along the way) and
+// rescaled to spectral radius p.radius, GRU, LSTM, LSTM with a raised forget-gate bias, and
+// self-attention. `init` must outlive the models.
+std::vector<Model> probed_models(const Probe& p, DefaultInit& init) {
   const nn::RecurrentOptions ro{
       .input_size = p.hidden, .hidden_size = p.hidden, .batch_first = true};
-
-  // The recurrent matrix of PyTorch's default init, and what the rescaled one looks like.
-  double rho_default = 0, sigma_default = 0, tanh_slope = 0;
-  auto make_rnn = [&](bool rescale) {
-    return [&, rescale](Generator& gen) -> Forward {
+  const auto seeds = static_cast<double>(p.seeds);
+  auto make_rnn = [p, ro, seeds, &init](bool rescale) {
+    return [p, ro, seeds, &init, rescale](Generator& gen) -> Forward {
       auto rnn = std::make_shared<nn::RNN>(ro, gen);
       Var w = rnn->weights(0, 0).w_hh;
       Generator lin(gen.next_u64());
       const double rho = spectral_radius(w.value(), lin);
       if (!rescale) {
-        rho_default += rho / static_cast<double>(seeds);
-        sigma_default += largest_singular_value(w.value(), lin) / static_cast<double>(seeds);
+        init.spectral_radius += rho / seeds;
+        init.largest_singular_value += largest_singular_value(w.value(), lin) / seeds;
       } else {
         const real scale = static_cast<real>(p.radius / rho);
         for (int64_t i = 0; i < w.numel(); ++i) w.value()[i] *= scale;
       }
-      return [rnn, rescale, &tanh_slope, seeds](const Var& xv) {
+      return [rnn, rescale, &init, seeds](const Var& xv) {
         Var y = rnn->forward(xv).y;  // (B,T,H)
         if (!rescale) {              // mean tanh slope 1 - h^2 along the way
           double s = 0;
           for (real h : y.value().to_vector()) s += 1.0 - double(h) * h;
-          tanh_slope += s / static_cast<double>(y.numel()) / static_cast<double>(seeds);
+          init.tanh_slope += s / static_cast<double>(y.numel()) / seeds;
         }
         return y;
       };
@@ -170,8 +177,8 @@ void run(const Config& cfg, RunContext& ctx) {
   };
   // forget_bias: added to the LSTM's forget-gate bias (rows H..2H of b_hh, gate order i,f,g,o);
   // a large one holds the forget gate near 1, the regime of the cell-state "highway".
-  auto make_gated = [&](nn::RecurrentMode mode, double forget_bias) {
-    return [&, mode, forget_bias](Generator& gen) -> Forward {
+  auto make_gated = [p, ro](nn::RecurrentMode mode, double forget_bias) {
+    return [p, ro, mode, forget_bias](Generator& gen) -> Forward {
       auto m = std::make_shared<nn::Recurrent>(mode, ro, gen);
       if (forget_bias != 0) {
         Var b = m->weights(0, 0).b_hh;
@@ -181,75 +188,71 @@ void run(const Config& cfg, RunContext& ctx) {
       return [m](const Var& xv) { return m->forward(xv).y; };
     };
   };
-  auto make_attention = [&](Generator& gen) -> Forward {
+  auto make_attention = [p](Generator& gen) -> Forward {
     auto m = std::make_shared<nn::MultiheadAttention>(p.hidden, p.heads, gen);
     return [m](const Var& xv) { return m->forward(xv, xv, xv).out; };
   };
-  struct Model {
-    std::string name, key;
-    std::function<Forward(Generator&)> make;
-  };
-  const std::vector<Model> models{
-      {"RNN tanh (PyTorch init)", "rnn", make_rnn(false)},
-      {fmt::format("RNN tanh, W_hh scaled to spectral radius {:g}", p.radius), "rnn_scaled",
-       make_rnn(true)},
-      {"GRU", "gru", make_gated(nn::RecurrentMode::kGru, 0)},
-      {"LSTM", "lstm", make_gated(nn::RecurrentMode::kLstm, 0)},
-      {fmt::format("LSTM, forget-gate bias +{:g}", forget_bias), "lstm_forget_bias",
-       make_gated(nn::RecurrentMode::kLstm, forget_bias)},
-      {"self-attention (no positions)", "attention", make_attention}};
+  return {{"RNN tanh (PyTorch init)", "rnn", make_rnn(false)},
+          {fmt::format("RNN tanh, W_hh scaled to spectral radius {:g}", p.radius), "rnn_scaled",
+           make_rnn(true)},
+          {"GRU", "gru", make_gated(nn::RecurrentMode::kGru, 0)},
+          {"LSTM", "lstm", make_gated(nn::RecurrentMode::kLstm, 0)},
+          {fmt::format("LSTM, forget-gate bias +{:g}", p.forget_bias), "lstm_forget_bias",
+           make_gated(nn::RecurrentMode::kLstm, p.forget_bias)},
+          {"self-attention (no positions)", "attention", make_attention}};
+}
 
+// Each model's norms by distance over the seeds, as geometric means (means of the logs).
+std::vector<ModelCurve> measure_curves(const Probe& p,
+                                       const std::vector<Model>& models,
+                                       uint64_t seed) {
   std::vector<ModelCurve> curves;
-  for (size_t m = 0; m < models.size(); ++m) {
-    ModelCurve c{models[m].name, models[m].key, std::vector<double>(p.seq_len, 0.0),
+  for (const Model& model : models) {
+    ModelCurve c{model.name, model.key, std::vector<double>(p.seq_len, 0.0),
                  std::vector<double>(p.seq_len, 0.0)};
-    for (int64_t s = 0; s < seeds; ++s) {
+    for (int64_t s = 0; s < p.seeds; ++s) {
       Generator gen(seed + 1000 * static_cast<uint64_t>(s + 1));
-      const std::vector<double> n = norms_by_distance(p, gen, models[m].make);
+      const std::vector<double> n = norms_by_distance(p, gen, model.make);
       for (int64_t d = 0; d < p.seq_len; ++d) {
         if (n[d] == 0) ++c.underflow;
         const double log_n = n[d] > 0 ? std::log(n[d]) : -std::numeric_limits<double>::infinity();
-        c.log_norm[d] += log_n / static_cast<double>(seeds);
-        c.log_relative[d] += (log_n - std::log(n[0])) / static_cast<double>(seeds);
+        c.log_norm[d] += log_n / static_cast<double>(p.seeds);
+        c.log_relative[d] += (log_n - std::log(n[0])) / static_cast<double>(p.seeds);
       }
     }
-    c.factor = fitted_factor(c.log_relative, fit_max);
+    c.factor = fitted_factor(c.log_relative, p.fit_max);
     curves.push_back(std::move(c));
   }
+  return curves;
+}
 
-  // ---- the table ----
+// The relative norm at a few distances, the fitted factor and when 0.99^100 is passed, per model
+// (table and results), and every distance in gradient_by_distance.csv.
+void table_part(const Probe& p, const std::vector<ModelCurve>& curves, RunContext& ctx) {
   ctx.section("Gradient reaching x_t, relative to the position the loss reads");
   std::vector<std::string> header{"model"};
   for (int64_t d : kDistances) header.push_back(fmt::format("distance {}", d));
-  header.insert(header.end(), {fmt::format("fitted factor per step (d = 1..{})", fit_max),
+  header.insert(header.end(), {fmt::format("fitted factor per step (d = 1..{})", p.fit_max),
                                "steps to fall below 0.366"});
   Table t(fmt::format("||dloss/dx_t|| / ||dloss/dx_(T-1)||, T = {}, H = {}, geometric mean of {} "
                       "seeds (batch {} each)",
-                      p.seq_len, p.hidden, seeds, p.batch),
+                      p.seq_len, p.hidden, p.seeds, p.batch),
           header);
   const double ref100 = std::pow(kDocFactor, 100);
-  for (size_t m = 0; m < curves.size(); ++m) {
-    const ModelCurve& c = curves[m];
+  for (const ModelCurve& c : curves) {
     std::vector<std::string> row{c.name};
-    std::vector<double> at;
-    for (int64_t d : kDistances) {
-      const double v = d < p.seq_len ? c.relative(d) : std::nan("");
-      at.push_back(v);
-      row.push_back(d < p.seq_len ? sig_or_zero(v) : "-");
-    }
+    for (int64_t d : kDistances) row.push_back(d < p.seq_len ? sig_or_zero(c.relative(d)) : "-");
     int64_t below = -1;
     for (int64_t d = 1; d < p.seq_len && below < 0; ++d)
       if (c.relative(d) < ref100) below = d;
     row.push_back(fmt::format("{:.4f}", c.factor));
     row.push_back(below < 0 ? fmt::format("> {}", p.seq_len - 1) : std::to_string(below));
     t.add_row(row);
-    const std::string& key = c.key;
-    for (size_t i = 0; i < kDistances.size(); ++i)
-      if (kDistances[i] < p.seq_len)
-        ctx.result(fmt::format("relative_{}_d{}", key, kDistances[i]), at[i]);
-    ctx.result("factor_" + key, c.factor);
-    ctx.result("steps_below_0366_" + key, below);
-    ctx.result("underflow_" + key, c.underflow);
+    for (int64_t d : kDistances)
+      if (d < p.seq_len) ctx.result(fmt::format("relative_{}_d{}", c.key, d), c.relative(d));
+    ctx.result("factor_" + c.key, c.factor);
+    ctx.result("steps_below_0366_" + c.key, below);
+    ctx.result("underflow_" + c.key, c.underflow);
   }
   // One row per distance: every model's relative and absolute norm (geometric means).
   std::vector<std::string> columns{"distance", "reference_0.99^d"};
@@ -266,27 +269,11 @@ void run(const Config& cfg, RunContext& ctx) {
              sig(std::pow(kDocFactor, 50), 3), sig(ref100, 3), "0.9900", "100"});
   ctx.table(t);
   ctx.result("reference_099_pow_100", ref100);
-  ctx.result("spectral_radius_default", rho_default);
-  ctx.result("largest_singular_value_default", sigma_default);
-  ctx.result("mean_tanh_slope_default", tanh_slope);
-  ctx.note(fmt::format(
-      "PyTorch's default W_hh (U(-1/sqrt(H), 1/sqrt(H)), H = {}) has spectral radius {:.3f} "
-      "(the circular law predicts 1/sqrt(3) = 0.577) and largest singular value {:.3f}; the "
-      "tanh slope 1 - h^2 averages {:.3f} on these inputs. So each step back multiplies the "
-      "gradient by roughly {:.2f}, and the fit gives {:.3f}. Rescaling W_hh to spectral radius "
-      "{:g} leaves only the tanh slopes to shrink it (fitted {:.3f}). Note that the largest "
-      "singular value is above 1 and the gradient still vanishes: a singular value below 1 is "
-      "enough for decay, but not needed; the long-run rate is set by the eigenvalues. Norms of "
-      "exactly 0 (float underflow, below ~1e-45) are left out of the fit and the plot.",
-      p.hidden, rho_default, sigma_default, tanh_slope, rho_default * tanh_slope, curves[0].factor,
-      p.radius, curves[1].factor));
+}
 
-  // ---- the figure ----
-  LinePlot plot;
-  plot.title = "Gradient reaching x_t vs distance to the position the loss reads";
-  plot.x_label = "distance T-1-t";
-  plot.y_label = "relative gradient norm";
-  plot.log_y = true;
+void figure_part(const Probe& p, const std::vector<ModelCurve>& curves, RunContext& ctx) {
+  LinePlot plot = kit::line_plot("Gradient reaching x_t vs distance to the position the loss reads",
+                                 "distance T-1-t", "relative gradient norm", kit::Axes::kLogY);
   std::vector<double> ds(p.seq_len), ref(p.seq_len);
   for (int64_t d = 0; d < p.seq_len; ++d) ds[d] = d, ref[d] = std::pow(kDocFactor, d);
   for (const ModelCurve& c : curves) {
@@ -295,13 +282,18 @@ void run(const Config& cfg, RunContext& ctx) {
     plot.series.push_back({c.name, ds, y, "", false, false});
   }
   plot.series.push_back({"0.99^distance (the text)", ds, ref, "#000000", true, false});
-  plot.refs = {{RefLine::kHorizontal, ref100, "0.99^100 = 0.366"},
+  plot.refs = {{RefLine::kHorizontal, std::pow(kDocFactor, 100), "0.99^100 = 0.366"},
                {RefLine::kVertical, 100, "distance 100"}};
   ctx.figure("gradient_vs_distance", line_plot_svg(plot),
              "Untrained models: the tanh RNN loses its gradient within a few steps; the gates keep "
              "more; attention does not decay with distance");
+}
 
-  // ---- the documents beside ours ----
+// The two rows that need a word (attention, the opened LSTM), and the documents beside ours.
+void compare_with_document(const Probe& p,
+                           const std::vector<ModelCurve>& curves,
+                           const DefaultInit& init,
+                           RunContext& ctx) {
   const ModelCurve &rnn = curves[0], &gru = curves[2], &lstm = curves[3];
   const ModelCurve &lstm_open = curves[4], &att = curves[5];
   auto ratio = [&](const ModelCurve& c) {  // what is left at distance 100 of distance 1's norm
@@ -321,15 +313,16 @@ void run(const Config& cfg, RunContext& ctx) {
       "is still small and tanh unsaturated early in the sequence). That is the regime the "
       "text's 0.99 per step describes; an untrained cell with PyTorch's init is not in it (forget "
       "gate near 0.5, fitted factor {:.3f}).",
-      ratio(att), forget_bias, forget_bias, 1.0 / (1.0 + std::exp(-forget_bias)), ratio(lstm_open),
-      lstm.factor));
+      ratio(att), p.forget_bias, p.forget_bias, 1.0 / (1.0 + std::exp(-p.forget_bias)),
+      ratio(lstm_open), lstm.factor));
+  const double ref100 = std::pow(kDocFactor, 100);
   DocumentComparison cmp("001 / 000 §1.1 vs ours");
   cmp.add("0.99^100", kDocAfter100, ref100, 0.005, "the text rounds 0.366 to 0.37");
   cmp.add("per-step factor of an untrained tanh RNN", kDocFactor, rnn.factor, 0.01,
           fmt::format("0.99 is an illustration, not a measurement: with PyTorch's init the "
                       "spectral radius of W_hh is {:.2f} and the tanh slope averages {:.2f}, so "
                       "the gradient roughly halves at every step",
-                      rho_default, tanh_slope),
+                      init.spectral_radius, init.tanh_slope),
           3);
   if (p.seq_len > 100)
     cmp.add("gradient left after 100 steps, untrained tanh RNN", ref100, rnn.relative(100), 0.05,
@@ -341,6 +334,33 @@ void run(const Config& cfg, RunContext& ctx) {
                 std::fabs(std::log(att.factor)) < 0.005 ? "True" : "False",
                 "fitted per-step factor within 0.5% of 1");
   ctx.compare(cmp);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const int64_t seq_len = cfg.get_int("seq_len");
+  const Probe p{cfg.get_int("batch_size"),   seq_len,
+                cfg.get_int("hidden"),       cfg.get_int("nhead"),
+                cfg.get_int("seeds"),        cfg.get_real("radius"),
+                cfg.get_real("forget_bias"), std::min<int64_t>(100, seq_len - 1)};
+  DefaultInit init;
+  const std::vector<ModelCurve> curves = measure_curves(p, probed_models(p, init), ctx.seed());
+  table_part(p, curves, ctx);
+  ctx.result("spectral_radius_default", init.spectral_radius);
+  ctx.result("largest_singular_value_default", init.largest_singular_value);
+  ctx.result("mean_tanh_slope_default", init.tanh_slope);
+  ctx.note(fmt::format(
+      "PyTorch's default W_hh (U(-1/sqrt(H), 1/sqrt(H)), H = {}) has spectral radius {:.3f} "
+      "(the circular law predicts 1/sqrt(3) = 0.577) and largest singular value {:.3f}; the "
+      "tanh slope 1 - h^2 averages {:.3f} on these inputs. So each step back multiplies the "
+      "gradient by roughly {:.2f}, and the fit gives {:.3f}. Rescaling W_hh to spectral radius "
+      "{:g} leaves only the tanh slopes to shrink it (fitted {:.3f}). Note that the largest "
+      "singular value is above 1 and the gradient still vanishes: a singular value below 1 is "
+      "enough for decay, but not needed; the long-run rate is set by the eigenvalues. Norms of "
+      "exactly 0 (float underflow, below ~1e-45) are left out of the fit and the plot.",
+      p.hidden, init.spectral_radius, init.largest_singular_value, init.tanh_slope,
+      init.spectral_radius * init.tanh_slope, curves[0].factor, p.radius, curves[1].factor));
+  figure_part(p, curves, ctx);
+  compare_with_document(p, curves, init, ctx);
 }
 
 }  // namespace

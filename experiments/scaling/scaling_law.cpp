@@ -15,12 +15,7 @@
 //                                et al. count them: embeddings and output layer left out);
 //   L(D) = b D^(-beta) + c_D     on the largest model's curve after the warm-up;
 //   N_opt(C) ~ C^a               from IsoFLOP profiles (experiments/common/compute_frontier.h).
-// The fits are nonlinear least squares by variable projection (experiments/common/
-// power_law_fit.h). Their 95% intervals are percentile bootstraps: a replicate redraws the
-// groups of held-out windows (--groups blocks of consecutive windows, the same draw for every
-// size so the comparison between sizes stays paired) and, for each size, its seeds, both with
-// replacement, and refits. With one seed the interval holds the evaluation noise only, not the
-// run-to-run noise of training; more --seeds widen it honestly.
+// The fits and their bootstrap intervals: scaling_fits.h.
 //
 // Why the numbers will not be Kaplan's: the corpus is a small grammar whose next character is
 // often certain, so the floor c is a large part of every loss and the reducible part L - c is
@@ -35,14 +30,11 @@
 #include <set>
 
 #include "autograd/error.h"
-#include "experiments/common/compute_frontier.h"
-#include "experiments/common/loglog.h"
-#include "experiments/common/power_law_fit.h"
-#include "experiments/common/scaling_run.h"
 #include "experiments/experiment.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
+#include "experiments/scaling/scaling_fits.h"
 #include "train/progress.h"
 #include "train/run/task_setup.h"
 
@@ -56,7 +48,6 @@ namespace {
 // N_opt ~ C^0.5 (Hoffmann et al. 2022 estimate about 0.5).
 constexpr double kKaplanAlphaN = 0.076;
 constexpr double kKaplanAlphaD = 0.095;
-constexpr double kProportionalExponent = 0.5;
 
 struct Size {
   int64_t d_model = 0, layers = 0;
@@ -134,95 +125,6 @@ size_t common_checkpoint(const Config& cfg) {
 }
 
 // runs[i][k]: size i (sorted by non-embedding parameters), seed k.
-using Runs = std::vector<std::vector<ScalingCurve>>;
-
-// One bootstrap draw: groups of held-out windows (shared by every size) and, per size, seeds.
-struct Draw {
-  std::vector<size_t> groups;
-  std::vector<std::vector<size_t>> seeds;
-};
-
-Draw make_draw(const Runs& runs, Generator* gen) {
-  Draw d;
-  const size_t groups = runs.front().front().group_loss.front().size();
-  for (size_t g = 0; g < groups; ++g)
-    d.groups.push_back(gen ? static_cast<size_t>(gen->randint(static_cast<int64_t>(groups))) : g);
-  for (const auto& size : runs) {
-    std::vector<size_t> s;
-    for (size_t k = 0; k < size.size(); ++k)
-      s.push_back(gen ? static_cast<size_t>(gen->randint(static_cast<int64_t>(size.size()))) : k);
-    d.seeds.push_back(s);
-  }
-  return d;
-}
-
-// Size i's held-out loss at checkpoint j under a draw: the mean over the drawn seeds of the mean
-// over the drawn groups.
-double drawn_loss(const Runs& runs, const Draw& d, size_t i, size_t j) {
-  double total = 0;
-  for (size_t k : d.seeds[i])
-    for (size_t g : d.groups) total += runs[i][k].group_loss[j][g];
-  return total / static_cast<double>(d.seeds[i].size() * d.groups.size());
-}
-
-double nonemb(const Runs& runs, size_t i) {
-  return static_cast<double>(runs[i].front().non_embedding_params);
-}
-
-// The seed-mean loss curve of every size, under a draw, for the IsoFLOP profiles.
-std::vector<LossCurve> loss_curves(const Runs& runs, const Draw& d) {
-  std::vector<LossCurve> out;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    LossCurve c{nonemb(runs, i), {}, {}};
-    for (size_t j = 0; j < runs[i].front().tokens.size(); ++j) {
-      c.tokens.push_back(static_cast<double>(runs[i].front().tokens[j]));
-      c.loss.push_back(drawn_loss(runs, d, i, j));
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
-// Budgets from the smallest C any curve reaches at its first checkpoint to the largest at its
-// last, equally spaced in log.
-std::vector<double> budgets(const std::vector<LossCurve>& curves, int n) {
-  double lo = INFINITY, hi = 0;
-  for (const auto& c : curves) {
-    lo = std::min(lo, 6 * c.params * c.tokens.front());
-    hi = std::max(hi, 6 * c.params * c.tokens.back());
-  }
-  return log_spaced(lo, hi, n);
-}
-
-// Slope of log N_opt against log C over the budgets with an interior optimum (NaN if < 2).
-double frontier_slope(const std::vector<IsoFlop>& profiles) {
-  std::vector<double> cs, ns;
-  for (const auto& p : profiles)
-    if (p.interior) cs.push_back(p.compute), ns.push_back(p.n_opt);
-  return cs.size() >= 2 ? log_log_slope(cs, ns) : NAN;
-}
-
-std::string yes(bool b) {
-  return b ? "yes" : "no";
-}
-
-std::string interval_text(const Interval& i, int precision = 3) {
-  return fmt::format("[{:.{}f}, {:.{}f}]", i.lo, precision, i.hi, precision);
-}
-
-nlohmann::ordered_json fit_json(const BootstrapFit& b) {
-  return {{"a", b.fit.a},
-          {"exponent", b.fit.alpha},
-          {"exponent_lo", b.alpha.lo},
-          {"exponent_hi", b.alpha.hi},
-          {"floor", b.fit.c},
-          {"floor_lo", b.c.lo},
-          {"floor_hi", b.c.hi},
-          {"floor_clamped_at_zero", b.fit.c_clamped},
-          {"rms_residual", b.fit.rms},
-          {"r_squared", b.r_squared}};
-}
-
 // ---- training ----------------------------------------------------------------------------------
 
 Runs train_all(const Config& cfg, uint64_t seed0, RunContext& ctx) {
@@ -261,324 +163,16 @@ Runs train_all(const Config& cfg, uint64_t seed0, RunContext& ctx) {
   return runs;
 }
 
-void report_sizes(const Runs& runs, const Config& cfg, RunContext& ctx) {
-  Table t(fmt::format("Every size after {} steps, the token budget they share (loss: held-out "
-                      "nats per character, mean over seeds)",
-                      cfg.get_int("steps")),
-          {"d_model", "layers", "heads", "N (non-embedding)", "all parameters", "tokens",
-           "held-out loss", "seed spread", "trained on to (tokens)", "seconds per run"});
-  nlohmann::ordered_json js = nlohmann::ordered_json::array();
-  const Draw all = make_draw(runs, nullptr);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const ScalingCurve& c = runs[i].front();
-    const size_t last = common_checkpoint(cfg);
-    double lo = INFINITY, hi = -INFINITY, secs = 0;
-    std::vector<double> per_seed;
-    for (const auto& r : runs[i]) {
-      lo = std::min(lo, r.loss(last)), hi = std::max(hi, r.loss(last));
-      secs += r.seconds / static_cast<double>(runs[i].size());
-      per_seed.push_back(r.loss(last));
-    }
-    const double loss = drawn_loss(runs, all, i, last);
-    t.add_row({std::to_string(c.d_model), std::to_string(c.layers),
-               std::to_string(c.d_model / cfg.get_int("head_dim")),
-               std::to_string(c.non_embedding_params), std::to_string(c.params),
-               std::to_string(c.tokens[last]), fixed(loss, 4),
-               runs[i].size() > 1 ? fixed(hi - lo, 4) : "-", std::to_string(c.tokens.back()),
-               fixed(secs, 1)});
-    js.push_back({{"d_model", c.d_model},
-                  {"layers", c.layers},
-                  {"params", c.params},
-                  {"non_embedding_params", c.non_embedding_params},
-                  {"tokens", c.tokens[last]},
-                  {"trained_tokens", c.tokens.back()},
-                  {"final_loss", loss},
-                  {"final_loss_per_seed", per_seed},
-                  {"seconds_per_run", secs}});
-  }
-  ctx.table(t);
-  ctx.result("sizes", js);
-}
-
-// ---- loss against size --------------------------------------------------------------------------
-
-BootstrapFit fit_size_law(const Runs& runs, const Config& cfg, Generator& gen, RunContext& ctx) {
-  std::vector<double> n;
-  for (size_t i = 0; i < runs.size(); ++i) n.push_back(nonemb(runs, i));
-  const size_t last = common_checkpoint(cfg);
-  const BootstrapFit b = bootstrap_power_law(
-      n,
-      [&](Generator* g) {
-        const Draw d = make_draw(runs, g);
-        std::vector<double> y;
-        for (size_t i = 0; i < runs.size(); ++i) y.push_back(drawn_loss(runs, d, i, last));
-        return y;
-      },
-      cfg.get_int("bootstrap"), gen);
-  const std::vector<double> y = [&] {
-    const Draw d = make_draw(runs, nullptr);
-    std::vector<double> v;
-    for (size_t i = 0; i < runs.size(); ++i) v.push_back(drawn_loss(runs, d, i, last));
-    return v;
-  }();
-  ctx.note(fmt::format(
-      "Fit L(N) = a N^(-alpha) + c over {} sizes: alpha = {:.3f} (95% bootstrap interval {}), "
-      "floor c = {:.3f} nats (interval {}), R^2 = {:.4f}, rms residual {:.4f} nats. The floor is "
-      "{:.0f}% of the smallest model's loss ({:.3f}) and {:.0f}% of the largest's ({:.3f}).{} "
-      "The interval holds {}; it does not widen for the misfit of the 3-number law itself "
-      "(the rms residual).",
-      runs.size(), b.fit.alpha, interval_text(b.alpha), b.fit.c, interval_text(b.c), b.r_squared,
-      b.fit.rms, 100 * b.fit.c / y.front(), y.front(), 100 * b.fit.c / y.back(), y.back(),
-      b.fit.c_clamped ? " The best free floor was negative, so c is held at 0: at this token "
-                        "budget the losses show no floor yet."
-                      : "",
-      cfg.get_int("seeds") > 1 ? "evaluation and seed noise" : "evaluation noise only"));
-  LinePlot p;
-  p.title = "Held-out loss against model size";
-  p.x_label = "non-embedding parameters N";
-  p.y_label = "held-out loss (nats per character)";
-  p.log_x = p.log_y = true;
-  Series fit{"fit a N^-alpha + c", {}, {}, "", true, false};
-  for (double x : log_spaced(n.front(), n.back(), 60)) {
-    fit.x.push_back(x);
-    fit.y.push_back(b.fit.at(x));
-  }
-  p.series = {{"measured (mean over seeds)", n, y}, fit};
-  p.refs = {{RefLine::kHorizontal, b.fit.c, "floor c"}};
-  ctx.figure("loss_vs_params", line_plot_svg(p),
-             fmt::format("Final held-out loss of every size with the fitted law (alpha {:.3f}, "
-                         "c {:.3f}). On log axes the curve flattens towards the floor c.",
-                         b.fit.alpha, b.fit.c));
-  LinePlot q;
-  q.title = "Reducible loss L - c against model size";
-  q.x_label = "non-embedding parameters N";
-  q.y_label = "L - c (nats per character)";
-  q.log_x = q.log_y = true;
-  Series line{"a N^-alpha", {}, {}, "", true, false}, pts{"measured L - c", n, {}};
-  for (double v : y) pts.y.push_back(v - b.fit.c);
-  for (double x : log_spaced(n.front(), n.back(), 60)) {
-    line.x.push_back(x);
-    line.y.push_back(b.fit.at(x) - b.fit.c);
-  }
-  q.series = {pts, line};
-  ctx.figure("reducible_loss_vs_params", line_plot_svg(q),
-             fmt::format("With the fitted floor removed the law is a straight line of slope "
-                         "-alpha = {:.3f} on log axes; points off the line are what the 3-number "
-                         "law does not capture.",
-                         -b.fit.alpha));
-  ctx.result("fit_params", fit_json(b));
-  ctx.result("alpha_n", b.fit.alpha);
-  ctx.result("alpha_n_lo", b.alpha.lo);
-  ctx.result("alpha_n_hi", b.alpha.hi);
-  ctx.result("floor_n", b.fit.c);
-  ctx.result("loss_smallest", y.front());
-  ctx.result("loss_largest", y.back());
-  return b;
-}
-
-// ---- loss against tokens ------------------------------------------------------------------------
-
-BootstrapFit fit_data_law(const Runs& runs, const Config& cfg, Generator& gen, RunContext& ctx) {
-  const size_t big = runs.size() - 1;
-  const ScalingCurve& c = runs[big].front();
-  // The points after twice the warm-up: before that the learning rate is still rising.
-  std::vector<size_t> use;
-  std::vector<double> d;
-  for (size_t j = 0; j < c.steps.size(); ++j)
-    if (c.steps[j] >= 2 * cfg.get_int("warmup")) {
-      use.push_back(j);
-      d.push_back(static_cast<double>(c.tokens[j]));
-    }
-  if (use.size() < 4)
-    throw Error(fmt::format(
-        "scaling-law: only {} evaluations after step {} (twice --warmup) to fit L(D); raise "
-        "--eval_points or --steps",
-        use.size(), 2 * cfg.get_int("warmup")));
-  auto ys = [&](Generator* g) {
-    const Draw dr = make_draw(runs, g);
-    std::vector<double> y;
-    for (size_t j : use) y.push_back(drawn_loss(runs, dr, big, j));
-    return y;
-  };
-  const BootstrapFit b = bootstrap_power_law(d, ys, cfg.get_int("bootstrap"), gen);
-  const double epochs = static_cast<double>(c.tokens.back()) / static_cast<double>(c.train_chars);
-  ctx.note(fmt::format(
-      "Fit L(D) = b D^(-beta) + c_D on the largest model (d_model {}, {} layers, N = {}) from "
-      "step {} to {}: beta = {:.3f} (95% bootstrap interval {}), c_D = {:.3f} {}, R^2 = {:.4f}. "
-      "D counts tokens processed; {} tokens are {:.1f} passes over the {}-character training "
-      "text (about), so this is a training curve, not a larger dataset.",
-      c.d_model, c.layers, c.non_embedding_params, c.steps[use.front()], c.steps.back(),
-      b.fit.alpha, interval_text(b.alpha), b.fit.c, interval_text(b.c), b.r_squared,
-      c.tokens.back(), epochs, c.train_chars));
-  LinePlot p;
-  p.title = "Held-out loss against training tokens, every size";
-  p.x_label = "training tokens processed D";
-  p.y_label = "held-out loss (nats per character)";
-  p.log_x = p.log_y = true;
-  const Draw all = make_draw(runs, nullptr);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    Series s{fmt::format("N = {}", runs[i].front().non_embedding_params), {}, {}, "", false, false};
-    for (size_t j = 0; j < runs[i].front().tokens.size(); ++j) {
-      s.x.push_back(static_cast<double>(runs[i].front().tokens[j]));
-      s.y.push_back(drawn_loss(runs, all, i, j));
-    }
-    p.series.push_back(s);
-  }
-  Series fit{"fit b D^-beta + c_D (largest)", {}, {}, "#000000", true, false};
-  for (double x : log_spaced(d.front(), d.back(), 60)) {
-    fit.x.push_back(x);
-    fit.y.push_back(b.fit.at(x));
-  }
-  p.series.push_back(fit);
-  ctx.figure("loss_vs_tokens", line_plot_svg(p),
-             fmt::format("Each size's held-out loss as training goes on; dashed: the law fitted "
-                         "to the largest model (beta {:.3f}, c_D {:.3f}).",
-                         b.fit.alpha, b.fit.c));
-  ctx.result("fit_tokens", fit_json(b));
-  ctx.result("alpha_d", b.fit.alpha);
-  ctx.result("alpha_d_lo", b.alpha.lo);
-  ctx.result("alpha_d_hi", b.alpha.hi);
-  ctx.result("floor_d", b.fit.c);
-  return b;
-}
-
-// ---- the compute frontier -----------------------------------------------------------------------
-
-struct Frontier {
-  double slope = NAN;
-  Interval interval{NAN, NAN};
-  int64_t interior = 0, budgets = 0;
-  int64_t smallest_best = 0, largest_best = 0;  // budgets whose best size is at that end
-};
-
-Frontier compute_frontier(const Runs& runs, const Config& cfg, Generator& gen, RunContext& ctx) {
-  Frontier f;
-  const std::vector<LossCurve> curves = loss_curves(runs, make_draw(runs, nullptr));
-  for (size_t i = 1; i < curves.size(); ++i)
-    if (curves[i].params == curves[i - 1].params) {
-      ctx.note(
-          "Two sizes have the same N, so no IsoFLOP profile is read; give sizes of "
-          "different 12 x layers x d_model^2.");
-      return f;
-    }
-  const std::vector<double> cs = budgets(curves, static_cast<int>(cfg.get_int("budgets")));
-  const std::vector<IsoFlop> profiles = iso_flop_profiles(curves, cs);
-  f.slope = frontier_slope(profiles);
-  f.budgets = static_cast<int64_t>(profiles.size());
-  Table t("Compute budgets C = 6 N D: the size with the lowest held-out loss",
-          {"C (FLOPs)", "sizes that reach it", "best N", "its D", "its loss", "N_opt (parabola)",
-           "D_opt = C / 6 N_opt", "D_opt / N_opt"});
-  LinePlot iso;
-  iso.title = "IsoFLOP profiles: loss against size at a fixed compute budget";
-  iso.x_label = "non-embedding parameters N";
-  iso.y_label = "held-out loss (nats per character)";
-  iso.log_x = true;
-  std::vector<double> opt_c, opt_n;
-  nlohmann::ordered_json js = nlohmann::ordered_json::array();
-  for (const auto& p : profiles) {
-    const auto& b = p.points[p.best];
-    Series s{fmt::format("C = {:.2g}", p.compute), {}, {}, "", !p.interior, true};
-    for (const auto& pt : p.points) s.x.push_back(pt.params), s.y.push_back(pt.loss);
-    iso.series.push_back(s);
-    const double d_opt = p.interior ? p.compute / (6 * p.n_opt) : NAN;
-    t.add_row({fmt::format("{:.3g}", p.compute), std::to_string(p.points.size()),
-               fmt::format("{:.0f}", b.params), fmt::format("{:.0f}", b.tokens), fixed(b.loss, 4),
-               p.interior ? fmt::format("{:.0f}", p.n_opt) : "at the edge",
-               p.interior ? fmt::format("{:.0f}", d_opt) : "-",
-               p.interior ? fmt::format("{:.1f}", d_opt / p.n_opt) : "-"});
-    if (!p.interior) ++(p.best == 0 ? f.smallest_best : f.largest_best);
-    if (p.interior) {
-      ++f.interior;
-      opt_c.push_back(p.compute);
-      opt_n.push_back(p.n_opt);
-    }
-    js.push_back({{"compute", p.compute},
-                  {"sizes", p.points.size()},
-                  {"best_params", b.params},
-                  {"best_tokens", b.tokens},
-                  {"best_loss", b.loss},
-                  {"interior", p.interior},
-                  {"n_opt", finite_or_null(p.n_opt)}});
-  }
-  ctx.table(t);
-  ctx.figure("isoflop", line_plot_svg(iso),
-             "Each curve is one budget C: the loss every size reaches after D = C / 6N tokens. "
-             "Its lowest point is the compute-optimal size; dashed curves have it at an end "
-             "(the optimum may lie outside the sizes trained).");
-  // The interval: the same bootstrap draws as the fits, each giving its own profiles.
-  std::vector<double> slopes;
-  for (int64_t r = 0; r < cfg.get_int("bootstrap"); ++r) {
-    const double s =
-        frontier_slope(iso_flop_profiles(loss_curves(runs, make_draw(runs, &gen)), cs));
-    if (std::isfinite(s)) slopes.push_back(s);
-  }
-  if (!slopes.empty()) f.interval = percentile_interval(slopes);
-  if (opt_c.size() >= 2) {
-    LinePlot p;
-    p.title = "Compute-optimal size against compute";
-    p.x_label = "compute C = 6 N D (FLOPs)";
-    p.y_label = "N_opt (non-embedding parameters)";
-    p.log_x = p.log_y = true;
-    Series fitted{fmt::format("fitted slope {:.2f}", f.slope), {}, {}, "", true, false};
-    Series half{"slope 0.5 (N and D in proportion)", {}, {}, "#888888", true, false};
-    // Both lines through the geometric mean of the measured points.
-    double mx = 0, my = 0;
-    for (size_t i = 0; i < opt_c.size(); ++i)
-      mx += std::log(opt_c[i]) / opt_c.size(), my += std::log(opt_n[i]) / opt_c.size();
-    for (double c : {opt_c.front(), opt_c.back()}) {
-      fitted.x.push_back(c);
-      fitted.y.push_back(std::exp(my + f.slope * (std::log(c) - mx)));
-      half.x.push_back(c);
-      half.y.push_back(std::exp(my + kProportionalExponent * (std::log(c) - mx)));
-    }
-    p.series = {{"N_opt from the IsoFLOP parabola", opt_c, opt_n}, fitted, half};
-    ctx.figure("frontier", line_plot_svg(p),
-               fmt::format("N_opt ~ C^a with a = {:.2f} (95% bootstrap interval {}, over {} of "
-                           "{} replicates with an interior optimum at two budgets or more).",
-                           f.slope, interval_text(f.interval, 2), slopes.size(),
-                           cfg.get_int("bootstrap")));
-  }
-  ctx.note(fmt::format(
-      "{} of {} budgets have their best size inside the trained range; over those, N_opt grows "
-      "as C^{:.2f} (95% bootstrap interval {}).",
-      f.interior, f.budgets, f.slope, interval_text(f.interval, 2)));
-  ctx.result("frontier", js);
-  ctx.result("frontier_slope", finite_or_null(f.slope));
-  ctx.result("frontier_slope_lo", finite_or_null(f.interval.lo));
-  ctx.result("frontier_slope_hi", finite_or_null(f.interval.hi));
-  ctx.result("frontier_interior_budgets", f.interior);
-  return f;
-}
-
 // ---- the run ------------------------------------------------------------------------------------
 
-void run(const Config& cfg, RunContext& ctx) {
-  const uint64_t seed0 = ctx.seed();
-  ctx.section("Training every size");
-  std::vector<int64_t> own_steps;
-  for (const Size& s : sizes_of(cfg)) own_steps.push_back(steps_of(cfg, s, sizes_of(cfg)));
-  ctx.note(fmt::format(
-      "{} sizes x {} seeds. Every size trains {} steps of {} windows of {} characters ({} "
-      "tokens: the budget of the loss-against-size fit); the smaller ones go on (steps by size: "
-      "{}) for the compute frontier. Learning rate {:g} after a {}-step linear warm-up, then "
-      "constant; held-out loss at steps {} (up to each run's last step).",
-      sizes_of(cfg).size(), cfg.get_int("seeds"), cfg.get_int("steps"), cfg.get_int("batch_size"),
-      cfg.get_int("block_len"),
-      cfg.get_int("steps") * cfg.get_int("batch_size") * cfg.get_int("block_len"),
-      fmt::join(own_steps, ", "), cfg.get_real("lr"), cfg.get_int("warmup"),
-      fmt::join(eval_grid(cfg), ", ")));
-  const Runs runs = train_all(cfg, seed0, ctx);
-  report_sizes(runs, cfg, ctx);
-  ctx.result("heldout_groups", static_cast<int64_t>(runs.front().front().group_loss[0].size()));
-
-  Generator gen(seed0 * 7919 + 17);
-  ctx.section("Loss against model size");
-  const BootstrapFit fn = fit_size_law(runs, cfg, gen, ctx);
-  ctx.section("Loss against training tokens");
-  const BootstrapFit fd = fit_data_law(runs, cfg, gen, ctx);
-  ctx.section("Compute-optimal size");
-  const Frontier fr = compute_frontier(runs, cfg, gen, ctx);
-
+// 003's claims (power laws in N and D, the compute-optimal exponent) and the literature's
+// exponents beside the fits.
+void compare_with_document(const Runs& runs,
+                           const BootstrapFit& fn,
+                           const BootstrapFit& fd,
+                           const Frontier& fr,
+                           const Config& cfg,
+                           RunContext& ctx) {
   const double n_lo = nonemb(runs, 0), n_hi = nonemb(runs, runs.size() - 1);
   DocumentComparison cmp(fmt::format(
       "003 (GPT; Scaling laws and emergent abilities) vs ours: {} sizes, N = {:.0f} to {:.0f} "
@@ -598,13 +192,14 @@ void run(const Config& cfg, RunContext& ctx) {
   }
   ctx.result("fit_params_worst_point",
              {{"non_embedding_params", worst_n}, {"loss", worst_loss}, {"residual", worst_res}});
-  cmp.add_exact("loss falls as a power law in model size N (003)", "yes", yes(power_law(fn)),
+  cmp.add_exact("loss falls as a power law in model size N (003)", "yes",
+                power_law(fn) ? "yes" : "no",
                 fmt::format("alpha {:.3f}, interval {}, R^2 {:.3f} (yes: interval above 0 and "
                             "R^2 >= 0.9); the law misses most at N = {:.0f}: loss {:.3f}, "
                             "{:+.3f} from the fit",
                             fn.fit.alpha, interval_text(fn.alpha), fn.r_squared, worst_n,
                             worst_loss, worst_res));
-  cmp.add_exact("loss falls as a power law in tokens D (003)", "yes", yes(power_law(fd)),
+  cmp.add_exact("loss falls as a power law in tokens D (003)", "yes", power_law(fd) ? "yes" : "no",
                 fmt::format("beta {:.3f}, interval {}, R^2 {:.3f}", fd.fit.alpha,
                             interval_text(fd.alpha), fd.r_squared));
   cmp.add(
@@ -643,6 +238,88 @@ void run(const Config& cfg, RunContext& ctx) {
       static_cast<double>(big.tokens.back()) / static_cast<double>(big.train_chars),
       big.train_chars));
   ctx.compare(cmp);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const uint64_t seed0 = ctx.seed();
+  ctx.section("Training every size");
+  std::vector<int64_t> own_steps;
+  for (const Size& s : sizes_of(cfg)) own_steps.push_back(steps_of(cfg, s, sizes_of(cfg)));
+  ctx.note(fmt::format(
+      "{} sizes x {} seeds. Every size trains {} steps of {} windows of {} characters ({} "
+      "tokens: the budget of the loss-against-size fit); the smaller ones go on (steps by size: "
+      "{}) for the compute frontier. Learning rate {:g} after a {}-step linear warm-up, then "
+      "constant; held-out loss at steps {} (up to each run's last step).",
+      sizes_of(cfg).size(), cfg.get_int("seeds"), cfg.get_int("steps"), cfg.get_int("batch_size"),
+      cfg.get_int("block_len"),
+      cfg.get_int("steps") * cfg.get_int("batch_size") * cfg.get_int("block_len"),
+      fmt::join(own_steps, ", "), cfg.get_real("lr"), cfg.get_int("warmup"),
+      fmt::join(eval_grid(cfg), ", ")));
+  const Runs runs = train_all(cfg, seed0, ctx);
+  report_sizes(runs, common_checkpoint(cfg), cfg, ctx);
+  ctx.result("heldout_groups", static_cast<int64_t>(runs.front().front().group_loss[0].size()));
+
+  Generator gen(seed0 * 7919 + 17);
+  ctx.section("Loss against model size");
+  const BootstrapFit fn = fit_size_law(runs, common_checkpoint(cfg), cfg, gen, ctx);
+  ctx.section("Loss against training tokens");
+  const BootstrapFit fd = fit_data_law(runs, cfg, gen, ctx);
+  ctx.section("Compute-optimal size");
+  const Frontier fr = compute_frontier(runs, cfg, gen, ctx);
+
+  compare_with_document(runs, fn, fd, fr, cfg, ctx);
+}
+
+// Bad settings are rejected before the first model trains.
+void check(const Config& c) {
+  const auto d = c.get_ints("d_models"), l = c.get_ints("layers");
+  if (d.size() != l.size())
+    throw UsageError(
+        fmt::format("scaling-law: --d_models has {} sizes but --layers has {}; "
+                    "give one layer count per width",
+                    d.size(), l.size()));
+  if (d.size() < 4)
+    throw UsageError(
+        fmt::format("scaling-law: --d_models gives {} sizes; the law has 3 "
+                    "numbers, so fit at least 4 sizes",
+                    d.size()));
+  const int64_t hd = c.get_int("head_dim");
+  for (int64_t w : d)
+    if (w % hd != 0)
+      throw UsageError(fmt::format(
+          "scaling-law: --head_dim {} must divide every width in --d_models (not {})", hd, w));
+  if (c.get_int("warmup") < 1)
+    throw UsageError(
+        "scaling-law: --warmup must be at least 1: the evaluations are log-spaced from the end "
+        "of the warm-up");
+  if (c.get_int("warmup") * 2 >= c.get_int("steps"))
+    throw UsageError(fmt::format(
+        "scaling-law: --steps {} must be more than twice --warmup {} (the loss-against-tokens "
+        "fit starts after twice the warm-up)",
+        c.get_int("steps"), c.get_int("warmup")));
+  if (c.get_int("groups") > c.get_int("eval_size"))
+    throw UsageError(fmt::format("scaling-law: --groups {} cannot exceed --eval_size {}",
+                                 c.get_int("groups"), c.get_int("eval_size")));
+  for (size_t i = 0; i < d.size(); ++i)
+    train::validate_train_config(run_config(c, {d[i], l[i]}, 0));
+  const auto grid = eval_grid(c);
+  const auto fit_points = std::count_if(grid.begin(), grid.end(), [&](int64_t g) {
+    return g >= 2 * c.get_int("warmup") && g <= c.get_int("steps");
+  });
+  if (fit_points < 4)
+    throw UsageError(fmt::format(
+        "scaling-law: only {} of the --eval_points {} evaluations fall between step {} (twice "
+        "--warmup) and --steps {}; the loss-against-tokens fit needs 4: raise --eval_points "
+        "or --steps",
+        fit_points, c.get_int("eval_points"), 2 * c.get_int("warmup"), c.get_int("steps")));
+  // The held-out windows the validation text holds (fewer than --eval_size when the windows
+  // are long) must fill every group.
+  const auto windows = train::make_task_setup(run_config(c, {d[0], l[0]}, 0)).heldout_set.size();
+  if (static_cast<int64_t>(windows) < c.get_int("groups"))
+    throw UsageError(
+        fmt::format("scaling-law: the held-out text holds {} windows of --block_len {}, fewer than "
+                    "--groups {}; lower --groups or --block_len",
+                    windows, c.get_int("block_len"), c.get_int("groups")));
 }
 
 }  // namespace
@@ -684,56 +361,7 @@ Experiment scaling_law() {
              {"layers", "1,1,1,2,2"},       {"steps", "240"}, {"warmup", "20"},
              {"eval_size", "128"},          {"groups", "8"},  {"eval_points", "8"},
              {"bootstrap", "100"}};
-  e.check = [](const Config& c) {
-    const auto d = c.get_ints("d_models"), l = c.get_ints("layers");
-    if (d.size() != l.size())
-      throw UsageError(
-          fmt::format("scaling-law: --d_models has {} sizes but --layers has {}; "
-                      "give one layer count per width",
-                      d.size(), l.size()));
-    if (d.size() < 4)
-      throw UsageError(
-          fmt::format("scaling-law: --d_models gives {} sizes; the law has 3 "
-                      "numbers, so fit at least 4 sizes",
-                      d.size()));
-    const int64_t hd = c.get_int("head_dim");
-    for (int64_t w : d)
-      if (w % hd != 0)
-        throw UsageError(fmt::format(
-            "scaling-law: --head_dim {} must divide every width in --d_models (not {})", hd, w));
-    if (c.get_int("warmup") < 1)
-      throw UsageError(
-          "scaling-law: --warmup must be at least 1: the evaluations are log-spaced from the end "
-          "of the warm-up");
-    if (c.get_int("warmup") * 2 >= c.get_int("steps"))
-      throw UsageError(fmt::format(
-          "scaling-law: --steps {} must be more than twice --warmup {} (the loss-against-tokens "
-          "fit starts after twice the warm-up)",
-          c.get_int("steps"), c.get_int("warmup")));
-    if (c.get_int("groups") > c.get_int("eval_size"))
-      throw UsageError(fmt::format("scaling-law: --groups {} cannot exceed --eval_size {}",
-                                   c.get_int("groups"), c.get_int("eval_size")));
-    for (size_t i = 0; i < d.size(); ++i)
-      train::validate_train_config(run_config(c, {d[i], l[i]}, 0));
-    const auto grid = eval_grid(c);
-    const auto fit_points = std::count_if(grid.begin(), grid.end(), [&](int64_t g) {
-      return g >= 2 * c.get_int("warmup") && g <= c.get_int("steps");
-    });
-    if (fit_points < 4)
-      throw UsageError(fmt::format(
-          "scaling-law: only {} of the --eval_points {} evaluations fall between step {} (twice "
-          "--warmup) and --steps {}; the loss-against-tokens fit needs 4: raise --eval_points "
-          "or --steps",
-          fit_points, c.get_int("eval_points"), 2 * c.get_int("warmup"), c.get_int("steps")));
-    // The held-out windows the validation text holds (fewer than --eval_size when the windows
-    // are long) must fill every group.
-    const auto windows = train::make_task_setup(run_config(c, {d[0], l[0]}, 0)).heldout_set.size();
-    if (static_cast<int64_t>(windows) < c.get_int("groups"))
-      throw UsageError(fmt::format(
-          "scaling-law: the held-out text holds {} windows of --block_len {}, fewer than "
-          "--groups {}; lower --groups or --block_len",
-          windows, c.get_int("block_len"), c.get_int("groups")));
-  };
+  e.check = check;
   e.run = run;
   return e;
 }
