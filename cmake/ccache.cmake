@@ -9,13 +9,19 @@
 #   CCACHE_SLOPPINESS  what ccache must ignore for GCC's precompiled headers to be cacheable
 #                      (the PCH's defines and timestamps), when -DATTN_PCH=ON is asked for: with
 #                      ccache the precompiled headers are off by default (cmake/pch.cmake).
-# Trees built with -g (Debug, RelWithDebInfo) keep ccache's default of hashing the build folder,
-# since the debug information records it and gdb reads the sources through it.
 option(ATTN_CCACHE "Compile through ccache when it is installed" ON)
 find_program(ATTN_CCACHE_PROGRAM ccache)
 if(ATTN_CCACHE AND ATTN_CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  # A Debug object records its build folder (DW_AT_comp_dir): one made in another clone would
+  # send gdb to that clone's sources (tests/cli/gdb_printers.sh saw source lines vanish), so
+  # the Debug tree hashes its folder in. (The fuzz tree's -g only serves sanitizer reports.)
+  if(CMAKE_BUILD_TYPE STREQUAL "Debug")
+    set(attn_ccache_hash_dir CCACHE_HASHDIR=true)
+  else()
+    set(attn_ccache_hash_dir CCACHE_NOHASHDIR=true)
+  endif()
   set(CMAKE_CXX_COMPILER_LAUNCHER
-      ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}
+      ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${CMAKE_SOURCE_DIR} ${attn_ccache_hash_dir}
       CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
       ${ATTN_CCACHE_PROGRAM})
   set(ATTN_USING_CCACHE ON)
