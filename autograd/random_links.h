@@ -13,6 +13,7 @@
 // window) — and its links are distinct. Global query rows read every key already and get none.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
