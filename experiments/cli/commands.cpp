@@ -265,7 +265,9 @@ int train_on_this_rank(const std::vector<std::string>& args) {
         "\nData-parallel: `mpirun -np N attnlab train ...` (or srun) splits every global batch "
         "across N ranks\n(the same examples in the same order as one process; the gradients agree "
         "to float rounding);\nrank 0 writes the run folder. ATTN_DIST_TIMEOUT (default 120) is "
-        "how many seconds a rank\nwaits for the others. See docs/distributed.md.\n");
+        "how many seconds a rank\nwaits for the others; ATTN_DIST_INIT_TIMEOUT (default: "
+        "ATTN_DIST_TIMEOUT) is how many seconds\nMPI_Init waits for every rank to start. See "
+        "docs/distributed.md.\n");
     return 0;
   }
   apply_threads(r.threads);

@@ -3,8 +3,9 @@
 # op's backward during a run stops with Tape::run_backward as frame #1; the pretty-printers,
 # xmethods and attn-tape show dy, the record and the tape without calling into the program
 # (may-call-functions off), agree with what the program reports, and give the same answers on
-# a core file; the Debug build's auto-load file loads them; docs/autodiff.md's transcript is
-# what gdb prints now.
+# a core file; the Debug build's auto-load file loads them; a Tensor read before its constructor
+# ran (or filled with garbage) prints as <invalid Tensor: ...>, never as a Python exception;
+# docs/autodiff.md's transcript is what gdb prints now.
 #   tests/cli/gdb_printers.sh BUILD_DIR    (BUILD_DIR is not used: the Debug build is)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,6 +43,40 @@ mapfile -t post < <(section bt "bt 2"; section dy "p dy()"; section tape "attn-t
 # 3. The auto-load file next to the Debug binary, once the folder is trusted.
 gdb -nx -batch -iex "add-auto-load-safe-path $root/build/debug" -ex "info pretty-printer" \
   "$debug" >"$tmp/autoload.txt" 2>&1
+# 4. A Tensor read before its constructor ran: at the top of the op's backward its local dx is
+#    still stack garbage. `info locals` prints it without a Python exception; then dx is filled
+#    with known garbage, field by field (the constructor, not reached, would overwrite all of
+#    it; the process is killed instead): a rank past 4, a negative rank, pointers that are no
+#    vector's, an unreadable Storage and an element count that disagrees with the shape. Then
+#    the op's record is poisoned the same way and prints as <invalid record: ...>.
+impl=dx.shape_._M_impl
+huge_rank=93824994626212  # (finish - start) / 8 when start and finish are unrelated words
+set_shape() {  # start finish end_of_storage
+  printf -- '-ex\nset var %s._M_start = (long *) %s\n' "$impl" "$1"
+  printf -- '-ex\nset var %s._M_finish = (long *) %s\n' "$impl" "$2"
+  printf -- '-ex\nset var %s._M_end_of_storage = (long *) %s\n' "$impl" "$3"
+}
+mapfile -t garbage < <(
+  section locals "info locals"
+  set_shape 0x1000 $((0x1000 + 8 * huge_rank)) $((0x1000 + 8 * huge_rank)); section huge "p dx"
+  set_shape 0x2000 0x1000 0x2000; section negative "p dx"
+  set_shape 0xa5a5a5a5a5a5a5a5 0xa5a5a5a5a5a5a5a5 0xa5a5a5a5a5a5a5a5; section pointers "p dx"
+  printf -- '-ex\nset var dx.shape_ = y.shape_\n-ex\nset var dx.numel_ = y.numel_\n'
+  printf -- '-ex\nset var dx.storage_._M_ptr = (attn::Storage *) 0x10\n'; section storage "p dx"
+  printf -- '-ex\nset var dx.storage_._M_ptr = y.storage_._M_ptr\n-ex\nset var dx.numel_ = 5\n'
+  section numel "p dx"; section xstr "p dx.str()"; section xdata "p dx.data()"
+  section after "info locals"
+  # The record itself, poisoned and restored: an inputs vector ending before it starts, then a
+  # bool holding neither 0 nor 1 (attn-tape marks that one record and prints the others).
+  printf -- '-ex\nset $finish = this->inputs._M_impl._M_finish\n'
+  printf -- '-ex\nset var this->inputs._M_impl._M_finish = this->inputs._M_impl._M_start - 1\n'
+  section recinputs "p *this"; section tapeinputs "attn-tape"
+  printf -- '-ex\nset var this->inputs._M_impl._M_finish = $finish\n'; section restored "p *this"
+  printf -- '-ex\nset var *(unsigned char *) &this->output.node_._M_ptr->has_grad = 0x5a\n'
+  section recbool "p *this"; section varbool "p this->output"; section end "kill")
+"${gdb_base[@]}" -ex "break $op::backward" \
+  -ex "run ${program[*]} --threads 1 --out $tmp/run2 >$tmp/run2.log 2>&1" "${garbage[@]}" \
+  "$debug" >"$tmp/garbage.txt" 2>&1
 
 /usr/bin/python3 - "$tmp" "$op" <<'PYEOF'
 import json, math, re, sys
@@ -89,6 +124,11 @@ check(n is not None and int(n.group(1)) == len(tape) - 1 and any(op in l for l i
 check(live.get("tapevar", "").split("=", 1)[-1].strip() == "\n".join(tape).strip(),
       "p 'attn::tape()::t' (the thread_local) prints the same tape", live.get("tapevar", ""))
 
+check("<invalid" not in text, "a valid stop: no <invalid ...> anywhere in the live session",
+      "\n".join(l for l in text.splitlines() if "<invalid" in l))
+check("inputs[0] = " in this and "inputs[1]" not in this,
+      "p *this shows the op's one input, no more (a vector of Vars read with their own size)",
+      this)
 if op == "SoftmaxOp":  # worked-example reports A (= softmax's saved y) and dL/dA (= its dy)
     r = json.load(open(tmp + "/run/results.json"))["results"]
     flat = lambda m: [v for row in m for v in row]
@@ -109,6 +149,41 @@ check(core.get("dy") == live.get("dy"), "core file: p dy() prints what the live 
       "%r vs %r" % (core.get("dy"), live.get("dy")))
 check(core.get("tape") == live.get("tape"), "core file: attn-tape prints the same tape",
       core.get("tape", ctext[-2000:]))
+check("<invalid" not in ctext, "core file: no <invalid ...> anywhere", ctext[-2000:])
+gtext, garbage = sections(tmp + "/garbage.txt")
+check("Python Exception" not in gtext and "Traceback" not in gtext,
+      "a Tensor read before its constructor: no Python exception anywhere", gtext[-3000:])
+check(re.search(r"^dx = ", garbage.get("locals", ""), re.M) is not None,
+      "info locals at the top of %s::backward prints dx (still unconstructed)" % op,
+      garbage.get("locals", ""))
+expected = {
+    "huge": r"<invalid Tensor: shape rank 93824994626212>",
+    "negative": r"<invalid Tensor: shape rank -512>",
+    "pointers": r"<invalid Tensor: shape vector with start 0xa5a5a5a5a5a5a5a5,",
+    "storage": r"<invalid Tensor: Cannot access memory at address 0x1[0-9a-f]?>",
+    "numel": r"<invalid Tensor: numel 5, shape \(3,3\)>",
+    "xstr": r"= \"<invalid Tensor: numel 5, shape \(3,3\)>\"",
+    "xdata": r"= \"<invalid Tensor: numel 5, shape \(3,3\)>\"",
+    "after": r"^dx = <invalid Tensor: numel 5, shape \(3,3\)>",
+    "recinputs": r"^\$\d+ = <invalid record: inputs -1>$",
+    "tapeinputs": r"^  #\d+ +<invalid record: inputs -1>$",
+    "restored": r"^\$\d+ = %s \(3,3\)\* -> \(3,3\)  \(has grad\) = \{" % op,
+    "recbool": r"^\$\d+ = <invalid record: bool holding 90>$",
+    "varbool": r"^\$\d+ = <invalid Var: bool holding 90>$",
+}
+for name, pattern in expected.items():
+    check(re.search(pattern, garbage.get(name, ""), re.M) is not None,
+          "garbage (%s) prints as %s" % (name, pattern.replace("\\", "")), garbage.get(name, ""))
+# An invalid object shows no children (nothing read from it), and one bad record leaves the
+# tape's other lines as they were.
+for name in ("recinputs", "recbool", "varbool"):
+    check("inputs[0]" not in garbage.get(name, "") and "value =" not in garbage.get(name, ""),
+          "the invalid object (%s) prints no members" % name, garbage.get(name, ""))
+bad_tape = garbage.get("tapeinputs", "").splitlines()
+check(len(bad_tape) == len(tape) and sum("<invalid" in l for l in bad_tape) == 1 and all(
+      a == b for a, b in zip(bad_tape, tape) if "<invalid" not in a),
+      "attn-tape with one poisoned record: that line invalid, every other line as before",
+      "\n".join(bad_tape))
 check("attnlab_lookup" in open(tmp + "/autoload.txt").read(),
       "build/debug/attnlab-gdb.py is auto-loaded from a trusted build folder",
       open(tmp + "/autoload.txt").read()[-2000:])

@@ -9,6 +9,7 @@
 # a core file and on machines where gdb cannot call functions.
 import gdb
 
+from . import memory
 from . import model
 
 
@@ -35,7 +36,11 @@ class TapeCommand(gdb.Command):
         super().__init__("attn-tape", gdb.COMMAND_DATA)
 
     def invoke(self, arg, from_tty):
-        gdb.write(model.tape_text(find_tape()) + "\n")
+        try:
+            text = model.tape_text(find_tape())
+        except memory.READ_ERRORS as e:
+            raise gdb.GdbError("attn-tape: " + memory.invalid_text("Tape", e))
+        gdb.write(text + "\n")
 
 
 _registered = False

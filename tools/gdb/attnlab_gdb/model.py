@@ -19,8 +19,47 @@ from . import memory
 from . import settings
 
 
+# attn::kMaxRank (autograd/shape.h), and a bound no real extent or element count reaches (2^40
+# floats is 4 TiB): past it the memory is not a Tensor yet, or not any more.
+MAX_RANK = 4
+MAX_ELEMENTS = 1 << 40
+MAX_INPUTS = 1 << 10
+MAX_RECORDS = 1 << 28
+
+
 def shape_of(tensor):
-    return memory.read_int64_vector(memory.deref(tensor)["shape_"])
+    """A Tensor's shape, checked: rank 0..4, each extent 0..MAX_ELEMENTS (else Invalid)."""
+    shape = memory.read_int64_vector(memory.deref(tensor)["shape_"], "shape rank", MAX_RANK)
+    for n in shape:
+        if not 0 <= n <= MAX_ELEMENTS:
+            raise memory.Invalid("shape %s" % shape_str(shape))
+    return shape
+
+
+def checked_tensor(tensor):
+    """(shape, data pointer, numel) of a Tensor, after checking that they agree: numel is the
+    product of the extents, and the storage is readable and holds at least numel values at an
+    aligned, non-null address. A Tensor without storage (moved from) gives (shape, None, 0)."""
+    t = memory.deref(tensor)
+    shape = shape_of(t)
+    storage = memory.smart_ptr_get(t["storage_"])
+    if int(storage) == 0:  # moved from: the shape is empty, numel_ kept its old value
+        return shape, None, 0
+    numel = int(t["numel_"])
+    product = 1
+    for n in shape:
+        product *= n
+    if numel != product:
+        raise memory.Invalid("numel %d, shape %s" % (numel, shape_str(shape)))
+    if int(storage) % 8:
+        raise memory.Invalid("storage pointer %#x" % int(storage))
+    data = storage.dereference()["data_"]  # gdb.MemoryError if the Storage is unreadable
+    size = int(storage.dereference()["size_"])
+    if not numel <= size <= MAX_ELEMENTS or int(data) == 0 or \
+            int(data) % memory.pointee(data).sizeof:
+        raise memory.Invalid("storage of %d values at %#x for %d elements"
+                             % (size, int(data), numel))
+    return shape, data, numel
 
 
 def shape_str(shape):
@@ -59,15 +98,11 @@ def _nested(values, shape, limit):
 
 def tensor_text(tensor, with_shape=True):
     """'(3,3) [[0.4011, 0.1978, 0.4011], [...], ...]': the shape and the first values."""
-    t = memory.deref(tensor)
-    storage = memory.smart_ptr_get(t["storage_"])
-    shape = shape_of(t)
-    if int(storage) == 0:
+    shape, data, numel = checked_tensor(tensor)
+    if data is None:
         return shape_str(shape) + " (no storage)"
-    data = storage.dereference()["data_"]
-    numel = int(t["numel_"])
     limit = settings.max_values()
-    values = memory.read_numbers(data, min(numel, limit), data.type.target())
+    values = memory.read_numbers(data, min(numel, limit), memory.pointee(data))
     body = _nested(values, shape, limit)
     return (shape_str(shape) + " " + body) if with_shape else body
 
@@ -82,11 +117,11 @@ def node_fields(node):
     """(label, value) pairs of a Node, as shown under a Var: value, grad (has_grad = false when
     backward has not reached it: the grad member then holds a placeholder), requires_grad."""
     out = [("value", node["value"])]
-    if bool(node["has_grad"]):
+    if memory.read_bool(node["has_grad"]):
         out.append(("grad", node["grad"]))
     else:
         out.append(("has_grad", False))
-    out.append(("requires_grad", bool(node["requires_grad"])))
+    out.append(("requires_grad", memory.read_bool(node["requires_grad"])))
     return out
 
 
@@ -133,20 +168,26 @@ def op_class_name(op):
     return re.sub(r"^.*::", "", re.sub(r"\(anonymous namespace\)::", "", tag))
 
 
+def op_inputs(op):
+    return memory.vector_items(memory.deref(op)["inputs"], "inputs", MAX_INPUTS)
+
+
 def op_summary(op, width=0):
     """One tape line: 'SoftmaxOp (3,3)* -> (3,3)', marking inputs that need a gradient with *;
     `width` pads the struct name (to align a column of records)."""
     op = memory.deref(op)
     ins = []
-    for v in memory.vector_items(op["inputs"]):
+    for v in op_inputs(op):
         node = var_node(v)
         if node is None:
             ins.append("null")
             continue
-        ins.append(node_summary(node) + ("*" if bool(node["requires_grad"]) else ""))
+        ins.append(node_summary(node) + ("*" if memory.read_bool(node["requires_grad"]) else ""))
     out = var_node(op["output"])
+    if out is None:
+        raise memory.Invalid("null output")
     text = "%-*s %s -> %s" % (width, op_class_name(op), " ".join(ins), node_summary(out))
-    if bool(out["has_grad"]):
+    if memory.read_bool(out["has_grad"]):
         text += "  (has grad)"
     return text
 
@@ -162,17 +203,22 @@ def op_own_fields(op):
 
 
 def tape_records(tape):
-    return [memory.smart_ptr_get(p).dereference()
-            for p in memory.vector_items(memory.deref(tape)["records_"])]
+    records = memory.vector_items(memory.deref(tape)["records_"], "records", MAX_RECORDS)
+    return [memory.smart_ptr_get(p).dereference() for p in records]
 
 
 def tape_text(tape):
-    """What attn::print_tape() prints (with class names), read from memory."""
+    """What attn::print_tape() prints (with class names), read from memory; a record that
+    cannot be read shows as <invalid record: why> on its own line."""
     records = tape_records(tape)
     limit = settings.max_records()
     lines = ["tape: %d records (* = needs a gradient)" % len(records)]
     for i, op in enumerate(records[:limit]):
-        lines.append("  #%-4d %s" % (i, op_summary(op, width=20)))
+        try:
+            line = op_summary(op, width=20)
+        except memory.READ_ERRORS as e:
+            line = memory.invalid_text("record", e)
+        lines.append("  #%-4d %s" % (i, line))
     if len(records) > limit:
         lines.append("  ... %d more (set attnlab-records N)" % (len(records) - limit))
     return "\n".join(lines)

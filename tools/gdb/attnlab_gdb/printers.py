@@ -5,17 +5,51 @@
 #   (gdb) p *this             (inside SoftmaxOp::backward) the record: inputs, output, saved y
 #   (gdb) p attn::tape()::t   the tape, one line per record
 #
-# They read memory only (model.py), so they also work on a core file.
+# They read memory only (model.py), so they also work on a core file. An object that cannot be
+# read (a local before its constructor ran, a freed record) prints as <invalid Tensor: why>,
+# never as a Python exception, and shows no children.
+import functools
+
 import gdb
 
 from . import memory
 from . import model
 
 
+def guarded(kind):
+    """Wraps to_string: what memory.READ_ERRORS interrupts becomes '<invalid KIND: why>'."""
+
+    def wrap(method):
+        @functools.wraps(method)
+        def to_string(self):
+            try:
+                return method(self)
+            except memory.READ_ERRORS as e:
+                return memory.invalid_text(kind, e)
+
+        return to_string
+
+    return wrap
+
+
+def checked_children(method):
+    """Wraps children: an object that cannot be read has none (to_string says why)."""
+
+    @functools.wraps(method)
+    def children(self):
+        try:
+            return list(method(self))
+        except memory.READ_ERRORS:
+            return []
+
+    return children
+
+
 class TensorPrinter:
     def __init__(self, val):
         self.val = val
 
+    @guarded("Tensor")
     def to_string(self):
         return model.tensor_text(self.val)
 
@@ -30,14 +64,21 @@ class VarPrinter:
     def _node(self):
         return self.val if self.is_node else model.var_node(self.val)
 
-    def to_string(self):
-        node = self._node()
-        if node is None:
-            return "Var (null)"
-        name = memory.std_string(node["name"])
-        kind = "Node" if self.is_node else "Var"
-        return kind + (" '%s'" % name if name else "")
+    def _kind(self):
+        return "Node" if self.is_node else "Var"
 
+    def to_string(self):
+        try:
+            node = self._node()
+            if node is None:
+                return "Var (null)"
+            name = memory.std_string(node["name"])
+            model.node_fields(node)  # reads the flags children() shows: Invalid here, not there
+        except memory.READ_ERRORS as e:
+            return memory.invalid_text(self._kind(), e)
+        return self._kind() + (" '%s'" % name if name else "")
+
+    @checked_children
     def children(self):
         node = self._node()
         if node is None:
@@ -51,12 +92,15 @@ class OpPrinter:
     def __init__(self, val):
         self.val = val
 
+    @guarded("record")
     def to_string(self):
         return model.op_summary(self.val)
 
+    @checked_children
     def children(self):
         op = memory.deref(self.val)
-        out = [("inputs[%d]" % i, v) for i, v in enumerate(memory.vector_items(op["inputs"]))]
+        model.op_summary(op)  # the same checks as to_string: an unreadable record has no children
+        out = [("inputs[%d]" % i, v) for i, v in enumerate(model.op_inputs(op))]
         out.append(("output", op["output"]))
         out.extend(model.op_own_fields(op))
         return out
@@ -66,6 +110,7 @@ class TapePrinter:
     def __init__(self, val):
         self.val = val
 
+    @guarded("Tape")
     def to_string(self):
         return model.tape_text(self.val)
 

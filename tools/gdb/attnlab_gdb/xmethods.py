@@ -35,7 +35,15 @@ class _Worker(gdb.xmethod.XMethodWorker):
         return None
 
     def __call__(self, obj, *args):
-        return self.impl(memory.deref(obj), *args)
+        try:
+            return self.impl(memory.deref(obj), *args)
+        except memory.READ_ERRORS as e:
+            # An object that cannot be read (not constructed yet, freed) answers as its printer
+            # does, "<invalid Tensor: why>": gdb shows an exception from here as a Python one.
+            t = memory.strip(obj.type)
+            t = memory.strip(t.target()) if t.code == gdb.TYPE_CODE_PTR else t
+            kind = (t.tag or "object").replace("attn::", "")
+            return gdb.Value(memory.invalid_text(kind, e))
 
 
 def _node_or_error(var):
@@ -47,7 +55,7 @@ def _node_or_error(var):
 
 def _grad(var):
     node = _node_or_error(var)
-    if not bool(node["has_grad"]):
+    if not memory.read_bool(node["has_grad"]):
         raise gdb.GdbError("no gradient yet: backward has not reached this Var")
     return node["grad"]
 
@@ -62,10 +70,10 @@ def _str(tensor, precision=None):
 
 
 def _data(tensor):
-    storage = memory.smart_ptr_get(tensor["storage_"])
-    if int(storage) == 0:
+    data = model.checked_tensor(tensor)[1]
+    if data is None:
         raise gdb.GdbError("this Tensor has no storage")
-    return storage.dereference()["data_"]
+    return data
 
 
 _TENSOR = {
