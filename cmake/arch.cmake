@@ -13,7 +13,10 @@
 # for generic x86-64, x86-64-v3 (AVX2 + FMA) and x86-64-v4 (AVX-512), and the binary picks the
 # widest the CPU runs at start-up (autograd/kernels/isa.h; ATTN_ISA forces one). ATTN_ARCH is
 # then only the rest of the project's target: the autodiff ops, layers, optimizers and
-# experiments, compiled by the compiler's own vectorisation.
+# experiments, compiled by the compiler's own vectorisation. auto keeps x86-64-v3 for them on an
+# AVX2 build machine (fastest there; such a binary still dies on a pre-AVX2 CPU), generic makes
+# the portable binary. Whether the rest at the baseline costs anything is not measured yet
+# (docs/performance.md, "One binary, the kernels per instruction set").
 set(attn_arch_choices auto native x86-64-v3 generic)
 if(NOT ATTN_ARCH IN_LIST attn_arch_choices)
   message(FATAL_ERROR "ATTN_ARCH=${ATTN_ARCH}: expected one of ${attn_arch_choices}")
