@@ -124,6 +124,26 @@ double softmax_error(const KernelTable& t, int64_t c) {
   return worst;
 }
 
+// The GEMMs and softmax of one table against exact arithmetic.
+void check_against_exact(const KernelTable& t) {
+  // Ragged rows and columns (partial register blocks and panels), k over one pass.
+  for (const auto& s : {std::array<int64_t, 3>{100, 300, 45}, {37, 64, 32}, {24, 520, 70}})
+    for (bool shared : {false, true}) {
+      CAPTURE(s[0]);
+      CAPTURE(s[1]);
+      CAPTURE(s[2]);
+      CHECK(panel_gemm_error(t, s[0], s[1], s[2], shared) <= 1);
+    }
+  for (const auto& s : {std::array<int64_t, 3>{32, 33, 16}, {13, 64, 32}, {9, 7, 100}}) {
+    CAPTURE(s[0]);
+    CHECK(small_gemm_error(t, s[0], s[1], s[2]) <= 1);
+  }
+  for (int64_t c : {1, 7, 8, 9, 16, 17, 33, 128, 129, 300}) {
+    CAPTURE(c);
+    CHECK(softmax_error(t, c) <= 1);
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("kernels") {
@@ -152,24 +172,8 @@ TEST_SUITE("kernels") {
 
   TEST_CASE("every instruction set's kernels agree with exact arithmetic") {
     for (Isa isa : kernels::runnable_isas()) {
-      const KernelTable& t = kernels::kernels_for(isa);
       CAPTURE(kernels::isa_name(isa));
-      // Ragged rows and columns (partial register blocks and panels), k over one pass.
-      for (const auto& s : {std::array<int64_t, 3>{100, 300, 45}, {37, 64, 32}, {24, 520, 70}})
-        for (bool shared : {false, true}) {
-          CAPTURE(s[0]);
-          CAPTURE(s[1]);
-          CAPTURE(s[2]);
-          CHECK(panel_gemm_error(t, s[0], s[1], s[2], shared) <= 1);
-        }
-      for (const auto& s : {std::array<int64_t, 3>{32, 33, 16}, {13, 64, 32}, {9, 7, 100}}) {
-        CAPTURE(s[0]);
-        CHECK(small_gemm_error(t, s[0], s[1], s[2]) <= 1);
-      }
-      for (int64_t c : {1, 7, 8, 9, 16, 17, 33, 128, 129, 300}) {
-        CAPTURE(c);
-        CHECK(softmax_error(t, c) <= 1);
-      }
+      check_against_exact(kernels::kernels_for(isa));
     }
   }
 
