@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include "autograd/kernels/isa.h"
+
 #ifndef ATTN_VERSION
 #define ATTN_VERSION "unknown"
 #endif
@@ -20,11 +22,7 @@ const char* build_arch() {
 }
 
 const char* simd_kernels() {
-#if defined(__AVX2__) && defined(__FMA__)
-  return "AVX2+FMA";
-#else
-  return "portable";
-#endif
+  return kernels::isa_name(kernels::active_isa());
 }
 
 const char* blas_core() {
@@ -32,8 +30,11 @@ const char* blas_core() {
 }
 
 std::string build_summary() {
-  return std::string("attnlab ") + version() + "; kernels " + build_arch() + " (" + simd_kernels() +
-         "); OpenBLAS " + blas_core();
+  std::string runnable;
+  for (kernels::Isa isa : kernels::runnable_isas())
+    runnable += std::string(runnable.empty() ? "" : ", ") + kernels::isa_name(isa);
+  return std::string("attnlab ") + version() + "; built for " + build_arch() + "; kernels " +
+         simd_kernels() + " (CPU runs " + runnable + "); OpenBLAS " + blas_core();
 }
 
 }  // namespace attn

@@ -25,3 +25,9 @@ if(TARGET attnlab)
   target_link_libraries(attnlab PRIVATE attn_bench)
   target_compile_definitions(attnlab PRIVATE ATTN_HAVE_BENCH)
 endif()
+
+# attn_fma_peak: the FMA throughput the GEMM kernels are read against (bench/micro/fma_peak.cpp).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  add_executable(attn_fma_peak ${CMAKE_SOURCE_DIR}/bench/micro/fma_peak.cpp)
+  target_link_libraries(attn_fma_peak PRIVATE OpenMP::OpenMP_CXX)
+endif()

@@ -14,7 +14,9 @@
 #include <immintrin.h>
 #define ATTN_AVX2_FLOAT 1
 
-namespace attn::kernels {
+#include "autograd/kernels/isa_variant.h"
+
+namespace attn::kernels::ATTN_ISA_NS {
 
 // vexp on 8 lanes: the same steps as the scalar vexp (vec_math.h), written with intrinsics so
 // the vectors of a loop stay in registers from load to store.
@@ -56,6 +58,6 @@ inline __m256 horner8(__m256 x, const float (&c)[N]) {
   return r;
 }
 
-}  // namespace attn::kernels
+}  // namespace attn::kernels::ATTN_ISA_NS
 
 #endif

@@ -14,9 +14,10 @@
 #include <numbers>
 
 #include "autograd/kernels/avx2_math.h"
+#include "autograd/kernels/isa_variant.h"
 #include "autograd/kernels/vec_math.h"
 
-namespace attn::kernels {
+namespace attn::kernels::ATTN_ISA_NS {
 
 namespace {
 
@@ -241,4 +242,4 @@ void gelu_with_slope_n(const real* x, real* y, real* slope, int64_t n, bool tanh
   }
 }
 
-}  // namespace attn::kernels
+}  // namespace attn::kernels::ATTN_ISA_NS

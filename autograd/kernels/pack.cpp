@@ -1,10 +1,11 @@
 #include "autograd/kernels/pack.h"
+#include "autograd/kernels/isa_variant.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #endif
 
-namespace attn::kernels {
+namespace attn::kernels::ATTN_ISA_NS {
 
 // With AVX2 (float), by 8 x 8 tiles: 8 row loads, an in-register transpose, 8 row stores,
 // instead of one strided load per value. The ragged edges go one value at a time.
@@ -42,4 +43,4 @@ void pack_transposed(
     for (int64_t j = j0; j < n; ++j) dst[p * dst_stride + j] = b[j * ldb + p];
 }
 
-}  // namespace attn::kernels
+}  // namespace attn::kernels::ATTN_ISA_NS

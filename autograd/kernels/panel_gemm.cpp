@@ -1,10 +1,12 @@
 #include "autograd/kernels/panel_gemm.h"
+#include "autograd/kernels/isa_variant.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/buffer_pool.h"
@@ -12,7 +14,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/simd.h"
 
-namespace attn::kernels {
+namespace attn::kernels::ATTN_ISA_NS {
 
 namespace {
 
@@ -55,13 +57,16 @@ void panel_gemm_by_blas(const PanelGemm& g) {
 
 #if defined(__AVX2__) && defined(__FMA__)
 
-constexpr int kRows = 6;                // rows of C per register block: 12 accumulators
+// Rows of C per register block: 2 kRows accumulators, plus two panel vectors and a broadcast.
+// 6 (12 of AVX2's 16 registers), or 12 with AVX-512 (24 of its 32; 14, the most that fit,
+// would not divide kSumGroup).
+constexpr int kRows = kLanes * sizeof(real) == 64 ? 12 : 6;
 constexpr int64_t kWidth = 2 * kLanes;  // columns per panel and per register block (16 floats)
-// k values per pass: one panel's slice, kDepth x kWidth, stays in L1 (16 KiB in float) while
-// a chunk of rows passes over it.
-constexpr int64_t kDepth = 256;
-// Rows of A per chunk: kRowChunk x kDepth values (72 KiB in float) stay in L2 while every panel
-// passes over them.
+// k values per pass: one panel's slice, kDepth x kWidth, stays in L1 (16 KiB) while a chunk of
+// rows passes over it: 256 for AVX2's 16-float panels, 128 for AVX-512's 32.
+constexpr int64_t kDepth = 16384 / (kWidth * int64_t(sizeof(real)));
+// Rows of A per chunk: kRowChunk x kDepth values (72 KiB in float with AVX2) stay in L2 while
+// every panel passes over them.
 constexpr int64_t kRowChunk = 72;
 
 // Rows per group of the column sums (PanelGemm::col_sums): each group's partial sums are made in
@@ -134,21 +139,15 @@ void register_block(const Block& blk) {
     for (int v = 0; v < 2; ++v) vstore(blk.c + r * blk.ldc + v * kLanes, vmax(floor, acc[r][v]));
 }
 
+// register_block<rows>, for 1 <= rows <= kRows.
+template <size_t... R>
+void register_block_rows(int rows, const Block& blk, std::index_sequence<R...>) {
+  using Kernel = void (*)(const Block&);
+  static constexpr Kernel kernels[] = {register_block<int(R) + 1>...};
+  kernels[rows - 1](blk);
+}
 void register_block_rows(int rows, const Block& blk) {
-  switch (rows) {
-    case 6:
-      return register_block<6>(blk);
-    case 5:
-      return register_block<5>(blk);
-    case 4:
-      return register_block<4>(blk);
-    case 3:
-      return register_block<3>(blk);
-    case 2:
-      return register_block<2>(blk);
-    default:
-      return register_block<1>(blk);
-  }
+  register_block_rows(rows, blk, std::make_index_sequence<kRows>{});
 }
 
 // A block whose panel is only partly inside C (cols < kWidth): computed into a full-width
@@ -318,38 +317,39 @@ int64_t partial_sum_bytes(const PanelGemm& g) {
 
 }  // namespace
 
-SharedPanelGemm::SharedPanelGemm(const PanelGemm& g) : g_(g) {
+void shared_panel_gemm_start(SharedPanelGemm::State& s) {
+  const PanelGemm& g = s.g;
   check_options(g);
   if (g.rows == 0 || g.n == 0) return;
 #if defined(__AVX2__) && defined(__FMA__)
   if (takes_blas(g)) return;
-  kernel_ = true;
-  panels_ = packed_panels(g, &panel_bytes_);
-  partial_bytes_ = partial_sum_bytes(g);
-  if (partial_bytes_) partial_ = static_cast<real*>(pool_allocate(partial_bytes_));
-  chunks_ = (g.rows + kRowChunk - 1) / kRowChunk;
+  s.kernel = true;
+  s.panels = packed_panels(g, &s.panel_bytes);
+  s.partial_bytes = partial_sum_bytes(g);
+  if (s.partial_bytes) s.partial = static_cast<real*>(pool_allocate(s.partial_bytes));
+  s.chunks = (g.rows + kRowChunk - 1) / kRowChunk;
 #endif
 }
 
-void SharedPanelGemm::run() {
-  if (!kernel_) {
-    if (g_.rows > 0 && g_.n > 0 && next_.fetch_add(1) == 0) panel_gemm_by_blas(g_);
+void shared_panel_gemm_run(SharedPanelGemm::State& s) {
+  if (!s.kernel) {
+    if (s.g.rows > 0 && s.g.n > 0 && s.next.fetch_add(1) == 0) panel_gemm_by_blas(s.g);
     return;
   }
 #if defined(__AVX2__) && defined(__FMA__)
   // Chunks start at multiples of kRowChunk, whole sum groups: any thread may take any chunk.
-  for (int64_t c = next_.fetch_add(1); c < chunks_; c = next_.fetch_add(1))
-    compute_rows(g_, panels_, partial_, c * kRowChunk, std::min(g_.rows, (c + 1) * kRowChunk));
+  for (int64_t c = s.next.fetch_add(1); c < s.chunks; c = s.next.fetch_add(1))
+    compute_rows(s.g, s.panels, s.partial, c * kRowChunk, std::min(s.g.rows, (c + 1) * kRowChunk));
 #endif
 }
 
-SharedPanelGemm::~SharedPanelGemm() {
+void shared_panel_gemm_finish(SharedPanelGemm::State& s) {
 #if defined(__AVX2__) && defined(__FMA__)
-  if (!kernel_) return;
-  pool_release(panels_, panel_bytes_);
-  if (!partial_) return;
-  finish_col_sums(g_, partial_);
-  pool_release(partial_, partial_bytes_);
+  if (!s.kernel) return;
+  pool_release(s.panels, s.panel_bytes);
+  if (!s.partial) return;
+  finish_col_sums(s.g, s.partial);
+  pool_release(s.partial, s.partial_bytes);
 #endif
 }
 
@@ -381,4 +381,4 @@ void panel_gemm(const PanelGemm& g) {
 #endif
 }
 
-}  // namespace attn::kernels
+}  // namespace attn::kernels::ATTN_ISA_NS

@@ -67,13 +67,18 @@ class SharedPanelGemm {
   SharedPanelGemm& operator=(const SharedPanelGemm&) = delete;
   void run();  // safe to call from several threads at once
 
+  // What the instruction set's kernels (isa.h) keep between the three calls.
+  struct State {
+    PanelGemm g;
+    bool kernel = false;  // false: the BLAS fallback, done whole by the first run()
+    real* panels = nullptr;
+    real* partial = nullptr;
+    int64_t panel_bytes = 0, partial_bytes = 0, chunks = 0;
+    std::atomic<int64_t> next{0};
+  };
+
  private:
-  PanelGemm g_;
-  bool kernel_ = false;  // false: the BLAS fallback, done whole by the first run()
-  real* panels_ = nullptr;
-  real* partial_ = nullptr;
-  int64_t panel_bytes_ = 0, partial_bytes_ = 0, chunks_ = 0;
-  std::atomic<int64_t> next_{0};
+  State state_;
 };
 
 }  // namespace attn::kernels

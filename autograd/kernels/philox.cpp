@@ -1,4 +1,5 @@
 #include "autograd/kernels/philox.h"
+#include "autograd/kernels/isa_variant.h"
 
 #include <cstring>
 
@@ -6,9 +7,7 @@
 #include <immintrin.h>
 #endif
 
-#include "autograd/error.h"
-
-namespace attn::kernels {
+namespace attn::kernels::ATTN_ISA_NS {
 
 namespace {
 
@@ -114,23 +113,9 @@ void philox_batch(uint64_t block0, PhiloxKey key, uint32_t* out) {
 
 }  // namespace
 
-PhiloxBlock philox4x32_10(PhiloxBlock c, PhiloxKey key) {
-  for (int round = 0; round < kPhiloxRounds; ++round) {
-    if (round > 0) {  // the key schedule: k += W before every round but the first
-      key[0] += kPhiloxW0;
-      key[1] += kPhiloxW1;
-    }
-    uint32_t hi0, lo0, hi1, lo1;
-    mul_hi_lo(kPhiloxM0, c[0], hi0, lo0);
-    mul_hi_lo(kPhiloxM1, c[2], hi1, lo1);
-    c = {hi1 ^ c[1] ^ key[0], lo1, hi0 ^ c[3] ^ key[1], lo0};
-  }
-  return c;
-}
-
+// first and n were checked by kernels::philox_words (isa_dispatch.cpp): an exception type's
+// inline members compiled here would be AVX-512 code the whole binary might link to.
 void philox_words(uint64_t seed, int64_t first, int64_t n, uint32_t* out) {
-  if (first % 4 != 0 || first < 0 || n < 0)
-    throw Error("philox_words: first must be a non-negative multiple of 4 (a block's start)");
   const PhiloxKey key = philox_key(seed);
   uint64_t block = static_cast<uint64_t>(first / 4);
   int64_t done = 0;
@@ -143,4 +128,25 @@ void philox_words(uint64_t seed, int64_t first, int64_t n, uint32_t* out) {
   }
 }
 
+}  // namespace attn::kernels::ATTN_ISA_NS
+
+// The reference, once: in the portable copy (the other copies' files define ATTN_ISA_VARIANT_COPY).
+#ifndef ATTN_ISA_VARIANT_COPY
+namespace attn::kernels {
+
+PhiloxBlock philox4x32_10(PhiloxBlock c, PhiloxKey key) {
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    if (round > 0) {  // the key schedule: k += W before every round but the first
+      key[0] += kPhiloxW0;
+      key[1] += kPhiloxW1;
+    }
+    uint32_t hi0, lo0, hi1, lo1;
+    ATTN_ISA_NS::mul_hi_lo(kPhiloxM0, c[0], hi0, lo0);
+    ATTN_ISA_NS::mul_hi_lo(kPhiloxM1, c[2], hi1, lo1);
+    c = {hi1 ^ c[1] ^ key[0], lo1, hi0 ^ c[3] ^ key[1], lo0};
+  }
+  return c;
+}
+
 }  // namespace attn::kernels
+#endif

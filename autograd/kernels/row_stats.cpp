@@ -1,8 +1,9 @@
 #include "autograd/kernels/row_stats.h"
+#include "autograd/kernels/isa_variant.h"
 
 #include "autograd/kernels/avx2_math.h"
 
-namespace attn::kernels {
+namespace attn::kernels::ATTN_ISA_NS {
 
 namespace {
 
@@ -83,4 +84,4 @@ RowMeans layer_norm_grad_means(
   return {mean_g / n, mean_gx / n};
 }
 
-}  // namespace attn::kernels
+}  // namespace attn::kernels::ATTN_ISA_NS

@@ -1,4 +1,5 @@
 #include "autograd/kernels/small_gemm.h"
+#include "autograd/kernels/isa_variant.h"
 
 #include <omp.h>
 
@@ -10,7 +11,7 @@
 #include "autograd/kernels/pack.h"
 #include "autograd/kernels/simd.h"
 
-namespace attn::kernels {
+namespace attn::kernels::ATTN_ISA_NS {
 
 namespace {
 
@@ -232,10 +233,10 @@ void small_gemm(const GemmCall& g) {
   run_small_gemm<false>(g, nullptr);
 }
 
-void small_gemm(const GemmCall& g, const SoftmaxBackwardStore& store) {
+void small_gemm_softmax_store(const GemmCall& g, const SoftmaxBackwardStore& store) {
   if (g.alpha != 1 || g.beta != 0)
     throw std::invalid_argument("small_gemm: the softmax-backward store needs alpha 1, beta 0");
   run_small_gemm<true>(g, &store);
 }
 
-}  // namespace attn::kernels
+}  // namespace attn::kernels::ATTN_ISA_NS

@@ -2,13 +2,14 @@
 #pragma GCC optimize("no-trapping-math")
 
 #include "autograd/kernels/vec_math.h"
+#include "autograd/kernels/isa_variant.h"
 
 #include "autograd/kernels/avx2_math.h"
 
 #include <algorithm>
 #include <iterator>
 
-namespace attn::kernels {
+namespace attn::kernels::ATTN_ISA_NS {
 
 void vexp_n(const real* x, real* y, int64_t n) {
   for (int64_t j = 0; j < n; ++j) y[j] = vexp(x[j]);
@@ -181,4 +182,4 @@ void log_softmax_backward_row(const real* y, const real* dy, real* dx, int64_t c
   for (int64_t j = 0; j < c; ++j) dx[j] = dy[j] - vexp(y[j]) * total;
 }
 
-}  // namespace attn::kernels
+}  // namespace attn::kernels::ATTN_ISA_NS

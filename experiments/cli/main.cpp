@@ -25,6 +25,7 @@
 
 #include "autograd/build_info.h"
 #include "autograd/error.h"
+#include "autograd/kernels/isa.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/openmp_spin.h"
 #include "experiments/plugin/plugin_loader.h"
@@ -130,6 +131,12 @@ int write_all(const std::string& text) {
 
 int main(int argc, char** argv) {
   attn::experiments::bound_openmp_spin(argv);
+  try {
+    attn::kernels::check_isa_choice();  // ATTN_ISA: a bad value or one this CPU lacks
+  } catch (const attn::UsageError& e) {
+    fmt::print(stderr, "attnlab: {}\n", e.what());
+    return 2;
+  }
   CLI::App app{"attnlab: run the course's attention experiments and write their reports"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return attn::build_summary(); });

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autograd/generator.h"
+#include "autograd/kernels/isa.h"
 #include "autograd/kernels/panel_gemm.h"
 #include "autograd/kernels/parallel.h"
 #include "tests/autograd/random_values.h"
@@ -115,10 +116,14 @@ TEST_SUITE("kernels") {
         CHECK(worst_error(gen, t) <= 1);
       }
   }
-  // A promise of the register kernel (whole row blocks per thread); builds without AVX2/FMA
-  // (Debug) take the BLAS fallback, whose split across threads makes no such promise.
-#if defined(__AVX2__) && defined(__FMA__)
+  // A promise of the register kernel (whole row blocks per thread); the portable kernels
+  // (ATTN_ISA=generic, or off x86) take the BLAS fallback, whose split across threads makes no
+  // such promise: the case says so and stops there.
   TEST_CASE("panel_gemm gives the same bits on 1 and 2 threads") {
+    if (kernels::active_isa() == kernels::Isa::generic) {
+      MESSAGE("not judged: the portable kernels take the BLAS fallback");
+      return;
+    }
     const int before = num_threads();
     Generator gen(5);
     const int64_t rows = 1003, k = 300, n = 70;
@@ -144,7 +149,6 @@ TEST_SUITE("kernels") {
     CHECK(c1 == c2);
     CHECK(sums1 == sums2);
   }
-#endif
 }
 
 }  // namespace attn
