@@ -42,7 +42,11 @@ __attribute__((target("avx512f"))) float fma_chains_avx512(long iterations) {
     for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
   __m512 s = acc[0];  // every chain feeds the result, or the compiler drops the unused ones
   for (int c = 1; c < kChains; ++c) s = _mm512_add_ps(s, acc[c]);
-  return _mm512_reduce_add_ps(s);
+  // Stored and read back rather than _mm512_reduce_add_ps: GCC 12's version of that intrinsic
+  // reads an undefined vector and warns -Wuninitialized (GCC bug 105593).
+  alignas(64) float out[16];
+  _mm512_store_ps(out, s);
+  return out[0];
 }
 
 double cpu_seconds() {
