@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+"""What each experiment of the catalogue costs: wall time, CPU time and peak memory per run.
+
+    scripts/bench --catalogue                        # every experiment at its defaults
+    scripts/bench --catalogue --quick                # every experiment with --quick
+    scripts/bench --catalogue --only reversal,demo --profile
+    scripts/bench --catalogue --baseline /tmp/attnlab-before --rounds 2
+
+Each experiment runs in a fresh process (`attnlab run NAME --out TMP`); its wall time, its CPU
+time (user + system, all threads) and its peak resident memory come from the kernel's rusage of
+that process (os.wait4), so nothing is estimated. With --profile a second run goes under
+`perf record -e cpu-clock` (sampling; hardware counters are not needed) and the five functions
+with the most samples are kept. With --baseline OLD the old and the new binary alternate per
+experiment (A B, then B A in the next round) and the table gets the new/old ratio of wall and
+CPU time: the before/after figure of a speed change, measured side by side on the same load.
+
+The table (Markdown) goes to stdout; every number goes to build/bench/catalogue[-quick].json.
+The last column compares the wall time with the time `attnlab list` announces for the
+experiment ("~2 min", "< 1 s", "~2-3 min"): `check` where the measurement lies outside
+[announced / 2, announced * 2] (the list should be updated from this table).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def list_experiments(binary):
+    """(name, announced time text) for every experiment `attnlab list` shows."""
+    out = subprocess.run([binary, "list"], capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in out.splitlines()[2:]:
+        m = re.match(r"^  ([a-z0-9]+(?:-[a-z0-9]+)*)\s+.*?\s{2,}((?:<|~)\s?[0-9.\-]+\s?(?:s|min))\s",
+                     line)
+        if m:
+            rows.append((m.group(1), m.group(2)))
+    return rows
+
+
+def announced_seconds(text):
+    """The announced time as (low, high) seconds: "< 1 s" -> (0, 1), "~2-3 min" -> (120, 180)."""
+    m = re.match(r"([<~])\s?([0-9.]+)(?:-([0-9.]+))?\s?(s|min)", text)
+    if not m:
+        return None
+    unit = 60 if m.group(4) == "min" else 1
+    low, high = float(m.group(2)) * unit, float(m.group(3) or m.group(2)) * unit
+    return (0.0, high) if m.group(1) == "<" else (low, high)
+
+
+def run_once(cmd):
+    """Runs cmd to completion; returns wall s, CPU s (user + sys) and peak RSS MiB, or raises."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {code}: {err.strip()[-400:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_rss_mib": usage.ru_maxrss / 1024}
+
+
+def top_functions(binary, args, scratch, count=5):
+    """The `count` functions with the most cpu-clock samples in one run, as (percent, name)."""
+    data = os.path.join(scratch, "perf.data")
+    subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", binary] + args,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    report = subprocess.run(["perf", "report", "-i", data, "--no-children", "--stdio", "--sort",
+                             "symbol", "-g", "none"], capture_output=True, text=True).stdout
+    top = []
+    for line in report.splitlines():
+        m = re.match(r"^\s+([0-9.]+)%\s+\[[.k]\]\s+(.*)$", line)
+        if m:
+            top.append((float(m.group(1)), re.split(r"\s{2,}", m.group(2).strip())[0][:70]))
+        if len(top) == count:
+            break
+    return top
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bin", required=True, help="the attnlab executable to measure")
+    p.add_argument("--baseline", help="an older attnlab executable, run alternately with --bin")
+    p.add_argument("--quick", action="store_true", help="run every experiment with --quick")
+    p.add_argument("--only", default="", help="comma-separated experiment names")
+    p.add_argument("--rounds", type=int, default=1, help="runs per binary and experiment")
+    p.add_argument("--threads", type=int, default=0, help="--threads for every run (0: default)")
+    p.add_argument("--profile", action="store_true", help="perf record one more run of each")
+    p.add_argument("--out", default="", help="JSON file (default build/bench/catalogue*.json)")
+    args = p.parse_args()
+    if args.profile and not shutil.which("perf"):
+        sys.exit("bench/catalogue.py: --profile needs perf (apt-get install linux-perf)")
+    experiments = list_experiments(args.bin)
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = sorted(set(wanted) - {n for n, _ in experiments})
+        if unknown:
+            sys.exit(f"bench/catalogue.py: --only names unknown experiments: {', '.join(unknown)}")
+        experiments = [(n, t) for n, t in experiments if n in wanted]
+    binaries = [("new", args.bin)] + ([("old", args.baseline)] if args.baseline else [])
+    extra = (["--quick"] if args.quick else []) + (
+        ["--threads", str(args.threads)] if args.threads else [])
+    scratch = tempfile.mkdtemp(prefix="attn-catalogue-")
+    results = []
+    try:
+        for i, (name, announced) in enumerate(experiments, 1):
+            row = {"experiment": name, "announced": announced}
+            for rnd in range(args.rounds):
+                for label, binary in binaries if rnd % 2 == 0 else binaries[::-1]:
+                    out = os.path.join(scratch, f"{label}-{name}")
+                    m = run_once([binary, "run", name, "--out", out] + extra)
+                    shutil.rmtree(out, ignore_errors=True)
+                    row.setdefault(label, []).append(m)
+            if args.profile:
+                run_args = ["run", name, "--out", os.path.join(scratch, "profile")] + extra
+                row["top_functions"] = top_functions(args.bin, run_args, scratch)
+                shutil.rmtree(os.path.join(scratch, "profile"), ignore_errors=True)
+            results.append(row)
+            wall = statistics.median(m["wall_s"] for m in row["new"])
+            print(f"[{i}/{len(experiments)}] {name}: {wall:.1f} s", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print_table(results, bool(args.baseline), args.quick)
+    path = args.out or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.bin))),
+                                    "bench", "catalogue" + ("-quick" if args.quick else "") + ".json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"quick": args.quick, "threads": args.threads, "rounds": args.rounds,
+                   "load_average": os.getloadavg(), "experiments": results}, f, indent=1)
+    print(f"\nnumbers: {path}", file=sys.stderr)
+
+
+def median_of(row, label, key):
+    return statistics.median(m[key] for m in row[label])
+
+
+def print_table(results, with_baseline, quick):
+    head = "| experiment | wall s | CPU s | peak RSS MiB |"
+    rule = "|---|--:|--:|--:|"
+    if with_baseline:
+        head += " old wall s | new/old wall | new/old CPU |"
+        rule += "--:|--:|--:|"
+    head += " announced | top functions (cpu-clock samples) |"
+    rule += "---|---|"
+    print(head)
+    print(rule)
+    total = {"new": [0.0, 0.0], "old": [0.0, 0.0]}
+    for row in results:
+        wall, cpu = median_of(row, "new", "wall_s"), median_of(row, "new", "cpu_s")
+        total["new"][0] += wall
+        total["new"][1] += cpu
+        cells = [row["experiment"], f"{wall:.1f}", f"{cpu:.1f}",
+                 f"{max(m['peak_rss_mib'] for m in row['new']):.0f}"]
+        if with_baseline:
+            old_wall, old_cpu = median_of(row, "old", "wall_s"), median_of(row, "old", "cpu_s")
+            total["old"][0] += old_wall
+            total["old"][1] += old_cpu
+            cells += [f"{old_wall:.1f}", f"{wall / old_wall:.2f}", f"{cpu / old_cpu:.2f}"]
+        bounds = announced_seconds(row["announced"])
+        verdict = ""
+        if not quick and bounds and not (bounds[0] / 2 <= wall <= max(bounds[1] * 2, 1.0)):
+            verdict = " (check)"
+        cells.append(row["announced"] + verdict)
+        cells.append("; ".join(f"{pct:.0f}% {fn}" for pct, fn in row.get("top_functions", [])))
+        print("| " + " | ".join(cells) + " |")
+    line = f"| **total** | {total['new'][0]:.0f} | {total['new'][1]:.0f} | |"
+    if with_baseline:
+        line += (f" {total['old'][0]:.0f} | {total['new'][0] / total['old'][0]:.2f} |"
+                 f" {total['new'][1] / total['old'][1]:.2f} |")
+    print(line + " | |")
+
+
+if __name__ == "__main__":
+    main()
