@@ -28,10 +28,13 @@
 #                                 (its own {...} matching any text) or a number
 #       add_rows("A", ...)        A[r,:] for a row number r, as the table prints it;
 #   - the row cell of coverage.md (the name as a default run prints it, in backticks, a "|"
-#     written "\|") must match one template from its first character to its last.
+#     written "\|") must match one template from its first character to its last; so must every
+#     name a covered or partly item's note quotes in backticks (other than ok, DIFFERS,
+#     not judged and --flags).
 # The script then breaks copies of the page and of the listing on purpose and expects each
-# break to be caught: an experiment dropped from the tables, a misnamed row, a row given to
-# another experiment, an unlisted experiment, a stale count, a planned experiment that exists.
+# break to be caught: an experiment dropped from the tables, a misnamed row (in the row cell and
+# in a note), a row given to another experiment, an unlisted experiment, a stale count, a covered
+# item without a row, an experiment gone from the listing, a planned experiment that exists.
 #   tests/cli/coverage.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
@@ -72,6 +75,8 @@ caught "an experiment attnlab does not list" "experiment 'memory-walls' is not i
   '0,/`memory-wall`/s//`memory-walls`/'
 caught "a count edited by hand" "the counts section is out of date" \
   's/^| all | \([0-9]*\) /| all | 1\1 /'
+caught "a misnamed row in a note" "worked-example writes no comparison row 'prose scores row 3'" \
+  's/`prose scores row 2`/`prose scores row 3`/'
 caught "a covered item without a row" "covered, but no comparison row named" \
   's/| `0.99^100` |/| — |/'
 grep -v '^  softmax-dispersion ' "$tmp/listing" >"$tmp/listing-short"

@@ -3,7 +3,7 @@
 
   tests/cli/lib/coverage_map.py check LISTING [DOC]   LISTING: `attnlab list`'s output in a file;
                                                       DOC: another copy (default docs/coverage.md)
-  tests/cli/lib/coverage_map.py counts            rewrites the counts section of docs/coverage.md
+  tests/cli/lib/coverage_map.py counts                rewrites the counts of docs/coverage.md
 
 `check` prints one "docs/coverage.md:LINE: problem" per problem and exits 1 if there is any (2
 for bad usage). What it checks, and the rule that decides whether an experiment writes a named
@@ -33,11 +33,11 @@ def split_cells(line):
 
 
 def unquote(cell):
-    """A cell's text without the backticks around it; "—" (or empty) is None."""
+    """A cell's text without the backticks of a cell-wide code span; "—" (or empty) is None."""
     cell = cell.strip()
     if cell in ("", NONE):
         return None
-    if len(cell) >= 2 and cell[0] == "`" and cell[-1] == "`":
+    if len(cell) >= 2 and cell[0] == "`" and cell[-1] == "`" and cell.count("`") == 2:
         return cell[1:-1]
     return cell
 
@@ -69,7 +69,7 @@ def read_tables(lines):
             planned.append(unquote(cells[0]))
         elif document:
             row = dict(zip(COLUMNS, cells))
-            row["line"] = number
+            row["line"], row["cells"] = number, len(cells)
             tables.setdefault(document, []).append(row)
     return tables, planned, problems
 
@@ -111,9 +111,11 @@ def read(path):
 
 
 def code(path):
-    """The file's C++ with its comments blanked (string and character literals kept)."""
+    """The file's C++ with its comments blanked (string and character literals kept; a digit
+    separator, 1'000, is not a character literal)."""
     src, out, i = read(path), [], 0
-    token = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/', re.S)
+    token = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?<!\w)\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/',
+                       re.S)
     for m in token.finditer(src):
         out.append(src[i:m.start()])
         text = m.group(0)
@@ -129,7 +131,7 @@ def experiment_files():
         for name in sorted(files):
             if name.endswith(".cpp"):
                 path = os.path.relpath(os.path.join(folder, name), ROOT)
-                for m in re.finditer(r'\be\.name\s*=\s*"([a-z0-9-]+)"\s*;', read(path)):
+                for m in re.finditer(r'\be\.name\s*=\s*"([a-z0-9-]+)"\s*;', code(path)):
                     out[m.group(1)] = path
     return out
 
@@ -153,40 +155,28 @@ def unescape(text):
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
 
 
+def scan(text, start=0):
+    """(index, character, bracket depth before it) of the text outside string literals."""
+    depth, j = 0, start
+    while j < len(text):
+        if text[j] == '"':
+            j = LITERAL.match(text, j).end()
+            continue
+        yield j, text[j], depth
+        depth += (text[j] in "([{") - (text[j] in ")]}")
+        j += 1
+
+
 def first_argument(src, i):
     """The text of the call's first argument, from index i (just after the '(')."""
-    depth, j = 0, i
-    while j < len(src):
-        c = src[j]
-        if c == '"':
-            j = LITERAL.match(src, j).end()
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            if depth == 0:
-                break
-            depth -= 1
-        elif c == "," and depth == 0:
-            break
-        j += 1
-    return src[i:j].strip()
+    end = next((j for j, c, depth in scan(src, i) if depth == 0 and c in ",)]}"), len(src))
+    return src[i:end].strip()
 
 
 def top_level(expr, token):
     """Indexes of `token` in expr outside literals and brackets (':' never as part of '::')."""
-    out, depth, j = [], 0, 0
-    while j < len(expr):
-        c = expr[j]
-        if c == '"':
-            j = LITERAL.match(expr, j).end()
-            continue
-        depth += (c in "([{") - (c in ")]}")
-        if depth == 0 and expr.startswith(token, j):
-            if token != ":" or (expr[j - 1:j] != ":" and expr[j + 1:j + 2] != ":"):
-                out.append(j)
-        j += 1
-    return out
+    return [j for j, _, depth in scan(expr) if depth == 0 and expr.startswith(token, j) and
+            (token != ":" or (expr[j - 1:j] != ":" and expr[j + 1:j + 2] != ":"))]
 
 
 def format_pieces(fmt):
@@ -302,9 +292,11 @@ def check_row(row, listing, planned, rows):
     if status in ("covered", "partly"):
         if experiment not in listing:
             out.append("experiment %r is not in `attnlab list`" % experiment)
-        elif name and not rows.writes(experiment, name):
-            out.append("%s writes no comparison row %r (rule: tests/cli/coverage.sh)"
-                       % (experiment, name))
+        else:
+            for row_name in [name] + note_rows(note):
+                if row_name and not rows.writes(experiment, row_name):
+                    out.append("%s writes no comparison row %r (rule: tests/cli/coverage.sh)"
+                               % (experiment, row_name))
         if status == "covered" and not name:
             out.append("covered, but no comparison row named")
         if status == "partly" and not note:
@@ -313,13 +305,18 @@ def check_row(row, listing, planned, rows):
         if name:
             out.append("%s, but a comparison row is named" % status)
         if not note:
-            out.append("%s, but no note (%s)" % (status, "the plan" if status == "missing"
-                                                  else "the reason"))
+            out.append("%s, but no note giving the plan or the reason" % status)
     if status == "missing" and experiment:
         out += check_planned(experiment, listing, planned)
     if status == "out of scope" and experiment:
         out.append("out of scope, but an experiment is named")
     return out
+
+
+def note_rows(note):
+    """The row names a note quotes in backticks (not a verdict word, not a --flag)."""
+    return [t for t in re.findall(r"`([^`]+)`", note or "")
+            if t not in ("ok", "DIFFERS", "not judged") and not t.startswith("--")]
 
 
 def check_planned(cell, listing, planned):
@@ -335,9 +332,13 @@ def check_planned(cell, listing, planned):
     return []
 
 
+def read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().split("\n")
+
+
 def check(listing_path, doc=DOC):
-    with open(doc, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    lines = read_lines(doc)
     tables, planned, problems = read_tables(lines)
     listing = read_listing(listing_path)
     if len(listing) < 2:
@@ -348,8 +349,8 @@ def check(listing_path, doc=DOC):
     rows, named = RowChecker(), set()
     for document in sorted(tables):
         for row in tables[document]:
-            if len(row) != len(COLUMNS) + 1:
-                problems.append((row["line"], "a row of %d cells" % (len(row) - 1)))
+            if row["cells"] != len(COLUMNS):
+                problems.append((row["line"], "a row of %d cells" % row["cells"]))
                 continue
             problems += [(row["line"], p) for p in check_row(row, listing, planned, rows)]
             named.add(unquote(row["experiment"].replace("`", "")))
@@ -370,8 +371,7 @@ def check(listing_path, doc=DOC):
 
 
 def write_counts():
-    with open(DOC, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    lines = read_lines(DOC)
     tables, _, problems = read_tables(lines)
     new = replace_counts(lines, tables)
     if new is None or problems:
