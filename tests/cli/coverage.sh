@@ -9,7 +9,8 @@
 #     row and give the plan or the reason; a missing item's experiment is "—" or
 #     "NAME (planned)", NAME an experiment of the Planned table not in `attnlab list` yet (once
 #     listed, the test asks for its items to be mapped) or a listed one that is to grow;
-#   - every experiment of `attnlab list` whose source is a document (not "(none)") is in a table;
+#   - every experiment of `attnlab list` maps a covered or partly item under each document its
+#     source names (a source naming none must say "(none)", as demo's does);
 #   - the counts section equals the counts of the tables (`tests/cli/lib/coverage_map.py
 #     counts` rewrites it).
 #
@@ -65,7 +66,7 @@ caught() {
     fail "mutation '$label' failed without '$pattern': $out"
   fi
 }
-caught "memory-wall dropped from the tables" "memory-wall (002 §39.3.2) is in \`attnlab list\` but in no table" \
+caught "memory-wall dropped from the tables" "memory-wall (002 §39.3.2) is in \`attnlab list\` but maps no item of 002" \
   '/| `memory-wall` |/d'
 caught "a misnamed row" "two-relation writes no comparison row '2 heads end higher than 1 head'" \
   's/`2 heads end lower than 1 head`/`2 heads end higher than 1 head`/'

@@ -346,17 +346,23 @@ def check(listing_path, doc=DOC):
     for document in ("000", "001", "002", "003", "004"):
         if not tables.get(document):
             problems.append((0, "no item table under a '## %s ...' heading" % document))
-    rows, named = RowChecker(), set()
+    rows, mapped = RowChecker(), set()  # mapped: (experiment, document) of covered/partly
     for document in sorted(tables):
         for row in tables[document]:
             if row["cells"] != len(COLUMNS):
                 problems.append((row["line"], "a row of %d cells" % row["cells"]))
                 continue
             problems += [(row["line"], p) for p in check_row(row, listing, planned, rows)]
-            named.add(unquote(row["experiment"].replace("`", "")))
+            if row["status"] in ("covered", "partly"):
+                mapped.add((unquote(row["experiment"].replace("`", "")), document))
     for name, source in sorted(listing.items()):
-        if source != "(none)" and name not in named:
-            problems.append((0, "%s (%s) is in `attnlab list` but in no table" % (name, source)))
+        documents = sorted(set(re.findall(r"\b(00[0-4])\b", source)))
+        if not documents and source != "(none)":
+            problems.append((0, "%s: its source %r names no document 000-004" % (name, source)))
+        for document in documents:
+            if (name, document) not in mapped:
+                problems.append((0, "%s (%s) is in `attnlab list` but maps no item of %s"
+                                 % (name, source, document)))
     if replace_counts(lines, tables) is None:
         problems.append((0, "no counts section (%s ... %s)" % (COUNTS_BEGIN, COUNTS_END)))
     elif replace_counts(lines, tables) != lines:
@@ -374,12 +380,10 @@ def write_counts():
     lines = read_lines(DOC)
     tables, _, problems = read_tables(lines)
     new = replace_counts(lines, tables)
-    if new is None or problems:
-        print("coverage_map: no counts markers, or a malformed table", file=sys.stderr)
-        return 1
-    with open(DOC, "w", encoding="utf-8") as f:
-        f.write("\n".join(new))
-    return 0
+    if new is not None and not problems:
+        with open(DOC, "w", encoding="utf-8") as f:
+            f.write("\n".join(new))
+    return 0 if new is not None and not problems else 1
 
 
 def main(argv):
