@@ -25,7 +25,6 @@
 #include <fmt/format.h>
 
 #include "autograd/error.h"
-#include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
 #include "data/batch.h"
 #include "experiments/architectures/additive_vs_dot_scores.h"

@@ -25,7 +25,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "autograd/error.h"
 #include "data/stream.h"
 #include "experiments/common/values.h"
 #include "experiments/experiment.h"
@@ -46,12 +45,6 @@ std::string pct(double x) {
   return fmt::format("{:.1f}%", 100 * x);
 }
 
-std::vector<double> steps_axis(size_t n) {
-  std::vector<double> x(n);
-  std::iota(x.begin(), x.end(), 1.0);
-  return x;
-}
-
 // What a position-blind model can reach, and the noise of a held-out accuracy near it.
 struct Ceiling {
   double chance = 0, ceiling = 0, noise = 0;
@@ -67,17 +60,19 @@ void report_curves(const std::vector<Trained>& runs, const Ceiling& c, RunContex
               {RefLine::kHorizontal, c.chance, "chance 1/|alphabet|"}};
   // Wide CSVs: one column per model (every run has the same steps and evaluation steps).
   std::vector<std::string> loss_cols{"step"}, acc_cols{"step"};
+  std::vector<double> steps(runs[0].loss.size());
+  std::iota(steps.begin(), steps.end(), 1.0);
   for (const Trained& r : runs) {
-    loss.series.push_back({std::string("positions: ") + name_of(r.pos), steps_axis(r.loss.size()),
-                           r.loss, "", false, false});
+    loss.series.push_back(
+        {std::string("positions: ") + name_of(r.pos), steps, r.loss, "", false, false});
     acc.series.push_back({std::string("positions: ") + name_of(r.pos), r.eval_steps,
                           r.eval_accuracy, "", false, true});
     loss_cols.push_back(std::string("loss_") + name_of(r.pos));
     acc_cols.push_back(std::string("accuracy_") + name_of(r.pos));
   }
   CsvWriter loss_csv = ctx.csv("loss", loss_cols), acc_csv = ctx.csv("accuracy", acc_cols);
-  for (size_t i = 0; i < runs[0].loss.size(); ++i) {
-    std::vector<double> row{static_cast<double>(i + 1)};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    std::vector<double> row{steps[i]};
     for (const Trained& r : runs) row.push_back(r.loss[i]);
     loss_csv.row(row);
   }
