@@ -25,19 +25,16 @@
 #include <fmt/format.h>
 
 #include "autograd/error.h"
-#include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
 #include "data/batch.h"
+#include "experiments/architectures/additive_vs_dot_scores.h"
 #include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
-#include "experiments/common/peak_memory.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
+#include "experiments/kit/plot.h"
 #include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
-#include "nn/attention/additive_attention.h"
-#include "nn/transformer/seq2seq.h"
 
 namespace attn::experiments {
 
@@ -48,6 +45,7 @@ struct Trained {
   TrainedRun run;
   double exact = 0;
   int64_t steps_to_target = -1;  // first evaluation at or above --target; -1: never
+  double score_bound = 0;        // additive: the largest ||w_h||_1 (additive_score_bound)
 };
 
 // The reversal run: the shared reversal fields, lengths up to --max_len (held-out: the upper
@@ -94,12 +92,12 @@ Trained train_one(const Config& cfg, RunContext& ctx, const std::string& score) 
 }
 
 // Part 2: one training step's forward + backward, the two models in alternation.
-std::vector<Timing> time_training_steps(const Config& cfg, std::vector<Trained>& models) {
+std::vector<Timing> time_training_steps(const Config& cfg, const std::vector<Trained>& models) {
   const auto& set = models[0].run.setup.heldout_set;
   const size_t n = std::min(set.size(), static_cast<size_t>(cfg.get_int("batch")));
   const std::vector<data::Example> batch(set.begin(), set.begin() + static_cast<long>(n));
   std::vector<std::function<void()>> works;
-  for (Trained& t : models) {
+  for (const Trained& t : models) {
     train::TaskModel* m = t.run.summary.model.get();
     works.push_back([m, &batch] {
       m->module().zero_grad();
@@ -110,102 +108,9 @@ std::vector<Timing> time_training_steps(const Config& cfg, std::vector<Trained>&
                           cfg.get_real("budget_s"));
 }
 
-// Part 3: the score step on random q, k (B,H,T,T,d): time (interleaved) and peak tensor bytes.
-struct ScoreCost {
-  double dot_ms = 0, add_ms = 0;          // medians
-  double dot_min_ms = 0, add_min_ms = 0;  // the least disturbed rounds
-  int64_t dot_bytes = 0, add_bytes = 0;
-  double time_ratio() const { return add_ms / dot_ms; }
-  // The ratio of the minima: a burst of outside load in one round moves a median of few rounds
-  // but rarely both minima.
-  double min_time_ratio() const { return add_min_ms / dot_min_ms; }
-  double memory_ratio() const { return static_cast<double>(add_bytes) / dot_bytes; }
-};
-
-ScoreCost score_cost(
-    int64_t b, int64_t h, int64_t t, int64_t d, const Config& cfg, Generator& gen) {
-  Var q = Var::parameter(Tensor::randn({b, h, t, d}, gen));
-  Var k = Var::parameter(Tensor::randn({b, h, t, d}, gen));
-  Var w = Var::parameter(Tensor::randn({h, d}, gen));
-  const real scale = static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
-  auto zero = [&] {
-    for (Var* p : {&q, &k, &w}) p->zero_grad();
-  };
-  // The dot product's scores as the fast path computes them: one GEMM with the scale inside.
-  auto dot = [&] {
-    zero();
-    sum(matmul(q, k, false, true, scale)).backward();
-  };
-  auto additive = [&] {
-    zero();
-    sum(nn::additive_scores(q, k, w)).backward();
-  };
-  const std::vector<Timing> tm = time_interleaved(
-      {dot, additive}, static_cast<int>(cfg.get_int("reps")), cfg.get_real("budget_s"));
-  PeakMemory probe;
-  ScoreCost c;
-  c.dot_ms = tm[0].median_s * 1e3;
-  c.add_ms = tm[1].median_s * 1e3;
-  c.dot_min_ms = tm[0].min_s * 1e3;
-  c.add_min_ms = tm[1].min_s * 1e3;
-  c.dot_bytes = probe.measure(dot).tensor_bytes;
-  c.add_bytes = probe.measure(additive).tensor_bytes;
-  return c;
-}
-
-struct Sweep {
-  std::vector<double> x;
-  std::vector<ScoreCost> cost;
-  std::vector<double> get(double (ScoreCost::*f)() const) const {
-    std::vector<double> out;
-    for (const auto& c : cost) out.push_back((c.*f)());
-    return out;
-  }
-  std::vector<double> ms(double ScoreCost::*f) const {
-    std::vector<double> out;
-    for (const auto& c : cost) out.push_back(c.*f);
-    return out;
-  }
-};
-
-Sweep sweep(const std::string& what,
-            const std::vector<int64_t>& values,
-            const Config& cfg,
-            RunContext& ctx,
-            Generator& gen) {
-  const int64_t b = cfg.get_int("scale_batch"), h = cfg.get_int("scale_heads");
-  const bool over_t = what == "T";
-  const int64_t fixed_t = cfg.get_int("scale_t"), fixed_d = cfg.get_int("scale_d");
-  Table tab(over_t ? fmt::format("B = {}, H = {}, d_h = {}, S = T", b, h, fixed_d)
-                   : fmt::format("B = {}, H = {}, T = S = {}", b, h, fixed_t),
-            {what, "dot ms", "additive ms", "time additive / dot", "dot MB", "additive MB",
-             "memory additive / dot"});
-  Sweep s;
-  for (int64_t v : values) {
-    const ScoreCost c = score_cost(b, h, over_t ? v : fixed_t, over_t ? fixed_d : v, cfg, gen);
-    s.x.push_back(static_cast<double>(v));
-    s.cost.push_back(c);
-    tab.add_row({std::to_string(v), fixed(c.dot_ms, 3), fixed(c.add_ms, 3),
-                 fixed(c.time_ratio(), 1), fixed(c.dot_bytes / 1e6, 2), fixed(c.add_bytes / 1e6, 2),
-                 fixed(c.memory_ratio(), 1)});
-  }
-  ctx.table(tab);
-  const std::string key = over_t ? "by_T" : "by_d";
-  ctx.result("score_" + key + "_values", values);
-  ctx.result("score_" + key + "_dot_ms", s.ms(&ScoreCost::dot_ms));
-  ctx.result("score_" + key + "_additive_ms", s.ms(&ScoreCost::add_ms));
-  ctx.result("score_" + key + "_time_ratio", s.get(&ScoreCost::time_ratio));
-  ctx.result("score_" + key + "_memory_ratio", s.get(&ScoreCost::memory_ratio));
-  std::vector<double> db, ab;
-  for (const auto& c : s.cost)
-    db.push_back(static_cast<double>(c.dot_bytes)), ab.push_back(static_cast<double>(c.add_bytes));
-  ctx.result("score_" + key + "_dot_bytes", db);
-  ctx.result("score_" + key + "_additive_bytes", ab);
-  return s;
-}
-
 void training_figure(const std::vector<Trained>& models, RunContext& ctx) {
-  LinePlot p;
+  LinePlot p =
+      kit::line_plot("Held-out exact match while training (reversal)", "step", "exact match");
   for (const Trained& t : models) {
     std::vector<double> xs, ys;
     for (const auto& [step, m] : t.run.summary.result.evals)
@@ -214,49 +119,22 @@ void training_figure(const std::vector<Trained>& models, RunContext& ctx) {
     p.series.push_back({t.score == "dot" ? "scaled dot product" : "additive (Bahdanau)", xs, ys,
                         t.score == "dot" ? "#3b82f6" : "#f59e0b"});
   }
-  p.title = "Held-out exact match while training (reversal)";
-  p.x_label = "step";
-  p.y_label = "exact match";
   ctx.figure("training", line_plot_svg(p), "Both score functions learn reversal");
 }
 
-void scaling_figures(const Sweep& by_t, const Sweep& by_d, RunContext& ctx) {
-  auto log_log = [&](const char* name, std::vector<Series> series, const std::string& title,
-                     const std::string& x_label, const std::string& y_label,
-                     const std::string& caption) {
-    LinePlot p;
-    p.series = std::move(series);
-    p.log_x = p.log_y = true;
-    p.title = title;
-    p.x_label = x_label;
-    p.y_label = y_label;
-    ctx.figure(name, line_plot_svg(p), caption);
-  };
-  log_log("score_time_by_T",
-          {{"dot product", by_t.x, by_t.ms(&ScoreCost::dot_ms), "#3b82f6"},
-           {"additive", by_t.x, by_t.ms(&ScoreCost::add_ms), "#f59e0b"}},
-          "Score step (forward + backward) against T", "sequence length T (= S)", "ms",
-          "The score step's time against T, both score functions");
-  log_log("ratio_by_d",
-          {{"time additive / dot", by_d.x, by_d.get(&ScoreCost::time_ratio), "#ef4444"},
-           {"memory additive / dot", by_d.x, by_d.get(&ScoreCost::memory_ratio), "#10b981"}},
-          "What additive costs more, against the head width", "head width d_h", "additive / dot",
-          "The (B,H,T,S,d_h) tensor: the memory ratio grows with d_h");
-}
-
-void run(const Config& cfg, RunContext& ctx) {
-  // ---- 1. quality ----
+// Part 1: both models trained, their scores recorded, and the bound on the additive scores.
+std::vector<Trained> quality_part(const Config& cfg, RunContext& ctx) {
   ctx.section("Training the reversal model twice (train/run): --score dot, --score additive");
   std::vector<Trained> models;
   models.push_back(train_one(cfg, ctx, "dot"));
   models.push_back(train_one(cfg, ctx, "additive"));
-  const Trained &dot = models[0], &add = models[1];
+  Trained &dot = models[0], &add = models[1];
   ctx.result("dot_exact_match", dot.exact);
   ctx.result("additive_exact_match", add.exact);
   ctx.result("dot_steps_to_target", dot.steps_to_target);
   ctx.result("additive_steps_to_target", add.steps_to_target);
   ctx.result("additive_minus_dot_exact_match", add.exact - dot.exact);
-  const double bound = additive_score_bound(add.run.summary.model->module());
+  const double bound = add.score_bound = additive_score_bound(add.run.summary.model->module());
   ctx.result("additive_score_bound", bound);
   ctx.note(fmt::format(
       "An additive head's score lies within +-||w_h||_1 (tanh is at most 1 in size): after "
@@ -267,9 +145,14 @@ void run(const Config& cfg, RunContext& ctx) {
       1 / (1 + static_cast<double>(cfg.get_int("max_len")) * std::exp(-2 * bound)),
       cfg.get_int("max_len") + 1));
   training_figure(models, ctx);
+  return models;
+}
 
-  // ---- 2. time per training step ----
-  ScopedThreads threads(static_cast<int>(cfg.get_int("timing_threads")));
+// Part 2: a training step of each model, then the score step alone at the training shape.
+std::vector<Timing> step_part(const Config& cfg,
+                              RunContext& ctx,
+                              const std::vector<Trained>& models,
+                              Generator& gen) {
   ctx.section(fmt::format("Time per training step (forward + backward of one batch, {} thread{})",
                           num_threads(), num_threads() == 1 ? "" : "s"));
   const double load = load_average();
@@ -282,17 +165,16 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("step_ms_dot", step_dot);
   ctx.result("step_ms_additive", step_add);
   ctx.result("step_time_ratio", step_add / step_dot);
-  const double step_min_ratio = steps[1].min_s / steps[0].min_s;
-  ctx.result("step_min_time_ratio", step_min_ratio);
+  ctx.result("step_min_time_ratio", steps[1].min_s / steps[0].min_s);
   ctx.result("load_average_before", load);
   ctx.result("timing_threads", num_threads());
 
   // The score step alone at the training shape: B = batch, H = nhead, T = S = the longest
   // held-out source with its EOS, d_h = d_model / nhead.
-  Generator gen(ctx.seed() + 17);
   const int64_t heads = cfg.get_int("nhead"), dh = cfg.get_int("d_model") / heads;
   const int64_t t_train = cfg.get_int("max_len") + (cfg.get_bool("src_eos") ? 1 : 0);
-  const ScoreCost at_train = score_cost(cfg.get_int("batch"), heads, t_train, dh, cfg, gen);
+  const additive::ScoreCost at_train =
+      additive::score_cost(cfg.get_int("batch"), heads, t_train, dh, cfg, gen);
   ctx.result("train_shape_score_ms_dot", at_train.dot_ms);
   ctx.result("train_shape_score_ms_additive", at_train.add_ms);
   ctx.result("train_shape_score_time_ratio", at_train.time_ratio());
@@ -305,38 +187,16 @@ void run(const Config& cfg, RunContext& ctx) {
       "step (projections, feed-forward, softmax, the loss) is the same in both models.",
       step_add / step_dot, step_add, step_dot, cfg.get_int("step_reps"), load, cfg.get_int("batch"),
       heads, t_train, dh, at_train.time_ratio(), at_train.memory_ratio()));
+  return steps;
+}
 
-  // ---- 3. the score step against T and d_h ----
-  ctx.section("The score step alone: time and peak tensor memory against T and d_h");
-  const Sweep by_t = sweep("T", cfg.get_ints("lengths"), cfg, ctx, gen);
-  const Sweep by_d = sweep("d_h", cfg.get_ints("head_dims"), cfg, ctx, gen);
-  const std::vector<double> mem_d = by_d.get(&ScoreCost::memory_ratio),
-                            time_d = by_d.get(&ScoreCost::min_time_ratio);
-  std::vector<double> all = by_t.get(&ScoreCost::min_time_ratio);
-  all.insert(all.end(), time_d.begin(), time_d.end());
-  std::sort(all.begin(), all.end());
-  // The typical ratio: the median over every cell of the two sweeps, of the ratio of minima.
-  const double typical_ratio =
-      all.size() % 2 ? all[all.size() / 2] : (all[all.size() / 2 - 1] + all[all.size() / 2]) / 2;
-  const double mem_slope = log_log_slope(by_d.x, mem_d, 0);
-  const double add_t_slope = log_log_slope(by_t.x, by_t.ms(&ScoreCost::add_ms), 0);
-  const double min_ratio = all.front();
-  ctx.result("memory_ratio_growth_exponent_in_d", mem_slope);
-  ctx.result("additive_time_growth_exponent_in_T", add_t_slope);
-  ctx.result("min_score_time_ratio", min_ratio);
-  ctx.result("typical_score_time_ratio", typical_ratio);
-  ctx.note(fmt::format(
-      "Peak tensor memory is the buffer pool's high-water mark during forward + backward, beyond "
-      "what was alive before (q, k, w). The additive / dot memory ratio grows like d_h^{:.2f} "
-      "(from {:.1f} at d_h = {:.0f} to {:.1f} at d_h = {:.0f}): the (B,H,T,S,d_h) tensors "
-      "against the (B,H,T,S) scores. Additive time grows like T^{:.2f}. Compared by their "
-      "fastest rounds, the additive score step is {:.1f} to {:.1f} times slower than the dot "
-      "product's over the cells (median {:.1f}), although it counts only about twice the FLOPs.",
-      mem_slope, mem_d.front(), by_d.x.front(), mem_d.back(), by_d.x.back(), add_t_slope, min_ratio,
-      all.back(), typical_ratio));
-  scaling_figures(by_t, by_d, ctx);
-
-  // ---- the document beside ours ----
+// The document beside ours.
+void compare(const Config& cfg,
+             RunContext& ctx,
+             const std::vector<Trained>& models,
+             const std::vector<Timing>& steps,
+             const additive::ScoreSweeps& s) {
+  const Trained &dot = models[0], &add = models[1];
   const double margin = cfg.get_real("accuracy_margin");
   DocumentComparison cmp(fmt::format(
       "004 §1.1 and §2.3 vs ours (reversal; a held-out exact-match gap below {:.2f} is a tie)",
@@ -361,7 +221,7 @@ void run(const Config& cfg, RunContext& ctx) {
                 "match below {:.2f}), so this compares how fast they learn, not what they "
                 "reach; the additive heads' largest ||w_h||_1 is {:.2f} (their scores "
                 "cannot differ by more than twice that)",
-                cfg.get_int("steps"), 1 - margin, bound);
+                cfg.get_int("steps"), 1 - margin, add.score_bound);
   cmp.add_exact("§1.1: dot product achieves similar results to additive", "yes",
                 kit::yes_no(std::abs(gap) < margin),
                 std::abs(gap) < margin ? em : em + "; " + why_not_better);
@@ -371,28 +231,36 @@ void run(const Config& cfg, RunContext& ctx) {
                 verdict == "yes" ? em : em + "; " + why_not_better);
   cmp.add_exact(
       "§1.1: scaled dot product needs less computation (score step faster)", "yes",
-      kit::yes_no(typical_ratio > 1),
+      kit::yes_no(s.typical_ratio > 1),
       fmt::format("additive / dot score-step time (fastest rounds): median {:.1f} over the cells, "
                   "from {:.1f} to {:.1f}",
-                  typical_ratio, min_ratio, all.back()));
+                  s.typical_ratio, s.min_ratio, s.max_ratio));
   cmp.add(
       "§2.3: the additive score's overall complexity is close to the dot product's "
       "(score-step time ratio additive / dot, fastest rounds, at the largest d_h)",
-      1.0, time_d.back(), 1.0,
+      1.0, s.time_ratio_d.back(), 1.0,
       fmt::format("in FLOPs they are close (about 2x), but additive writes and reads two "
                   "(B,H,T,S,d_h) tensors ({:.0f}x the dot product's peak memory at d_h = "
                   "{:.0f}) and a tanh per entry, while q k^T is one GEMM near the CPU's peak "
                   "rate",
-                  mem_d.back(), by_d.x.back()),
+                  s.memory_ratio_d.back(), s.d_h.back()),
       1);
   cmp.add_exact("dot product is more memory-efficient (score step, every d_h)", "yes",
-                kit::yes_no(*std::min_element(mem_d.begin(), mem_d.end()) > 1),
-                fmt::format("memory ratio additive / dot grows like d_h^{:.2f}", mem_slope));
+                kit::yes_no(kit::min_of(s.memory_ratio_d) > 1),
+                fmt::format("memory ratio additive / dot grows like d_h^{:.2f}", s.memory_slope));
   cmp.add_exact("a training step of the dot-product model is faster", "yes",
-                kit::yes_no(step_min_ratio > 1),
+                kit::yes_no(steps[1].min_s / steps[0].min_s > 1),
                 fmt::format("fastest rounds: dot {:.2f} ms, additive {:.2f} ms",
                             steps[0].min_s * 1e3, steps[1].min_s * 1e3));
   ctx.compare(cmp);
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const std::vector<Trained> models = quality_part(cfg, ctx);
+  ScopedThreads threads(static_cast<int>(cfg.get_int("timing_threads")));
+  Generator gen(ctx.seed() + 17);  // the timing inputs
+  const std::vector<Timing> steps = step_part(cfg, ctx, models, gen);
+  compare(cfg, ctx, models, steps, additive::score_sweeps(cfg, ctx, gen));
 }
 
 }  // namespace

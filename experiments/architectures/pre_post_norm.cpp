@@ -23,23 +23,24 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include "autograd/error.h"
+#include "experiments/architectures/pre_post_norm_claims.h"
 #include "experiments/common/layer_gradients.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
+#include "experiments/kit/plot.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/table.h"
 #include "experiments/run_context.h"
-#include "nn/transformer/decoder_only.h"
 #include "train/trainer.h"
 
 namespace attn::experiments {
 
 namespace {
+
+using pre_post::Cell, pre_post::InitGradients, pre_post::Outcome;
 
 std::string norm_name(bool pre) {
   return pre ? "pre-norm" : "post-norm";
@@ -97,37 +98,6 @@ double unigram_entropy(const std::vector<data::Example>& set) {
   return h;
 }
 
-struct Outcome {
-  bool exploded = false;  // the trainer stopped the run (NaN, inf or an exploding loss)
-  int64_t stop_step = 0;  // the step it stopped at (exploded) or the last step
-  double loss = std::numeric_limits<double>::quiet_NaN();  // final held-out loss
-  bool failed = false;  // exploded, or loss above fail_fraction x the unigram entropy
-};
-
-struct Cell {
-  int64_t depth = 0;
-  bool pre = false, warm = false;
-  double lr = 0;
-  std::vector<Outcome> runs;  // one per seed
-  int64_t failures() const {
-    return std::count_if(runs.begin(), runs.end(), [](const Outcome& o) { return o.failed; });
-  }
-  int64_t explosions() const {
-    return std::count_if(runs.begin(), runs.end(), [](const Outcome& o) { return o.exploded; });
-  }
-  double failure_rate() const {
-    return static_cast<double>(failures()) / static_cast<double>(runs.size());
-  }
-  // Mean final loss of the runs the trainer did not stop (NaN if it stopped them all).
-  double mean_loss() const {
-    double s = 0;
-    int64_t n = 0;
-    for (const auto& o : runs)
-      if (!o.exploded) s += o.loss, ++n;
-    return n ? s / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
-  }
-};
-
 Outcome train_one(const train::TrainConfig& tc, double fail_loss, const std::string& name) {
   Outcome o;
   try {
@@ -143,18 +113,6 @@ Outcome train_one(const train::TrainConfig& tc, double fail_loss, const std::str
 }
 
 // ---- gradient norms at initialisation --------------------------------------------------------
-
-struct InitGradients {
-  int64_t depth = 0;
-  bool pre = false;
-  std::vector<double> norms;  // per block, mean over seeds
-  double last_over_first() const { return norms.back() / norms.front(); }
-  // Largest over smallest block: 1 = every block gets the same gradient.
-  double spread() const {
-    return *std::max_element(norms.begin(), norms.end()) /
-           *std::min_element(norms.begin(), norms.end());
-  }
-};
 
 std::vector<InitGradients> measure_init_gradients(const Config& cfg, uint64_t seed0) {
   std::vector<InitGradients> out;
@@ -176,11 +134,9 @@ void report_init_gradients(const std::vector<InitGradients>& gs, RunContext& ctx
   Table t("Gradient norm of each block's parameters at initialisation (mean over seeds)",
           {"depth", "norm", "first block", "middle block", "last block", "last / first",
            "largest / smallest"});
-  LinePlot p;
-  p.title = "Gradient norm per block at initialisation";
-  p.x_label = "block (1 = next to the embeddings)";
-  p.y_label = "||grad|| of the block's parameters";
-  p.log_y = true;
+  LinePlot p = kit::line_plot("Gradient norm per block at initialisation",
+                              "block (1 = next to the embeddings)",
+                              "||grad|| of the block's parameters", kit::Axes::kLogY);
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   for (const auto& g : gs) {
     const size_t mid = g.norms.size() / 2;
@@ -246,11 +202,8 @@ void report_sweep(const std::vector<Cell>& cells,
   ctx.table(t);
   ctx.result("sweep", js);
   for (int64_t depth : cfg.get_ints("depths")) {
-    LinePlot p;
-    p.title = fmt::format("{} blocks: fraction of seeds that fail", depth);
-    p.x_label = "peak learning rate";
-    p.y_label = "failed runs / seeds";
-    p.log_x = true;
+    LinePlot p = kit::line_plot(fmt::format("{} blocks: fraction of seeds that fail", depth),
+                                "peak learning rate", "failed runs / seeds", kit::Axes::kLogX);
     for (const auto& [key, s] : series)
       if (key.first == depth) p.series.push_back(s);
     ctx.figure(fmt::format("failures_{}_blocks", depth), line_plot_svg(p),
@@ -261,29 +214,11 @@ void report_sweep(const std::vector<Cell>& cells,
   }
 }
 
-// Sum of failures and of runs over the cells matching a filter.
-template <class F>
-double rate(const std::vector<Cell>& cells, F&& keep) {
-  double failed = 0, total = 0;
-  for (const auto& c : cells)
-    if (keep(c)) failed += static_cast<double>(c.failures()), total += c.runs.size();
-  return total > 0 ? failed / total : 0;
-}
-
-// The lowest mean final loss of one norm placement over its schedules and learning rates.
-double best_loss(const std::vector<Cell>& cells, bool pre, int64_t depth) {
-  double best = std::numeric_limits<double>::infinity();
-  for (const auto& c : cells)
-    if (c.pre == pre && c.depth == depth && c.failures() == 0) best = std::min(best, c.mean_loss());
-  return best;
-}
-
 void run(const Config& cfg, RunContext& ctx) {
   const uint64_t seed0 = ctx.seed();
   const int64_t seeds = cfg.get_int("seeds");
   std::vector<double> lrs = cfg.get_reals("lrs");
   std::sort(lrs.begin(), lrs.end());
-  const double top_lr = lrs.back();
 
   ctx.section("The failure line: what character frequencies alone achieve");
   const train::TaskSetup setup = train::make_task_setup(lm_config(cfg, 1, true, seed0));
@@ -317,100 +252,7 @@ void run(const Config& cfg, RunContext& ctx) {
         }
   report_sweep(cells, cfg, unigram, fail_loss, ctx);
 
-  // The headline numbers, over both depths.
-  auto at_top = [&](bool pre, bool warm) {
-    return rate(cells,
-                [&](const Cell& c) { return c.pre == pre && c.warm == warm && c.lr == top_lr; });
-  };
-  const double post_cold_top = at_top(false, false), pre_cold_top = at_top(true, false);
-  const double post_warm_top = at_top(false, true), pre_warm_top = at_top(true, true);
-  const double pre_cold_all = rate(cells, [](const Cell& c) { return c.pre && !c.warm; });
-  const double post_cold_all = rate(cells, [](const Cell& c) { return !c.pre && !c.warm; });
-  ctx.result("top_lr", top_lr);
-  ctx.result("failure_rate_top_lr_post_no_warmup", post_cold_top);
-  ctx.result("failure_rate_top_lr_pre_no_warmup", pre_cold_top);
-  ctx.result("failure_rate_top_lr_post_warmup", post_warm_top);
-  ctx.result("failure_rate_top_lr_pre_warmup", pre_warm_top);
-  ctx.result("failure_rate_pre_no_warmup", pre_cold_all);
-  ctx.result("failure_rate_post_no_warmup", post_cold_all);
-
-  // Gradient pattern at init: the deepest stack's last/first ratio for each placement.
-  const int64_t deepest =
-      *std::max_element(cfg.get_ints("depths").begin(), cfg.get_ints("depths").end());
-  double post_ratio = 0, pre_ratio = 0, post_spread = 0, pre_spread = 0;
-  for (const auto& g : grads)
-    if (g.depth == deepest) {
-      (g.pre ? pre_ratio : post_ratio) = g.last_over_first();
-      (g.pre ? pre_spread : post_spread) = g.spread();
-    }
-  ctx.result("init_grad_last_over_first_post", post_ratio);
-  ctx.result("init_grad_last_over_first_pre", pre_ratio);
-  ctx.result("init_grad_spread_post", post_spread);
-  ctx.result("init_grad_spread_pre", pre_spread);
-  const double best_post = best_loss(cells, false, deepest),
-               best_pre = best_loss(cells, true, deepest);
-  ctx.result("best_loss_post", finite_or_null(best_post));
-  ctx.result("best_loss_pre", finite_or_null(best_pre));
-
-  DocumentComparison cmp(fmt::format(
-      "001 (pre-norm versus post-norm), 000 Algorithm 3 vs ours: depths {}, learning rates up "
-      "to {:g}, {} seeds, {} steps",
-      fmt::join(cfg.get_ints("depths"), " and "), top_lr, seeds, cfg.get_int("steps")));
-  cmp.add_exact("pre-norm trains stably without warm-up (001)", "yes",
-                kit::yes_no(pre_cold_all == 0),
-                fmt::format("pre-norm without warm-up failed {:.0f}% of its runs over every "
-                            "learning rate and depth",
-                            100 * pre_cold_all));
-  cmp.add_exact("post-norm without warm-up fails more often than pre-norm at a high learning rate",
-                "yes", kit::yes_no(post_cold_top > pre_cold_top),
-                fmt::format("at lr {:g}: post-norm {:.0f}% of runs failed, pre-norm {:.0f}%",
-                            top_lr, 100 * post_cold_top, 100 * pre_cold_top));
-  std::string per_depth;
-  for (int64_t depth : cfg.get_ints("depths")) {
-    auto cell_rate = [&](bool warm) {
-      return rate(cells, [&](const Cell& c) {
-        return !c.pre && c.warm == warm && c.lr == top_lr && c.depth == depth;
-      });
-    };
-    per_depth +=
-        fmt::format("{}{} blocks: {:.0f}% with, {:.0f}% without", per_depth.empty() ? "" : "; ",
-                    depth, 100 * cell_rate(true), 100 * cell_rate(false));
-  }
-  cmp.add_exact(
-      "warm-up rescues post-norm at that learning rate", "yes",
-      kit::yes_no(post_warm_top < post_cold_top),
-      fmt::format("post-norm at lr {:g}: {:.0f}% failed with warm-up, {:.0f}% without ({})", top_lr,
-                  100 * post_warm_top, 100 * post_cold_top, per_depth));
-  ctx.note(fmt::format(
-      "At the top learning rate {:g} without warm-up, {:.0f}% of post-norm runs and {:.0f}% of "
-      "pre-norm runs failed; with warm-up, {:.0f}% and {:.0f}%. Post-norm at that rate, by "
-      "depth: {}. Over every rate and depth pre-norm without warm-up failed "
-      "{:.0f}% of its runs, post-norm {:.0f}%.",
-      top_lr, 100 * post_cold_top, 100 * pre_cold_top, 100 * post_warm_top, 100 * pre_warm_top,
-      per_depth, 100 * pre_cold_all, 100 * post_cold_all));
-  cmp.add_exact(
-      "post-norm's gradients at initialisation are badly scaled across blocks; pre-norm's are "
-      "more even",
-      "yes", kit::yes_no(post_spread > 2 * pre_spread),
-      fmt::format("{} blocks, largest / smallest block gradient norm: post-norm {:.1f}, pre-norm "
-                  "{:.1f} ('badly scaled' = more than twice pre-norm's spread)",
-                  deepest, post_spread, pre_spread));
-  cmp.add_exact(
-      "post-norm's largest gradients are at the last blocks (Xiong et al. 2020; the pattern the "
-      "warm-up argument rests on)",
-      "yes", kit::yes_no(post_ratio > 1),
-      fmt::format("{} blocks, last / first block gradient norm: post-norm {:.2f}, pre-norm {:.2f}. "
-                  "Our GPT starts its embeddings at N(0, {:g}): the first post-norm block's norm "
-                  "divides a sum of that small size by its standard deviation, which multiplies "
-                  "the gradient reaching that block; Xiong et al. analyse inputs of unit size",
-                  deepest, post_ratio, pre_ratio, nn::DecoderOnlyOptions().init_std));
-  cmp.add_exact(
-      "post-norm can end slightly better than pre-norm when tuned (001)", "yes",
-      kit::yes_no(best_post < best_pre),
-      fmt::format("{} blocks, best mean held-out loss over schedules and learning rates without "
-                  "a failed seed: post-norm {:.3f}, pre-norm {:.3f}",
-                  deepest, best_post, best_pre));
-  ctx.compare(cmp);
+  pre_post::judge(cfg, ctx, cells, grads);
 }
 
 }  // namespace

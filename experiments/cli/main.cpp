@@ -131,12 +131,6 @@ int write_all(const std::string& text) {
 
 int main(int argc, char** argv) {
   attn::experiments::bound_openmp_spin(argv);
-  try {
-    attn::kernels::check_isa_choice();  // ATTN_ISA: a bad value or one this CPU lacks
-  } catch (const attn::UsageError& e) {
-    fmt::print(stderr, "attnlab: {}\n", e.what());
-    return 2;
-  }
   CLI::App app{"attnlab: run the course's attention experiments and write their reports"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return attn::build_summary(); });
@@ -159,13 +153,14 @@ int main(int argc, char** argv) {
   path.add_to(bench);
 #endif
   app.footer("attnlab run <experiment> --help lists the experiment's settings.");
-  if (!known_command(app, argc, argv)) return 2;
 
-  // --plugin FILE (list, run, demo, train): taken out before parsing, loaded before dispatch.
   std::vector<std::string> words(argv, argv + argc), plugins;
   const bool takes_plugins =
       argc > 1 && std::string(argv[1]) != "parity" && std::string(argv[1]) != "bench";
   try {
+    attn::kernels::check_isa_choice();  // ATTN_ISA: a bad value or one this CPU lacks
+    if (!known_command(app, argc, argv)) return 2;
+    // --plugin FILE (list, run, demo, train): taken out before parsing, loaded before dispatch.
     if (takes_plugins) plugins = attn::experiments::take_plugin_flags(words);
   } catch (const attn::UsageError& e) {
     fmt::print(stderr, "attnlab: {}\n", e.what());

@@ -38,6 +38,7 @@
 #include "experiments/common/loglog.h"
 #include "experiments/common/zoo_variants.h"
 #include "experiments/common/zoo_variants_recurrent.h"
+#include "experiments/efficient/attention_zoo_claims.h"
 #include "experiments/experiment.h"
 #include "experiments/kit/classification.h"
 #include "experiments/kit/evaluation.h"
@@ -51,6 +52,8 @@
 namespace attn::experiments {
 
 namespace {
+
+using zoo::Accuracies, zoo::Costs, zoo::index_of;
 
 // Every variant the zoo knows, in report order; last the rows of --plugin files (already
 // gradient-checked by experiments/plugin/plugin_loader.h).
@@ -90,12 +93,6 @@ std::vector<ZooVariant> chosen_variants(const Config& cfg) {
     out.push_back(all[static_cast<size_t>(it - known.begin())]);
   }
   return out;
-}
-
-int index_of(const std::vector<ZooVariant>& vs, const std::string& name) {
-  for (size_t i = 0; i < vs.size(); ++i)
-    if (vs[i].name == name) return static_cast<int>(i);
-  return -1;
 }
 
 // ---- part 1: accuracy -------------------------------------------------------------------------
@@ -150,13 +147,6 @@ Trained train_and_eval(
   return {accuracy(*m, task, cfg.get_int("eval_size"), eval_gen),
           1e3 * r.train_seconds / static_cast<double>(steps)};
 }
-
-struct Accuracies {
-  std::vector<double> recall, long_range;
-  // Reformer's layer with one chunk holding every position: dense shared-QK attention, no
-  // hashing (tests/nn/zoo_attention_test.cpp proves the equality). NaN when not run.
-  double recall_shared_qk_dense = NAN;
-};
 
 // The ablation that tells Reformer's two departures from softmax attention apart: the same
 // layer with a chunk as long as the input, so every query sees every key (no buckets), but the
@@ -230,11 +220,6 @@ Accuracies accuracy_part(const Config& cfg, RunContext& ctx, const std::vector<Z
 }
 
 // ---- part 2: cost against T --------------------------------------------------------------------
-
-struct Costs : kit::StepCosts {
-  using StepCosts::StepCosts;
-  std::vector<double> time_slope, memory_slope;  // [variant], fitted on the medians
-};
 
 // Growth exponents over the three longest lengths (where the T^2 or T term dominates), fitted
 // on the medians: their table and results, and every variant's costs in the results.
@@ -317,85 +302,11 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
                                "sequence length T", "ms per step (median)", kit::Axes::kLogLog);
   for (size_t i = 0; i < vs.size(); ++i) pt.series.push_back({vs[i].name, c.ts, c.ms[i]});
   ctx.figure("step_time", line_plot_svg(pt), "Time per training step against T, log-log");
-  LinePlot pm = pt;
-  pm.title = "Peak tensor memory of one forward + backward";
-  pm.y_label = "MiB (exact tensor bytes)";
-  pm.series.clear();
+  LinePlot pm = kit::line_plot("Peak tensor memory of one forward + backward", "sequence length T",
+                               "MiB (exact tensor bytes)", kit::Axes::kLogLog);
   for (size_t i = 0; i < vs.size(); ++i) pm.series.push_back({vs[i].name, c.ts, c.mib[i]});
   ctx.figure("peak_memory", line_plot_svg(pm), "Peak tensor memory against T, log-log");
   return c;
-}
-
-// ---- the document beside ours ------------------------------------------------------------------
-
-void compare(RunContext& ctx,
-             const std::vector<ZooVariant>& vs,
-             const Accuracies& a,
-             const Costs& c,
-             const DcaExtrapolation* dca,
-             int64_t rope_train_len) {
-  DocumentComparison cmp("004 §0x04 4.1 (and the Synthesizer paper it cites) vs ours");
-  const auto slope_row = [&](const std::string& name, double doc, const std::string& claim,
-                             const std::string& reason) {
-    const int i = index_of(vs, name);
-    if (i >= 0)
-      cmp.add(name + ": " + claim + " (memory exponent)", doc, c.memory_slope[i], 0.35, reason, 2);
-  };
-  slope_row("softmax", 2.0, "every query scores every key, O(T^2)",
-            "over the three longest lengths; the T-linear activations pull it below 2");
-  slope_row("linformer", 1.0, "k compressed keys make attention linear in T", "");
-  slope_row("reformer-lsh", 1.0, "hashing into buckets cuts the T^2 cost", "");
-  slope_row("synthesizer-dense", 2.0, "a row of max_len scores per token, O(T max_len)", "");
-  slope_row("synthesizer-random", 2.0, "a max_len x max_len score matrix, O(T^2)", "");
-  slope_row("dual-chunk", 2.0, "DCA changes positions, not the cost: O(T^2)", "");
-  const int soft = index_of(vs, "softmax");
-  if (soft >= 0) {
-    const auto trade_row = [&](const std::string& name, const std::string& claim,
-                               const std::string& expected, const std::string& why) {
-      const int i = index_of(vs, name);
-      if (i < 0) return;
-      const double gap = a.recall[soft] - a.recall[i];
-      const std::string ours = gap <= 0.1 ? "yes" : "no";
-      cmp.add_exact(name + ": " + claim, expected, ours,
-                    ours == expected ? ""
-                                     : fmt::format("recall {:.3f} against softmax's {:.3f}: {}",
-                                                   a.recall[i], a.recall[soft], why));
-    };
-    trade_row("linformer", "recall within 0.1 of softmax (low-rank attention suffices)", "yes",
-              "one query must single out one key among T; k mixed rows blur it");
-    const double one_chunk = a.recall_shared_qk_dense;
-    trade_row("reformer-lsh", "recall within 0.1 of softmax (the similar keys share a bucket)",
-              "yes",
-              std::isnan(one_chunk) ? std::string()
-              : a.recall[soft] - one_chunk > 0.1
-                  ? fmt::format("the same layer with every key in one chunk (no hashing) reaches "
-                                "only {:.3f}: the loss comes with Reformer's form of attention "
-                                "(keys = the normalised queries, own position hidden: the key "
-                                "most like the query is the matching key itself, not the value "
-                                "after it), not with the buckets",
-                                one_chunk)
-                  : fmt::format("the same layer with every key in one chunk reaches {:.3f}: the "
-                                "loss comes with the buckets (the key sought is not in a chunk "
-                                "the query sees)",
-                                one_chunk));
-    trade_row("synthesizer-dense", "recall within 0.1 of softmax (competitive without q.k)", "yes",
-              "recall asks which key matches the query, a token-token comparison the synthesized "
-              "weights cannot make");
-    trade_row("synthesizer-random", "recall within 0.1 of softmax (competitive without q.k)", "yes",
-              "an input-independent mixing cannot look a key up");
-  }
-  if (dca != nullptr && !dca->dca_accuracy.empty()) {
-    cmp.add("dual-chunk: relative distances never beyond training (largest)",
-            static_cast<double>(rope_train_len - 1), dca->max_dca_distance, 0, "", 0);
-    const double plain = dca->plain_accuracy.back(), ext = dca->dca_accuracy.back();
-    cmp.add_exact("dual-chunk: training-free, reads longer inputs better than plain RoPE", "yes",
-                  ext > plain ? "yes" : "no",
-                  ext > plain
-                      ? ""
-                      : fmt::format("at the longest length DCA {:.3f}, plain {:.3f}", ext, plain));
-  }
-  add_recurrent_claims(cmp, vs, a.recall, c.memory_slope, c.mib);
-  ctx.compare(cmp);
 }
 
 void check(const Config& cfg) {
@@ -431,7 +342,7 @@ void run(const Config& cfg, RunContext& ctx) {
   const Costs c = cost_part(cfg, ctx, vs);
   std::unique_ptr<DcaExtrapolation> dca;
   if (index_of(vs, "dual-chunk") >= 0) dca = std::make_unique<DcaExtrapolation>(dca_part(cfg, ctx));
-  compare(ctx, vs, a, c, dca.get(), cfg.get_int("rope_train_len"));
+  zoo::compare(ctx, vs, a, c, dca.get(), cfg.get_int("rope_train_len"));
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 // uses its whole budget.
 //
 // What is measured per model: parameters, optimiser steps done in the budget, the training loss
-// against wall time (from the sub-run's metrics.csv), and, after training, greedy-decoding exact
+// against wall time (from the sub-run's metrics.jsonl), and, after training, greedy-decoding exact
 // match and token accuracy on a fresh set of examples for every length in --lengths. Each model
 // trains through attn::train::train_task into <run folder>/models/<model>/ (its own config,
 // metrics, checkpoint); the scores come from reloading that checkpoint into a freshly built model.
@@ -28,277 +28,30 @@
 // source position it needs, which matters more the longer the input. Lengths beyond the
 // training range test extrapolation, which all of these models do badly in their own ways.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <numeric>
-#include <sstream>
 
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/tape.h"
-#include "data/stream.h"
-#include "data/tasks/sequence.h"
 #include "experiments/cli/openmp_spin.h"
 #include "experiments/experiment.h"
-#include "experiments/kit/evaluation.h"
 #include "experiments/kit/plot.h"
 #include "experiments/kit/scratch_folder.h"
+#include "experiments/kit/summary.h"
+#include "experiments/recurrent/recurrent_baselines_models.h"
 #include "experiments/report/charts.h"
 #include "experiments/run_context.h"
-#include "nn/positional/position_kind.h"
-#include "train/checkpoint.h"
-#include "train/metrics.h"
-#include "train/run/run_train.h"
-#include "train/run/task_model.h"
-#include "train/run/task_setup.h"
 
 namespace attn::experiments {
 
 namespace {
 
-namespace fs = std::filesystem;
-
-// One model of the comparison: a recurrent cell with an attention kind, or the transformer.
-struct ModelSpec {
-  std::string model;       // rnn gru lstm transformer
-  std::string attention;   // none bahdanau luong_dot luong_general; empty for the transformer
-  std::string positional;  // the transformer's --positional (empty: its own, sinusoidal)
-  std::string variant() const { return attention.empty() ? positional : attention; }
-  std::string label() const { return variant().empty() ? model : model + "+" + variant(); }
-  std::string key() const { return variant().empty() ? model : model + "_" + variant(); }
-};
-
-// "rnn:none,lstm:bahdanau,transformer,transformer:rope" -> specs. A bare cell name means no
-// attention; after "transformer:" comes a positional scheme (nn/positional/position_kind.h).
-std::vector<ModelSpec> parse_models(const std::string& text) {
-  static const std::vector<std::string> cells{"rnn", "gru", "lstm"};
-  static const std::vector<std::string> kinds{"none", "bahdanau", "luong_dot", "luong_general"};
-  auto has = [](const std::vector<std::string>& v, const std::string& s) {
-    return std::find(v.begin(), v.end(), s) != v.end();
-  };
-  std::vector<ModelSpec> specs;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
-    if (item.empty()) continue;
-    ModelSpec s;
-    const size_t colon = item.find(':');
-    s.model = item.substr(0, colon);
-    const std::string after = colon == std::string::npos ? "" : item.substr(colon + 1);
-    if (s.model == "transformer")
-      s.positional = after;
-    else
-      s.attention = colon == std::string::npos ? "none" : after;
-    const bool ok = s.model == "transformer"
-                        ? colon == std::string::npos || has(nn::position_kind_names(), after)
-                        : has(cells, s.model) && has(kinds, s.attention);
-    if (!ok)
-      throw UsageError(fmt::format(
-          "--models: cannot read '{}': expected CELL:ATTENTION with CELL one of rnn, gru, lstm "
-          "and ATTENTION one of none, bahdanau, luong_dot, luong_general, or 'transformer' "
-          "(optionally transformer:POSITIONAL with POSITIONAL one of {})",
-          item, fmt::join(nn::position_kind_names(), ", ")));
-    for (const auto& other : specs)
-      if (other.key() == s.key())
-        throw UsageError(fmt::format("--models lists '{}' twice", s.label()));
-    specs.push_back(s);
-  }
-  if (specs.empty()) throw UsageError("--models is empty");
-  return specs;
-}
-
-// What one model produced.
-struct Outcome {
-  ModelSpec spec;
-  int64_t params = 0;
-  train::TrainSummary summary;
-  double final_loss = 0;                                // mean training loss of the last 50 steps
-  std::vector<double> exact, token;                     // per entry of --lengths
-  std::vector<double> curve_s, curve_step, curve_loss;  // training loss vs seconds and steps
-  double exact_in = 0, exact_beyond = 0;                // means over trained / longer lengths
-  double token_in = 0, token_beyond = 0;
-  double exact_long = 0;  // mean over the upper half of the trained lengths
-};
-
-train::TrainConfig train_config(const ModelSpec& spec,
-                                const Config& cfg,
-                                const std::vector<int64_t>& lengths,
-                                uint64_t seed,
-                                const fs::path& out) {
-  train::TrainConfig tc;
-  tc.task = "reversal";
-  tc.model = spec.model;
-  if (!spec.attention.empty()) tc.attention = spec.attention;
-  if (!spec.positional.empty()) tc.positional = spec.positional;
-  tc.seed = seed;
-  tc.hidden = cfg.get_int("hidden");
-  tc.d_model = cfg.get_int("d_model");
-  tc.num_layers = cfg.get_int("layers");
-  tc.min_len = 1;
-  tc.max_len = cfg.get_int("train_max_len");
-  // The held-out range also sizes the transformer's positional table, so the longest
-  // evaluated length must be in it.
-  tc.eval_min_len = *std::min_element(lengths.begin(), lengths.end());
-  tc.eval_max_len = *std::max_element(lengths.begin(), lengths.end());
-  tc.eval_size = 100;  // train_task's own final check; the scores below use their own sets
-  tc.eval_every = 0;   // no evaluation inside the budget
-  tc.target = 0;       // no early stop: every model uses its whole budget
-  tc.steps = 1'000'000'000;
-  tc.max_seconds = cfg.get_real("seconds");
-  tc.batch_size = cfg.get_int("batch");
-  tc.lr = cfg.get_real("lr");
-  tc.schedule = "warmup";  // flat after the warm-up: a cosine would need the step count
-  tc.warmup = cfg.get_int("warmup");
-  tc.checkpoint_every = 0;  // one checkpoint, at the end
-  tc.out = out.string();
-  return tc;
-}
-
-// The model of a finished sub-run: built as train_task builds it, weights from its checkpoint.
-std::unique_ptr<train::TaskModel> trained_model(const train::TrainConfig& tc) {
-  const train::TaskSetup setup = train::make_task_setup(tc);
-  const train::SequenceLimits limits{
-      std::max(setup.train->max_src_len(), setup.heldout->max_src_len()),
-      std::max(setup.train->max_tgt_len(), setup.heldout->max_tgt_len())};
-  Generator gen(train::init_seed(tc));
-  auto model = train::make_task_model(tc, *setup.train, limits, gen);
-  train::TrainingState state{.model = &model->module()};
-  train::load_checkpoint((fs::path(tc.out) / "checkpoint.safetensors").string(), state);
-  return model;
-}
-
-// Greedy decoding on `per_length` fresh examples of each length: exact match, token accuracy.
-void score_lengths(train::TaskModel& model,
-                   const std::vector<int64_t>& lengths,
-                   int64_t per_length,
-                   uint64_t seed,
-                   Outcome& o) {
-  model.module().eval();
-  NoGrad off;
-  for (const int64_t len : lengths) {
-    const data::SequenceTask task(
-        {.op = data::SequenceOp::kReverse, .min_len = len, .max_len = len});
-    const auto set = data::make_heldout(task, per_length, seed * 1000 + 500 + len);
-    train::SeqMetrics m;
-    for (size_t i = 0; i < set.size(); i += 250) {
-      const std::vector<data::Example> batch(
-          set.begin() + static_cast<int64_t>(i),
-          set.begin() + static_cast<int64_t>(std::min(set.size(), i + 250)));
-      std::vector<std::vector<int64_t>> expected;
-      for (const auto& ex : batch) expected.push_back(ex.tgt);
-      m.add_sequences(model.generate(batch, len + 1), expected);
-    }
-    o.exact.push_back(m.exact_match());
-    o.token.push_back(m.token_accuracy());
-  }
-}
-
-// (step, elapsed seconds) of the training rows of a sub-run's metrics.csv (none when the run
-// stopped before its first training log row).
-std::vector<std::pair<double, double>> step_times(const fs::path& csv) {
-  std::ifstream in(csv);
-  std::string line;
-  if (!std::getline(in, line)) throw Error("recurrent-baselines: cannot read " + csv.string());
-  auto split = [](const std::string& s) {
-    std::vector<std::string> cells;
-    std::stringstream ss(s);
-    std::string c;
-    while (std::getline(ss, c, ',')) cells.push_back(c);
-    return cells;
-  };
-  const auto header = split(line);
-  auto column = [&](const std::string& name) {
-    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-  };
-  const size_t step = column("step"), split_col = column("split"), elapsed = column("elapsed_s");
-  std::vector<std::pair<double, double>> out;
-  if (elapsed == header.size()) return out;  // no training row was logged (a very short run)
-  while (std::getline(in, line)) {
-    const auto cells = split(line);
-    if (cells.size() > elapsed && cells[split_col] == "train" && !cells[elapsed].empty())
-      out.emplace_back(std::stod(cells[step]), std::stod(cells[elapsed]));
-  }
-  return out;
-}
-
-// The per-step losses on a wall-clock axis: the metrics file gives the elapsed time every few
-// steps; steps in between are placed by linear interpolation (past the last row, at the mean
-// step time). Averaged over bins so each curve has at most ~120 points.
-void loss_curve(const fs::path& csv, Outcome& o) {
-  const std::vector<double>& losses = o.summary.result.losses;
-  const auto n = static_cast<int64_t>(losses.size());
-  if (n == 0) return;
-  std::vector<std::pair<double, double>> anchors{{0.0, 0.0}};
-  for (const auto& a : step_times(csv)) anchors.push_back(a);
-  const double rate = anchors.size() > 1 ? anchors.back().second / anchors.back().first
-                                         : o.summary.result.train_seconds / static_cast<double>(n);
-  auto time_at = [&](double s) {
-    for (size_t i = 1; i < anchors.size(); ++i)
-      if (s <= anchors[i].first) {
-        const auto [s0, t0] = anchors[i - 1];
-        const auto [s1, t1] = anchors[i];
-        return t0 + (t1 - t0) * (s - s0) / (s1 - s0);
-      }
-    return anchors.back().second + (s - anchors.back().first) * rate;
-  };
-  const int64_t bin = std::max<int64_t>(1, n / 120);
-  for (int64_t start = 0; start < n; start += bin) {
-    const int64_t end = std::min(n, start + bin);
-    const double mean = std::accumulate(losses.begin() + start, losses.begin() + end, 0.0) /
-                        static_cast<double>(end - start);
-    o.curve_s.push_back(time_at(static_cast<double>(end)));
-    o.curve_step.push_back(static_cast<double>(end));
-    o.curve_loss.push_back(mean);
-  }
-  const int64_t tail = std::min<int64_t>(50, n);
-  o.final_loss =
-      std::accumulate(losses.end() - tail, losses.end(), 0.0) / static_cast<double>(tail);
-}
-
-// Mean of values[i] over the lengths that satisfy `keep` (NaN when none does).
-template <class Keep>
-double mean_where(const std::vector<double>& values,
-                  const std::vector<int64_t>& lengths,
-                  Keep keep) {
-  double sum = 0;
-  int n = 0;
-  for (size_t i = 0; i < lengths.size(); ++i)
-    if (keep(lengths[i])) sum += values[i], ++n;
-  return n ? sum / n : std::nan("");
-}
+using baselines::Outcome;
 
 std::string pct(double v) {
   return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 100 * v);
-}
-
-Outcome train_and_score(const ModelSpec& spec,
-                        const Config& cfg,
-                        const std::vector<int64_t>& lengths,
-                        uint64_t seed,
-                        const fs::path& root) {
-  Outcome o;
-  o.spec = spec;
-  const train::TrainConfig tc = train_config(spec, cfg, lengths, seed, root / spec.key());
-  o.summary = train::train_task(tc, stdout);
-  loss_curve(fs::path(tc.out) / "metrics.csv", o);
-  const auto model = trained_model(tc);
-  o.params = kit::count_parameters(model->module());
-  score_lengths(*model, lengths, cfg.get_int("per_length"), seed, o);
-  const int64_t tmax = tc.max_len;
-  auto in = [&](int64_t l) { return l <= tmax; };
-  auto beyond = [&](int64_t l) { return l > tmax; };
-  o.exact_in = mean_where(o.exact, lengths, in);
-  o.exact_beyond = mean_where(o.exact, lengths, beyond);
-  o.token_in = mean_where(o.token, lengths, in);
-  o.token_beyond = mean_where(o.token, lengths, beyond);
-  o.exact_long = mean_where(o.exact, lengths, [&](int64_t l) { return 2 * l > tmax && l <= tmax; });
-  return o;
 }
 
 void report_tables(const std::vector<Outcome>& outs,
@@ -379,10 +132,6 @@ const Outcome* find(const std::vector<Outcome>& outs, const std::string& key) {
   return nullptr;
 }
 
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
-}
-
 // The expectations stated in the course and the issues, each checked when its models ran. A
 // "no" comes with both models' numbers: under a wall-time budget the answer can depend on how
 // many steps each model managed, which the reason shows.
@@ -411,7 +160,7 @@ void compare_claims(const std::vector<Outcome>& outs,
   auto claim = [&](const std::string& name, const Outcome* a, const Outcome* b) {
     if (!a || !b || upper.empty()) return;
     const bool yes = a->exact_long > b->exact_long;
-    cmp.add_exact(name, "yes", yes_no(yes), yes ? "" : versus(*a, *b));
+    cmp.add_exact(name, "yes", kit::yes_no(yes), yes ? "" : versus(*a, *b));
   };
   const Outcome* none = find(outs, "lstm_none");
   if (none && trained.size() >= 2) {
@@ -422,7 +171,7 @@ void compare_claims(const std::vector<Outcome>& outs,
     const bool falls = none->exact[last] < none->exact[first];
     cmp.add_exact(fmt::format("LSTM without attention: exact match falls from length {} to {}",
                               trained.front(), trained.back()),
-                  "yes", yes_no(falls),
+                  "yes", kit::yes_no(falls),
                   falls ? ""
                         : fmt::format("{} at length {}, {} at length {}", pct(none->exact[first]),
                                       trained.front(), pct(none->exact[last]), trained.back()));
@@ -441,15 +190,6 @@ void compare_claims(const std::vector<Outcome>& outs,
   if (!cmp.entries().empty()) ctx.compare(cmp);
 }
 
-// The positional scheme a model trains with (train_task's rule for --positional auto).
-std::string positional_of(const ModelSpec& spec) {
-  train::TrainConfig c;
-  c.task = "reversal";
-  c.model = spec.model;
-  if (!spec.positional.empty()) c.positional = spec.positional;
-  return train::resolved_positional(c);
-}
-
 void record_results(const std::vector<Outcome>& outs,
                     const std::vector<int64_t>& lengths,
                     RunContext& ctx) {
@@ -460,7 +200,7 @@ void record_results(const std::vector<Outcome>& outs,
     per[o.spec.key()] = {{"label", o.spec.label()},
                          {"model", o.spec.model},
                          {"attention", o.spec.attention.empty() ? "self" : o.spec.attention},
-                         {"positional", positional_of(o.spec)},
+                         {"positional", o.positional},
                          {"parameters", o.params},
                          {"steps", r.last_step},
                          {"train_seconds", r.train_seconds},
@@ -542,7 +282,7 @@ std::string findings(const std::vector<Outcome>& outs, int64_t train_max, double
 }
 
 void run(const Config& cfg, RunContext& ctx) {
-  const std::vector<ModelSpec> specs = parse_models(cfg.get_string("models"));
+  const std::vector<baselines::ModelSpec> specs = baselines::parse_models(cfg.get_string("models"));
   std::vector<int64_t> lengths = cfg.get_ints("lengths");
   std::sort(lengths.begin(), lengths.end());
   lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
@@ -551,7 +291,7 @@ void run(const Config& cfg, RunContext& ctx) {
   const double seconds = cfg.get_real("seconds");
   // Reject a bad setting before the first model trains (train_task would only catch it then).
   for (const auto& s : specs)
-    train::validate_train_config(train_config(s, cfg, lengths, ctx.seed(), "unused"));
+    train::validate_train_config(baselines::train_config(s, cfg, lengths, ctx.seed(), "unused"));
 
   ctx.section("Setup");
   ctx.note(fmt::format(
@@ -573,7 +313,7 @@ void run(const Config& cfg, RunContext& ctx) {
   std::vector<Outcome> outs;
   for (const auto& s : specs) {
     ctx.section("Training " + s.label());
-    outs.push_back(train_and_score(s, cfg, lengths, ctx.seed(), root.path()));
+    outs.push_back(baselines::train_and_score(s, cfg, lengths, ctx.seed(), root.path()));
     const Outcome& o = outs.back();
     ctx.note(fmt::format(
         "{}: {} steps in {:.1f} s, final training loss {:.3f}; exact match {} on "

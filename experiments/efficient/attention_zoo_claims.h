@@ -1,0 +1,50 @@
+// attention-zoo's measurements (experiments/efficient/attention_zoo.cpp) and the document's
+// claims judged on them (attention_zoo_claims.cpp).
+//
+//   zoo::compare(ctx, variants, accuracies, costs, &dca, rope_train_len);   // or dca nullptr
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiments/common/dca_extrapolation.h"
+#include "experiments/common/zoo_variants.h"
+#include "experiments/kit/step_costs.h"
+#include "experiments/run_context.h"
+
+namespace attn::experiments::zoo {
+
+// Where the variant `name` is in vs; -1 when it is not.
+inline int index_of(const std::vector<ZooVariant>& vs, const std::string& name) {
+  for (size_t i = 0; i < vs.size(); ++i)
+    if (vs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+// Part 1: held-out accuracy per variant (in vs's order).
+struct Accuracies {
+  std::vector<double> recall, long_range;
+  // Reformer's layer with one chunk holding every position: dense shared-QK attention, no
+  // hashing (tests/nn/zoo_attention_test.cpp proves the equality). NaN when not run.
+  double recall_shared_qk_dense = NAN;
+};
+
+// Part 2: time per training step and peak memory against T, per variant.
+struct Costs : kit::StepCosts {
+  using StepCosts::StepCosts;
+  std::vector<double> time_slope, memory_slope;  // [variant], fitted on the medians
+};
+
+// The document's claims on the memory exponents, recall against softmax (Linformer, Reformer,
+// Synthesizer), dual chunk attention beyond its training length (dca: nullptr when it did not
+// run) and the recurrent variants.
+void compare(RunContext& ctx,
+             const std::vector<ZooVariant>& vs,
+             const Accuracies& a,
+             const Costs& c,
+             const DcaExtrapolation* dca,
+             int64_t rope_train_len);
+
+}  // namespace attn::experiments::zoo
