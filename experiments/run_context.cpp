@@ -91,8 +91,8 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
   if (options_.write) {
     // The folder is locked for the whole run; an --out folder holding an earlier run is
     // refused (attn::UsageError) rather than overwritten.
-    dir_ = options_.out.empty() ? new_run_dir(default_runs_folder(), experiment.name)
-                                : options_.out;
+    dir_ =
+        options_.out.empty() ? new_run_dir(default_runs_folder(), experiment.name) : options_.out;
     lock_ = train::claim_run_folder(dir_, "--out", /*continuing=*/false);
     std::filesystem::create_directories(dir_ / "figures");
     nlohmann::ordered_json cfg{{"experiment", experiment.name}, {"source", experiment.source},

@@ -77,14 +77,14 @@ void read_chosen(LedgerEntry& entry, const fs::path& dir, bool quick) {
   const RunFiles files = read_run_folder(dir);
   std::string problem = files.results_problem;
   if (files.results && files.results->experiment != entry.experiment)
-    problem = fmt::format("{}: names the experiment '{}', not '{}'",
-                          (dir / "results.json").string(), files.results->experiment,
-                          entry.experiment);
+    problem =
+        fmt::format("{}: names the experiment '{}', not '{}'", (dir / "results.json").string(),
+                    files.results->experiment, entry.experiment);
   if (!problem.empty()) {
     entry.state = RunState::kUnreadable;
     entry.problem = problem;
-    entry.notes.push_back("older runs are not used in its place: repair or remove " +
-                          dir.string() + ", or run the experiment again");
+    entry.notes.push_back("older runs are not used in its place: repair or remove " + dir.string() +
+                          ", or run the experiment again");
     return;
   }
   entry.state = files.results->status == "ok" ? RunState::kOk : RunState::kFailed;
@@ -154,8 +154,9 @@ std::vector<DocumentCounts> document_counts(const Ledger& ledger) {
 }
 
 int num_unreadable(const Ledger& ledger) {
-  return static_cast<int>(std::count_if(ledger.entries.begin(), ledger.entries.end(),
-                                        [](const auto& e) { return e.state == RunState::kUnreadable; }));
+  return static_cast<int>(
+      std::count_if(ledger.entries.begin(), ledger.entries.end(),
+                    [](const auto& e) { return e.state == RunState::kUnreadable; }));
 }
 
 int run_in_turn(const RunRequest& request, const std::string& command) {

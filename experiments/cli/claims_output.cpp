@@ -43,8 +43,7 @@ std::string summary_line(const Ledger& ledger) {
 
 // The experiments that give no rows or whose run has a problem, and why.
 Table problems_table(const Ledger& ledger) {
-  Table t("Experiments without rows, or with a problem",
-          {"experiment", "state", "run", "detail"});
+  Table t("Experiments without rows, or with a problem", {"experiment", "state", "run", "detail"});
   for (const LedgerEntry& e : ledger.entries) {
     if (e.state == RunState::kOk && !e.rows.empty()) continue;
     std::string detail = e.problem;
@@ -59,8 +58,8 @@ Table problems_table(const Ledger& ledger) {
 Table counts_table(const Ledger& ledger) {
   Table t("Per document", {"document", "claims", "agree", "DIFFERS", "not judged"});
   for (const DocumentCounts& c : document_counts(ledger))
-    t.add_row({c.document, std::to_string(c.claims), std::to_string(c.ok),
-               std::to_string(c.differ), std::to_string(c.not_judged)});
+    t.add_row({c.document, std::to_string(c.claims), std::to_string(c.ok), std::to_string(c.differ),
+               std::to_string(c.not_judged)});
   return t;
 }
 
@@ -76,7 +75,8 @@ std::string url_path(const std::string& path) {
 
 std::string report_link(const LedgerEntry& e) {
   if (e.run.empty()) return xml_escape(e.experiment);
-  return fmt::format("<a href=\"{}/report.html\">{}</a>", url_path(e.run), xml_escape(e.experiment));
+  return fmt::format("<a href=\"{}/report.html\">{}</a>", url_path(e.run),
+                     xml_escape(e.experiment));
 }
 
 const char* status_class(const std::string& status) {
@@ -189,8 +189,8 @@ std::string ledger_html(const Ledger& ledger) {
   page.table(counts_table(ledger));
   for (const DocumentCounts& c : document_counts(ledger)) {
     page.heading("Document " + c.document);
-    page.paragraph(fmt::format("{} claims checked: {} agree, {} DIFFER, {} not judged.",
-                               c.claims, c.ok, c.differ, c.not_judged));
+    page.paragraph(fmt::format("{} claims checked: {} agree, {} DIFFER, {} not judged.", c.claims,
+                               c.ok, c.differ, c.not_judged));
     page.raw(document_table(ledger, c.document));
   }
   page.heading("Experiments");
@@ -203,7 +203,10 @@ void publish_ledger(const Ledger& ledger) {
   std::filesystem::create_directories(ledger.runs);
   const std::filesystem::path json_file = ledger.runs / "claims.json";
   const std::filesystem::path html_file = ledger.runs / "claims.html";
-  write_file_atomically(json_file.string(), ledger_json(ledger).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  write_file_atomically(
+      json_file.string(),
+      ledger_json(ledger).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+          "\n");
   write_file_atomically(html_file.string(), ledger_html(ledger));
   fmt::print("ledger: {}\n        {}\n", json_file.string(), html_file.string());
 }

@@ -22,20 +22,21 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw BadFile(what);
 }
 
+// The first `n` bytes of s, without half a UTF-8 character at the cut.
+std::string cut_utf8(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 // Texts from a file go to a terminal and a web page: control characters (an escape sequence
 // could recolour or clear the terminal) become spaces, and a text is cut at 2000 bytes.
 std::string clean(const std::string& s) {
   constexpr size_t kMax = 2000;
-  std::string out = s.substr(0, kMax);
+  std::string out = cut_utf8(s, kMax);
   for (char& ch : out)
     if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
-  if (s.size() > kMax) {
-    // Do not leave half of a UTF-8 character at the cut.
-    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-    if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80)) out.pop_back();
-    out += " ...";
-  }
-  return out;
+  return s.size() > kMax ? out + " ..." : out;
 }
 
 const json& member(const json& obj, const char* key, const std::string& where) {
@@ -77,7 +78,8 @@ bool is_digit(char c) {
 std::string first_document(const std::string& text) {
   for (size_t i = 0; i + 3 <= text.size(); ++i) {
     const bool starts = i == 0 || text[i - 1] == ' ' || text[i - 1] == '(' || text[i - 1] == '/';
-    const bool ends = i + 3 == text.size() || std::string(" ,:;)/").find(text[i + 3]) != std::string::npos;
+    const bool ends =
+        i + 3 == text.size() || std::string(" ,:;)/").find(text[i + 3]) != std::string::npos;
     if (starts && ends && text[i] == '0' && is_digit(text[i + 1]) && is_digit(text[i + 2]))
       return text.substr(i, 3);
   }
@@ -92,7 +94,7 @@ void place(ClaimRow& row, const std::string& title, const std::string& source) {
     size_t end = title.size();
     for (const char* stop : {":", " vs ", ", checked"}) end = std::min(end, title.find(stop));
     row.document = in_title;
-    row.section = title.substr(0, std::min<size_t>(end, 120));
+    row.section = cut_utf8(title.substr(0, end), 120);
     return;
   }
   row.document = in_title.empty() ? first_document(source) : in_title;
@@ -135,7 +137,7 @@ void read_comparison(const json& c,
 json parse_json(std::string_view text) {
   try {
     return json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     // e.what() opens with "[json.exception.parse_error.101] ": keep the part a reader can use.
     std::string why = e.what();
     if (const size_t cut = why.find("] "); cut != std::string::npos) why = why.substr(cut + 2);
@@ -209,8 +211,8 @@ std::optional<std::string> read_small_file(const std::filesystem::path& file,
   const uintmax_t size = fs::file_size(file, ec);
   if (ec || size > kMaxRunFileBytes) {
     problem = ec ? "cannot be read: " + ec.message()
-                 : fmt::format("is {} MB, over the {} MB limit for a run's file",
-                               size >> 20, kMaxRunFileBytes >> 20);
+                 : fmt::format("is {} MB, over the {} MB limit for a run's file", size >> 20,
+                               kMaxRunFileBytes >> 20);
     return std::nullopt;
   }
   std::ifstream in(file, std::ios::binary);

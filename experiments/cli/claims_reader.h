@@ -4,10 +4,11 @@
 // student's edit, a file from another version, hostile bytes -- so nothing here throws and
 // nothing trusts the file: every problem comes back as a sentence naming the file and the field.
 //
-//   attn::experiments::RunFiles run = attn::experiments::read_run_folder("runs/anagrams/20261128-101500");
-//   if (!run.config_problem.empty()) ...   // config.json unreadable: settings unknown
-//   if (!run.results_problem.empty()) ...  // "runs/.../results.json: truncated or not JSON ..."
-//   for (const ClaimRow& row : run.rows) fmt::print("{} {}\n", row.claim, row.status);
+//   attn::experiments::RunFiles run =
+//   attn::experiments::read_run_folder("runs/anagrams/20261128-101500"); if
+//   (!run.config_problem.empty()) ...   // config.json unreadable: settings unknown if
+//   (!run.results_problem.empty()) ...  // "runs/.../results.json: truncated or not JSON ..." for
+//   (const ClaimRow& row : run.rows) fmt::print("{} {}\n", row.claim, row.status);
 //
 // It needs only the standard library, fmt and nlohmann::json (no registry, no tensors), so the
 // fuzz harness tests/fuzz/fuzz_claims.cpp builds it alone.
@@ -28,9 +29,9 @@ namespace attn::experiments {
 struct ClaimRow {
   std::string document;  // "002": the first document the comparison's title (else the
                          // experiment's source) names; "(none)" when it names none
-  std::string section;   // "002 §39.2": the title's reference before ':' or " vs ", else the source
-  std::string table;     // the comparison's title
-  std::string claim;     // the row's name
+  std::string section;  // "002 §39.2": the title's reference before ':' or " vs ", else the source
+  std::string table;    // the comparison's title
+  std::string claim;    // the row's name
   std::string document_value, ours;
   std::string status;  // "ok", "DIFFERS" or "not judged"
   std::string reason;  // why it DIFFERS, or why it is not judged

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,15 @@ int write_all(const std::string& text) {
   return 0;
 }
 
+// `attnlab run --all` and `attnlab claims` (experiments/cli/claims.h); nullopt: neither.
+std::optional<int> ledger_command(CLI::App* run, CLI::App* claims, const std::string& command) {
+  namespace ex = attn::experiments;
+  if (*run && ex::asks_for_all(run->remaining()))
+    return ex::run_all_command(run->remaining(), command);
+  if (*claims) return ex::claims_command(claims->remaining(), command);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,9 +157,7 @@ int main(int argc, char** argv) {
   CLI::App* run = pass_through(app, "run",
                                "attnlab run <experiment> [--field value ...] [--out DIR] "
                                "[--seed S] [--threads N] [--quick]");
-  CLI::App* claims = pass_through(app, "claims",
-                                  "attnlab claims [--runs DIR] [--run-missing] [--quick]: every "
-                                  "document claim beside ours, from the latest runs");
+  CLI::App* claims = pass_through(app, "claims", "every document claim beside ours (--help)");
   CLI::App* demo =
       pass_through(app, "demo", "train a tiny model and watch its loss fall (options as run)");
   CLI::App* train = pass_through(app, "train",
@@ -191,9 +199,7 @@ int main(int argc, char** argv) {
   try {
     if (takes_plugins) ex::load_plugins(plugins);
     if (*list) return write_all(ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text()));
-    if (*run && ex::asks_for_all(run->remaining()))
-      return ex::run_all_command(run->remaining(), command);
-    if (*claims) return ex::claims_command(claims->remaining(), command);
+    if (const auto code = ledger_command(run, claims, command)) return *code;
     // Under mpirun, experiments that train do so data-parallel (train/distributed/).
     if (*run)
       return attn::train::distributed::run_as_rank("attnlab run", [&] {

@@ -28,7 +28,8 @@ bool asks_for_all(const std::vector<std::string>& args) {
 
 std::optional<double> typical_seconds(const std::string& typical_time) {
   // A number, optionally a range "2-3" (its middle), then the unit: "s", "min" or "h".
-  static const std::regex time(R"(([0-9]+(?:\.[0-9]+)?)(?:\s*-\s*([0-9]+(?:\.[0-9]+)?))?\s*(min|s|h)\b)");
+  static const std::regex time(
+      R"(([0-9]+(?:\.[0-9]+)?)(?:\s*-\s*([0-9]+(?:\.[0-9]+)?))?\s*(min|s|h)\b)");
   std::smatch m;
   if (!std::regex_search(typical_time, m, time)) return std::nullopt;
   double value = std::stod(m[1].str());
@@ -41,7 +42,7 @@ namespace {
 
 struct RunAllRequest {
   bool quick = false, help = false;
-  std::vector<const Experiment*> experiments;  // the catalogue, or --only's, in catalogue order
+  std::vector<const Experiment*> experiments;  // the catalogue, or --only's in its order
   fs::path runs;
   std::optional<int> threads;
 };
@@ -52,7 +53,8 @@ std::vector<const Experiment*> only_these(const std::string& list) {
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
     const std::string name = list.substr(start, comma - start);
-    if (name.empty()) throw UsageError("attnlab run --all: --only '" + list + "' has an empty name");
+    if (name.empty())
+      throw UsageError("attnlab run --all: --only '" + list + "' has an empty name");
     try {
       const Experiment* e = &find_experiment(name);
       if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
@@ -122,9 +124,9 @@ struct Outcome {
 std::string index_html(const RunAllRequest& r,
                        const std::vector<Outcome>& outcomes,
                        const Ledger& ledger) {
-  HtmlReport page("attnlab run --all", fmt::format("{} experiments{}, run folders in {}",
-                                                   outcomes.size(), r.quick ? " (--quick)" : "",
-                                                   r.runs.string()));
+  HtmlReport page("attnlab run --all",
+                  fmt::format("{} experiments{}, run folders in {}", outcomes.size(),
+                              r.quick ? " (--quick)" : "", r.runs.string()));
   int failed = 0;
   std::string rows;
   for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -146,8 +148,9 @@ std::string index_html(const RunAllRequest& r,
   page.summary(fmt::format("{} of {} experiments ran, {} failed.", outcomes.size() - failed,
                            outcomes.size(), failed),
                failed == 0);
-  page.raw("<p><a href=\"claims.html\">The claims ledger</a> (every comparison row, by "
-           "document).</p>");
+  page.raw(
+      "<p><a href=\"claims.html\">The claims ledger</a> (every comparison row, by "
+      "document).</p>");
   page.raw(
       "<table><thead><tr><th>experiment</th><th>source</th><th>result</th><th>seconds</th>"
       "<th>ok</th><th>DIFFERS</th><th>not judged</th></tr></thead><tbody>" +
@@ -159,9 +162,10 @@ constexpr const char* kRunAllHelp =
     "attnlab run --all [--quick] [--only a,b,...] [--runs DIR] [--threads N]\n\n"
     "  Runs every experiment of `attnlab list` with its defaults, one after another, then prints\n"
     "  the claims ledger (as `attnlab claims` does) and writes <runs>/index.html linking every\n"
-    "  report. A failing experiment is reported and the rest still run (exit status 1 at the end).\n\n"
+    "  report. A failing experiment is reported and the rest still run (exit status 1 at the "
+    "end).\n\n"
     "  --quick          each experiment's --quick settings (every claim then `not judged`)\n"
-    "  --only a,b       only these experiments (in catalogue order)\n"
+    "  --only a,b       only these experiments, in this order\n"
     "  --runs DIR       where the run folders go (default: runs/ here)\n"
     "  --threads N      threads for every run\n";
 
@@ -181,17 +185,25 @@ int run_all_command(const std::vector<std::string>& args, const std::string& com
     const Experiment& e = *r.experiments[i];
     fmt::print("\n{}\n", progress.line(i, e));
     std::fflush(stdout);
-    RunRequest run;
-    run.name = e.name;
-    run.quick = r.quick;
-    run.threads = r.threads;
-    const fs::path out = new_run_dir(r.runs, e.name);
-    run.out = out.string();
     const double before = progress.elapsed();
-    const int code = run_in_turn(run, fmt::format("attnlab run {}{} (by: {})", e.name,
-                                                  r.quick ? " --quick" : "", command));
+    int code = 1;
+    fs::path out;
+    try {
+      out = new_run_dir(r.runs, e.name);
+    } catch (const std::exception& err) {  // e.g. <runs>/<name> is a file: this one fails
+      fmt::print(stderr, "attnlab run --all: {}: {}\n", e.name, err.what());
+    }
+    if (!out.empty()) {
+      RunRequest run;
+      run.name = e.name;
+      run.quick = r.quick;
+      run.threads = r.threads;
+      run.out = out.string();
+      code = run_in_turn(run, fmt::format("attnlab run {}{} (by: {})", e.name,
+                                          r.quick ? " --quick" : "", command));
+    }
     std::error_code ec;
-    const bool kept = !fs::remove(out, ec);  // removes only a folder the run left empty
+    const bool kept = !out.empty() && !fs::remove(out, ec);  // a folder left empty goes
     outcomes.push_back({&e, code, progress.elapsed() - before,
                         kept ? (fs::path(e.name) / out.filename()).string() : ""});
     progress.typical_done += progress.typical[i];

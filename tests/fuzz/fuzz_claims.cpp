@@ -44,8 +44,10 @@ void check_results(std::string_view text) {
       bug("a row with the status '" + r.status + "'");
     if (r.status == "not judged" && r.reason.empty()) bug("a row not judged without a reason");
     if (r.document.empty() || r.section.size() > 4000) bug("a row without its document");
-    for (const auto& [s, f] : {std::pair{&r.claim, "claim"}, {&r.ours, "ours"},
-                               {&r.document_value, "document value"}, {&r.reason, "reason"},
+    for (const auto& [s, f] : {std::pair{&r.claim, "claim"},
+                               {&r.ours, "ours"},
+                               {&r.document_value, "document value"},
+                               {&r.reason, "reason"},
                                {&r.section, "section"}})
       check_text(*s, f);
   }
