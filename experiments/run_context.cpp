@@ -10,6 +10,7 @@
 #include "autograd/error.h"
 #include "autograd/mode.h"
 #include "autograd/safetensors.h"
+#include "experiments/run_settings.h"
 
 namespace attn::experiments {
 
@@ -48,8 +49,12 @@ std::filesystem::path default_runs_folder() {
   return std::filesystem::current_path() / "runs";
 }
 
-std::filesystem::path new_run_dir(const std::filesystem::path& runs, const std::string& name) {
+std::filesystem::path new_run_dir_in(const std::filesystem::path& runs, const std::string& name) {
   return train::create_unique_folder(runs / name / timestamp());
+}
+
+std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name) {
+  return new_run_dir_in(root / "runs", name);
 }
 
 std::vector<std::string> overridden_fields(const Experiment& experiment,
@@ -91,8 +96,8 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
   if (options_.write) {
     // The folder is locked for the whole run; an --out folder holding an earlier run is
     // refused (attn::UsageError) rather than overwritten.
-    dir_ =
-        options_.out.empty() ? new_run_dir(default_runs_folder(), experiment.name) : options_.out;
+    dir_ = options_.out.empty() ? new_run_dir_in(default_runs_folder(), experiment.name)
+                                : options_.out;
     lock_ = train::claim_run_folder(dir_, "--out", /*continuing=*/false);
     std::filesystem::create_directories(dir_ / "figures");
     nlohmann::ordered_json cfg{{"experiment", experiment.name}, {"source", experiment.source},

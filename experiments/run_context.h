@@ -3,8 +3,7 @@
 //
 //   runs/<name>/<YYYYmmdd-HHMMSS>/   (or --out DIR: a new or empty folder; one that holds an
 //                                     earlier run is refused, see train/run/run_folder.h)
-//     config.json     every field's value (plus quick/threads/command, and "overridden": the
-//                     fields set away from the defaults, or from the --quick settings)
+//     config.json     every field's value (plus quick/threads/command)
 //     results.json    every number reported with result(), the comparisons, the figures
 //     *.csv           metrics written through csv()
 //     figures/*.svg   every figure
@@ -119,15 +118,7 @@ class RunContext {
 nlohmann::ordered_json tensor_json(const Tensor& t);
 // v as a JSON number, or null when it is NaN or infinite (which JSON cannot hold).
 nlohmann::ordered_json finite_or_null(double v);
-// Where `attnlab run` puts its run folders: runs/ under the current directory.
-std::filesystem::path default_runs_folder();
-// A fresh folder <runs>/<name>/<YYYYmmdd-HHMMSS>[-k] (created, not locked).
-std::filesystem::path new_run_dir(const std::filesystem::path& runs, const std::string& name);
-// The fields of `values` (a Config's to_json()) that differ from the experiment's defaults --
-// with its --quick overrides applied when `quick` -- or that the defaults lack; the seed
-// counts. Empty: the run used the document's settings (the claims ledger's test).
-std::vector<std::string> overridden_fields(const Experiment& experiment,
-                                           const nlohmann::ordered_json& values,
-                                           bool quick);
+// A fresh folder runs/<name>/<YYYYmmdd-HHMMSS>[-k] under `root` (created, not locked).
+std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name);
 
 }  // namespace attn::experiments

@@ -14,6 +14,7 @@
 #include "experiments/cli/flag_words.h"
 #include "experiments/registry.h"
 #include "experiments/run_context.h"
+#include "experiments/run_settings.h"
 
 namespace attn::experiments {
 
@@ -232,7 +233,7 @@ int claims_command(const std::vector<std::string>& args, const std::string& comm
       run.name = entry.experiment;
       run.quick = r.quick;
       run.threads = r.threads;
-      run.out = new_run_dir(r.runs, entry.experiment).string();
+      run.out = new_run_dir_in(r.runs, entry.experiment).string();
       fmt::print("\nattnlab claims --run-missing: {} has no {}run; running it\n", run.name,
                  r.quick ? "--quick " : "default-setting ");
       failed += run_in_turn(run, command) != 0;

@@ -15,6 +15,7 @@
 #include "experiments/registry.h"
 #include "experiments/report/html.h"
 #include "experiments/run_context.h"
+#include "experiments/run_settings.h"
 
 namespace attn::experiments {
 
@@ -132,9 +133,11 @@ std::string index_html(const RunAllRequest& r,
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const Outcome& o = outcomes[i];
     const LedgerEntry& entry = ledger.entries[i];
-    int ok = 0, differ = 0, unjudged = 0;
+    int counts[3] = {0, 0, 0};  // ok, DIFFERS, not judged: of this run's rows only
     for (const ClaimRow& row : entry.rows)
-      (row.status == "ok" ? ok : row.status == "DIFFERS" ? differ : unjudged) += 1;
+      ++counts[row.status == "ok" ? 0 : row.status == "DIFFERS" ? 1 : 2];
+    const bool this_run = !o.run.empty() && entry.run == o.run;
+    auto count = [&](int k) { return this_run ? std::to_string(counts[k]) : "-"; };
     failed += o.code != 0;
     const std::string name = xml_escape(o.experiment->name);
     rows += fmt::format(
@@ -142,8 +145,8 @@ std::string index_html(const RunAllRequest& r,
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
         o.code ? " flag" : "",
         o.run.empty() ? name : fmt::format("<a href=\"{}/report.html\">{}</a>", o.run, name),
-        xml_escape(o.experiment->source), o.code ? "FAILED" : "ok", o.seconds, ok, differ,
-        unjudged);
+        xml_escape(o.experiment->source), o.code ? "FAILED" : "ok", o.seconds, count(0), count(1),
+        count(2));
   }
   page.summary(fmt::format("{} of {} experiments ran, {} failed.", outcomes.size() - failed,
                            outcomes.size(), failed),
@@ -189,7 +192,7 @@ int run_all_command(const std::vector<std::string>& args, const std::string& com
     int code = 1;
     fs::path out;
     try {
-      out = new_run_dir(r.runs, e.name);
+      out = new_run_dir_in(r.runs, e.name);
     } catch (const std::exception& err) {  // e.g. <runs>/<name> is a file: this one fails
       fmt::print(stderr, "attnlab run --all: {}: {}\n", e.name, err.what());
     }

@@ -10,6 +10,7 @@
 #include "experiments/cli/claims.h"
 #include "experiments/registry.h"
 #include "experiments/run_context.h"
+#include "experiments/run_settings.h"
 #include "tests/scratch_dir.h"
 
 namespace attn::experiments {
@@ -182,7 +183,7 @@ TEST_SUITE("experiments") {
     const fs::path runs = attn::testing::scratch_dir("claims_real");
     const Experiment& e = find_experiment("worked-example");
     RunOptions o;
-    o.out = new_run_dir(runs, e.name);
+    o.out = new_run_dir_in(runs, e.name);
     o.echo = false;
     {
       RunContext ctx(e, e.config, o);
