@@ -83,20 +83,21 @@ const char* status_class(const std::string& status) {
   return status == "ok" ? "status-ok" : status == "DIFFERS" ? "status-differs" : "status-unjudged";
 }
 
-// One document's rows: section, claim, the two values, status, reason, experiment (linked).
+// One document's rows: section, claim, the two values, the experiment (linked to its report),
+// status and reason.
 std::string document_table(const Ledger& ledger, const std::string& document) {
   std::string out =
       "<table class=\"ledger\"><thead><tr><th>section</th><th>claim</th><th>document</th>"
-      "<th>ours</th><th>status</th><th>reason</th><th>experiment</th></tr></thead><tbody>";
+      "<th>ours</th><th>experiment</th><th>status</th><th>reason</th></tr></thead><tbody>";
   for (const LedgerEntry& e : ledger.entries)
     for (const ClaimRow& r : e.rows) {
       if (r.document != document) continue;
       out += fmt::format(
           "<tr class=\"claim{}\"><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
-          "<td class=\"num\">{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
+          "<td class=\"num\">{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
           r.status == "DIFFERS" ? " flag" : "", xml_escape(r.section), xml_escape(r.claim),
-          xml_escape(r.document_value), xml_escape(r.ours), status_class(r.status),
-          xml_escape(r.status), xml_escape(r.reason), report_link(e));
+          xml_escape(r.document_value), xml_escape(r.ours), report_link(e), status_class(r.status),
+          xml_escape(r.status), xml_escape(r.reason));
     }
   return out + "</tbody></table>";
 }
@@ -187,6 +188,10 @@ std::string ledger_html(const Ledger& ledger) {
       "it (a --quick run, a model that did not train, too few samples). A comparison that "
       "cites several documents is filed under the first one it names.");
   page.table(counts_table(ledger));
+  // Claims and reasons are sentences: let them wrap (the report style keeps cells on one line).
+  page.raw(
+      "<style>table.ledger td { white-space: normal; } table.ledger td.num { white-space: "
+      "nowrap; } table.ledger td:last-child { min-width: 18em; }</style>");
   for (const DocumentCounts& c : document_counts(ledger)) {
     page.heading("Document " + c.document);
     page.paragraph(fmt::format("{} claims checked: {} agree, {} DIFFER, {} not judged.", c.claims,
