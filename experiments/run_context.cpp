@@ -10,6 +10,7 @@
 #include "autograd/error.h"
 #include "autograd/mode.h"
 #include "autograd/safetensors.h"
+#include "experiments/run_settings.h"
 
 namespace attn::experiments {
 
@@ -44,8 +45,31 @@ nlohmann::ordered_json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
 }
 
+std::filesystem::path default_runs_folder() {
+  return std::filesystem::current_path() / "runs";
+}
+
+std::filesystem::path new_run_dir_in(const std::filesystem::path& runs, const std::string& name) {
+  return train::create_unique_folder(runs / name / timestamp());
+}
+
 std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& name) {
-  return train::create_unique_folder(root / "runs" / name / timestamp());
+  return new_run_dir_in(root / "runs", name);
+}
+
+std::vector<std::string> overridden_fields(const Experiment& experiment,
+                                           const nlohmann::ordered_json& values,
+                                           bool quick) {
+  Config baseline = experiment.config;
+  if (quick)
+    for (const auto& [k, v] : experiment.quick) baseline.set(k, v);
+  const nlohmann::ordered_json base = baseline.to_json();
+  std::vector<std::string> changed;
+  for (const auto& [name, value] : values.items())
+    if (!base.contains(name) || base.at(name) != value) changed.push_back(name);
+  for (const auto& [name, value] : base.items())
+    if (!values.contains(name)) changed.push_back(name);
+  return changed;
 }
 
 CsvWriter::CsvWriter(const std::filesystem::path& path, const std::vector<std::string>& header)
@@ -72,7 +96,7 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
   if (options_.write) {
     // The folder is locked for the whole run; an --out folder holding an earlier run is
     // refused (attn::UsageError) rather than overwritten.
-    dir_ = options_.out.empty() ? new_run_dir(std::filesystem::current_path(), experiment.name)
+    dir_ = options_.out.empty() ? new_run_dir_in(default_runs_folder(), experiment.name)
                                 : options_.out;
     lock_ = train::claim_run_folder(dir_, "--out", /*continuing=*/false);
     std::filesystem::create_directories(dir_ / "figures");
@@ -80,6 +104,7 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
                                {"config", config_.to_json()},   {"quick", options_.quick},
                                {"threads", options_.threads},   {"command", options_.command},
                                {"path", path_name()},           {"build", build_summary()}};
+    cfg["overridden"] = overridden_fields(experiment, cfg["config"], options_.quick);
     write_text("config.json", cfg.dump(2) + "\n");
   }
   if (options_.echo)

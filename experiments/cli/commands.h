@@ -7,6 +7,7 @@
 //                                                  -> parse_run_args() + run_experiment()
 //   attnlab run <name> --help                      -> the fields, their defaults and meaning
 //   attnlab demo [same options]                    -> run_experiment("demo", ...)
+//   attnlab run --all ..., attnlab claims ...      -> experiments/cli/claims.h
 //
 // Exit codes: 0 ok, 1 the run failed, 2 bad usage (attn::UsageError).
 #pragma once

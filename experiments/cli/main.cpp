@@ -4,6 +4,8 @@
 //   attnlab run worked-example                    run one with the document's settings
 //   attnlab run anagrams --d_model 32 --seed 3    override any config field
 //   attnlab run anagrams --help                   the fields, their defaults and meaning
+//   attnlab run --all [--quick] [--only a,b]      the whole catalogue, then the claims ledger
+//   attnlab claims [--run-missing] [--quick]      every document claim beside ours, from runs/
 //   attnlab demo                                  a tiny model learning, loss printed as it falls
 //   attnlab train reversal --model lstm           train a model on a task (train/run/)
 //   attnlab run attention-zoo --plugin ./mine.so  a student's mixers beside the built-ins
@@ -20,12 +22,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "autograd/build_info.h"
 #include "autograd/error.h"
 #include "autograd/kernels/isa.h"
+#include "experiments/cli/claims.h"
 #include "experiments/cli/commands.h"
 #include "experiments/cli/openmp_spin.h"
 #include "experiments/plugin/plugin_loader.h"
@@ -127,6 +131,15 @@ int write_all(const std::string& text) {
   return 0;
 }
 
+// `attnlab run --all` and `attnlab claims` (experiments/cli/claims.h); nullopt: neither.
+std::optional<int> ledger_command(CLI::App* run, CLI::App* claims, const std::string& command) {
+  namespace ex = attn::experiments;
+  if (*run && ex::asks_for_all(run->remaining()))
+    return ex::run_all_command(run->remaining(), command);
+  if (*claims) return ex::claims_command(claims->remaining(), command);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +151,7 @@ int main(int argc, char** argv) {
   CLI::App* run = pass_through(app, "run",
                                "attnlab run <experiment> [--field value ...] [--out DIR] "
                                "[--seed S] [--threads N] [--quick]");
+  CLI::App* claims = pass_through(app, "claims", "every document claim beside ours (--help)");
   CLI::App* demo =
       pass_through(app, "demo", "train a tiny model and watch its loss fall (options as run)");
   CLI::App* train = pass_through(app, "train",
@@ -180,6 +194,7 @@ int main(int argc, char** argv) {
   try {
     if (takes_plugins) ex::load_plugins(plugins);
     if (*list) return write_all(ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text()));
+    if (const auto code = ledger_command(run, claims, command)) return *code;
     // Under mpirun, experiments that train do so data-parallel (train/distributed/).
     if (*run)
       return attn::train::distributed::run_as_rank("attnlab run", [&] {
