@@ -61,10 +61,12 @@ count=$(wc -l <<<"$table")
 [[ $count -ge 40 || $only != " " ]] && pass "attnlab list --json: $count experiments" ||
   fail "attnlab list --json gave $count experiments: $table"
 
-# cpu_seconds: user + system CPU time of every child of this shell so far (bash's `times`).
+# cpu_seconds: user + system CPU time of every child of this shell so far, from bash's `times`
+# (run here, not in a pipe or $(...): a subshell would report its own children, none).
 cpu_seconds() {
-  times | tail -1 | awk '{t = 0; for (i = 1; i <= 2; ++i) {split($i, p, /[ms]/); t += p[1] * 60 + p[2]}
-    printf "%d\n", t}'
+  times >"$tmp/times"
+  awk 'NR == 2 {t = 0; for (i = 1; i <= 2; ++i) {split($i, p, /[ms]/); t += p[1] * 60 + p[2]}
+    printf "%d\n", t}' "$tmp/times"
 }
 
 # run NAME THREADS DIR: one --quick run, its output in DIR.log.
