@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every experiment of the registry in --quick mode: what its comparison rows may say, and the
 # same numbers on every run and at any thread count (issue 29 item 4, issue 32 item 2).
-#   tests/cli/experiments_registry.sh BUILD_DIR          (scripts/test runs this: ~5 min)
-#   tests/cli/experiments_registry.sh BUILD_DIR --full   (by hand before stopping: ~10 min)
+#   tests/cli/experiments_registry.sh BUILD_DIR          (scripts/test runs this: ~5 min idle)
+#   tests/cli/experiments_registry.sh BUILD_DIR --full   (by hand before stopping: ~12 min idle)
 #   tests/cli/experiments_registry.sh BUILD_DIR [--full] NAME...   only these experiments
 #
 # Each experiment runs at --threads 2 and then once more, and:
@@ -24,8 +24,9 @@
 #    gets no second run (a NOT TESTED line names it); --full runs every second run, plus a third
 #    at --threads 1 for every experiment (which tells a thread-count difference from a
 #    run-to-run one, and shows whether a THREAD_COUNT_KNOWN entry is fixed).
-# Measured on 2 shared cores (docs/reliability.md, "Determinism"): the --threads 2 pass of all 41
-# is about 230 s of CPU; the second runs under SLOW_CPU_S about 60 s more; --full about 450 s more.
+# Measured on 2 shared cores (docs/reliability.md, section 7): the --threads 2 pass of all 41 is
+# about 230 s of CPU, the second runs under SLOW_CPU_S about 60 s more (so ~5 min of wall on two
+# idle cores, more under load); --full adds the slow second runs and a third pass, ~450 s of CPU.
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 full=0 only=" "
