@@ -62,12 +62,13 @@ count=$(wc -l <<<"$table")
 [[ $count -ge 40 || $only != " " ]] && pass "attnlab list --json: $count experiments" ||
   fail "attnlab list --json gave $count experiments: $table"
 
-# cpu_seconds: user + system CPU time of every child of this shell so far, from bash's `times`
-# (run here, not in a pipe or $(...): a subshell would report its own children, none).
-cpu_seconds() {
+# cpu_now: sets cpu_total to the CPU seconds (user + system) of every child of this shell so
+# far, from bash's `times`, which must run in this shell: in a pipe or $(...) a subshell would
+# report its own children (none).
+cpu_now() {
   times >"$tmp/times"
-  awk 'NR == 2 {t = 0; for (i = 1; i <= 2; ++i) {split($i, p, /[ms]/); t += p[1] * 60 + p[2]}
-    printf "%d\n", t}' "$tmp/times"
+  cpu_total=$(awk 'NR == 2 {t = 0; for (i = 1; i <= 2; ++i) {split($i, p, /[ms]/); t += p[1] * 60 + p[2]}
+    printf "%d\n", t}' "$tmp/times")
 }
 
 # run NAME THREADS DIR: one --quick run, its output in DIR.log.
@@ -104,13 +105,16 @@ PYEOF
 
 while IFS=$'\t' read -r -u 3 name reason keys; do
   [[ $only == " " || $only == *" $name "* ]] || continue
-  start=$SECONDS cpu_before=$(cpu_seconds)
+  start=$SECONDS
+  cpu_now
+  cpu_before=$cpu_total
   vary_args=()
   IFS=$'\x1f' read -ra patterns <<<"$keys"
   for p in "${patterns[@]}"; do vary_args+=(--vary "$p"); done
   first="$tmp/$name-threads2"
   run "$name" 2 "$first" || continue
-  cpu=$(($(cpu_seconds) - cpu_before))
+  cpu_now
+  cpu=$((cpu_total - cpu_before))
   if out=$("$py" "$lib/quick_claims.py" "$first/results.json" 2>&1); then
     pass "$name --quick: $out, none judged, no ours copied"
   else
