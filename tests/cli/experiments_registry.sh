@@ -47,8 +47,8 @@ SLOW_CPU_S=10
 # at 1 thread and to small_gemm at 2; kernels::gemm_split cuts a product into row blocks only at
 # 2 threads and each block then picks its kernel by its own size. Remove an entry when it is fixed
 # (--full reports it). Timing-driven experiments are not listed: they declare what varies.
-THREAD_COUNT_KNOWN=" vanishing-gradient linear-vs-softmax-recall gpt-bert-encdec pre-post-norm
-  length-extrapolation mqa-gqa vit-patches scaling-law "
+THREAD_COUNT_KNOWN=(vanishing-gradient linear-vs-softmax-recall gpt-bert-encdec pre-post-norm
+  length-extrapolation mqa-gqa vit-patches scaling-law)
 
 # name<TAB>reason<TAB>patterns (separated by \x1f), one line per experiment, from the registry.
 if ! table=$("$bin" list --json | "$py" -c '
@@ -125,7 +125,7 @@ while IFS=$'\t' read -r -u 3 name reason keys; do
     stale "$name" "$first" "${vary_args[@]}"
   fi
   known=0
-  [[ $THREAD_COUNT_KNOWN == *" $name "* ]] && known=1
+  [[ " ${THREAD_COUNT_KNOWN[*]} " == *" $name "* ]] && known=1
   if [[ $full -eq 0 && $cpu -gt $SLOW_CPU_S ]]; then
     echo "     NOT TESTED: $name run twice ($cpu s of CPU > $SLOW_CPU_S: --full runs it)"
   elif [[ $known -eq 1 ]]; then
