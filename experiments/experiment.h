@@ -10,6 +10,7 @@
 //     e.typical_time = "< 1 s";
 //     e.config.add_real("scale", 1 / std::sqrt(2.0), "score scale 1/sqrt(d_k)");
 //     e.quick = {};                          // overrides for --quick (tests), if any
+//     e.nondeterministic = {"fits an exponent to measured times", {"growth_exponent"}};  // if so
 //     e.run = [](const Config& cfg, RunContext& ctx) { ... ctx.compare(...); };
 //     return e;
 //   }
@@ -29,6 +30,20 @@ namespace attn::experiments {
 
 class RunContext;
 
+// What of an experiment's results.json hangs on the clock, for the determinism test
+// (tests/cli/experiments_registry.sh): every other number of a --quick run must come out bit for
+// bit the same on every run and at any thread count. Results named as timings (`step_ms`,
+// `train_seconds`, `time_slope`, `attention_gflops`, `load_average`: one word of the name is a
+// timing word, tests/cli/lib/same_results.py) are left out for every experiment without saying
+// so. An experiment whose other numbers depend on wall time (an exponent fitted to measured
+// times, a length where one method becomes faster, a model trained for a time budget) says why
+// and which: `keys` are regular expressions (ECMAScript, also valid in Python), searched in each
+// result name and each comparison row name. An empty reason: everything else is reproducible.
+struct Nondeterminism {
+  std::string reason;             // "trains each model for a wall-time budget"
+  std::vector<std::string> keys;  // {"^accuracy", "beats"}: the results and rows that vary
+};
+
 struct Experiment {
   std::string name;          // kebab-case, what the user types: "worked-example"
   std::string source;        // seed document and section: "002 §39.2.1"
@@ -41,6 +56,7 @@ struct Experiment {
   // the user asks for the fast one (--fast, ATTN_REFERENCE=0): the experiments whose point is
   // the computation itself. Others run on the build's default path (fast in Release).
   bool reference = false;
+  Nondeterminism nondeterministic;  // see above; empty for most experiments
   // Checks settings that involve more than one field (each field's own bounds are checked by
   // Config), before the run folder is created: a bad combination writes nothing. Throw
   // attn::UsageError. Optional.

@@ -1,5 +1,6 @@
 #include "experiments/registry.h"
 
+#include <regex>
 #include <set>
 
 #include "autograd/error.h"
@@ -61,6 +62,23 @@ ATTN_EXPERIMENT_TABLE(ATTN_DECLARE)
 
 namespace {
 
+// A declared nondeterminism names its reason and at least one key, each a valid pattern: a
+// typo here would silently exempt nothing (or everything) from the determinism test.
+void check_nondeterminism(const Experiment& e) {
+  const Nondeterminism& n = e.nondeterministic;
+  if (n.reason.empty() != n.keys.empty())
+    throw Error("experiment registry: '" + e.name +
+                "' nondeterministic needs both a reason and the keys that vary");
+  for (const auto& key : n.keys) {
+    try {
+      std::regex pattern(key);
+    } catch (const std::regex_error& err) {
+      throw Error("experiment registry: '" + e.name + "' nondeterministic key '" + key +
+                  "' is not a regular expression: " + err.what());
+    }
+  }
+}
+
 std::vector<Experiment> build_table() {
   std::vector<Experiment> table;
 #define ATTN_ADD(fn) table.push_back(fn());
@@ -71,6 +89,7 @@ std::vector<Experiment> build_table() {
     if (e.name.empty() || !e.run) throw Error("experiment registry: an entry has no name or run");
     if (!seen.insert(e.name).second)
       throw Error("experiment registry: two experiments are named '" + e.name + "'");
+    check_nondeterminism(e);
     if (!e.config.has("seed")) add_seed_field(e.config);
   }
   return table;

@@ -271,6 +271,9 @@ Experiment additive_vs_dot() {
   e.source = "004 §2.3, §1.1";
   e.purpose = "Additive (Bahdanau) vs scaled dot-product scores: accuracy, step time, memory";
   e.typical_time = "~2 min";
+  e.nondeterministic = {
+      "judges which score step and which training step is faster by measured times",
+      {"needs less computation", "overall complexity", "model is faster"}};
   add_reversal_fields(
       e.config,
       ReversalDefaults{.nhead = 4, .steps = 800, .warmup = 60, .eval_every = 50, .eval_size = 300})

@@ -12,6 +12,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "autograd/error.h"
 #include "autograd/kernels/parallel.h"
@@ -309,6 +310,19 @@ std::string list_text() {
   return t.text() +
          "\nRun one with `attnlab run <experiment>`; `attnlab run <experiment> --help` lists "
          "its settings.\n";
+}
+
+std::string list_json() {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& e : all_experiments())
+    out.push_back({{"name", e.name},
+                   {"source", e.source},
+                   {"typical_time", e.typical_time},
+                   {"purpose", e.purpose},
+                   {"reference", e.reference},
+                   {"nondeterministic",
+                    {{"reason", e.nondeterministic.reason}, {"keys", e.nondeterministic.keys}}}});
+  return out.dump(2) + "\n";
 }
 
 }  // namespace attn::experiments

@@ -67,6 +67,11 @@ int parity_command(const std::string& layer,
 
 // The table printed by `attnlab list`.
 std::string list_text();
+// `attnlab list --json`: the same for scripts, one object per experiment, with what the
+// determinism test needs (Experiment::nondeterministic):
+//   [{"name": "memory-wall", "source": "...", "typical_time": "...", "purpose": "...",
+//     "reference": false, "nondeterministic": {"reason": "...", "keys": ["growth_exponent"]}}]
+std::string list_json();
 
 // Applies ATTN_THREADS, then --threads if given (the flag wins).
 void apply_threads(std::optional<int> threads);

@@ -1,6 +1,7 @@
 // attnlab: the command line of the course's experiments.
 //
 //   attnlab list                                  every experiment, its source and run time
+//   attnlab list --json                           the same for scripts (and what may vary)
 //   attnlab run worked-example                    run one with the document's settings
 //   attnlab run anagrams --d_model 32 --seed 3    override any config field
 //   attnlab run anagrams --help                   the fields, their defaults and meaning
@@ -148,6 +149,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return attn::build_summary(); });
   CLI::App* list = app.add_subcommand("list", "every experiment: name, source, run time, purpose");
+  bool list_as_json = false;
+  list->add_flag("--json", list_as_json, "the same as JSON, for scripts (and what may vary)");
   CLI::App* run = pass_through(app, "run",
                                "attnlab run <experiment> [--field value ...] [--out DIR] "
                                "[--seed S] [--threads N] [--quick]");
@@ -193,6 +196,7 @@ int main(int argc, char** argv) {
   namespace ex = attn::experiments;
   try {
     if (takes_plugins) ex::load_plugins(plugins);
+    if (*list && list_as_json) return write_all(ex::list_json());
     if (*list) return write_all(ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text()));
     if (const auto code = ledger_command(run, claims, command)) return *code;
     // Under mpirun, experiments that train do so data-parallel (train/distributed/).

@@ -336,6 +336,9 @@ Experiment linear_attention() {
   e.source = "002 Ex. 39.6, §39.4.1";
   e.purpose = "Softmax vs linear attention time against T; fast weights = causal linear attention";
   e.typical_time = "~35 s";
+  e.nondeterministic = {"reads crossover lengths and growth exponents off measured times",
+                        {"^(measured|rate_corrected)_crossover", "^crossover_rates",
+                         "^crossover T:", "growth.exponent", "faster", "_over_full_at_largest_T$"}};
   e.config
       .add_ints("lengths", {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192},
                 "sequence lengths T to time", {.min = 2})

@@ -210,6 +210,10 @@ Experiment memory_wall() {
   e.source = "002 §39.3.2";
   e.purpose = "The O(T^2) attention memory: the document's table, then naive vs blockwise measured";
   e.typical_time = "~20 s";
+  e.nondeterministic = {
+      "fits growth exponents to measured times; the blockwise kernel's peak holds one scratch "
+      "block per thread",
+      {"growth_exponent", "^blockwise_tensor_peak_mib$"}};
   // B, h and L of the table: the shared names (train/options/groups.h).
   add_model_fields(e.config, {.nhead = 16, .num_layers = 32});
   add_optimizer_fields(e.config, {.batch_size = 1});

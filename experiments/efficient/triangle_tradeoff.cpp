@@ -334,6 +334,9 @@ Experiment triangle_tradeoff() {
       "Softmax, linear attention, S6 and a sliding window: training time against T, decoding "
       "state per token, associative recall — the triangle's three corners measured";
   e.typical_time = "~2 min";
+  e.nondeterministic = {
+      "scores step-time exponents, and the linear-time corner, from measured times",
+      {"^corners_", "^softmax_slower_from_T", "step-time exponent", "holds all three corners"}};
   e.config
       .add_ints("lengths", {64, 128, 256, 512, 1024, 2048}, "lengths T of the timed training step")
       .add_int("time_batch", 4, "batch of the timed step", {.min = 1})

@@ -340,6 +340,10 @@ Experiment recurrent_baselines() {
       "RNN/GRU/LSTM seq2seq (no attention, Bahdanau, Luong) vs transformer on reversal, "
       "same wall time, accuracy by length";
   e.typical_time = "~4.5 min";
+  e.nondeterministic = {
+      "trains each model for a wall-time budget: its step count, and so every trained number, "
+      "follows the machine's speed",
+      {"^per_model$", "^best_model", "exact match falls|beats"}};
   e.config
       .add_string("models",
                   "rnn:none,rnn:bahdanau,gru:none,gru:bahdanau,lstm:none,lstm:bahdanau,"

@@ -333,6 +333,8 @@ Experiment rnn_vs_attention() {
   e.source = "002 §39.3.1";
   e.purpose = "Forward (and backward) time of an RNN vs self-attention against T, 1 and 2 threads";
   e.typical_time = "~15 s";
+  e.nondeterministic = {"compares measured forward and backward times",
+                        {"^ratio_", "growth_exponent", "faster", "ratio rises"}};
   e.config.add_ints("lengths", {16, 64, 256, 1024}, "sequence lengths T", {.min = 2})
       .add_int("d", 64, "width: RNN input and hidden size, attention head dim", {.min = 1})
       .add_ints("threads_list", {1, 2}, "thread counts to time at (restored afterwards)",

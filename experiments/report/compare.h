@@ -21,8 +21,8 @@
 //            a claim it cannot judge; num_differ() counts only judged DIFFERS.
 // "Ours" must come from the run. A numeric row whose ours equals the document's number bit for
 // bit is recorded as such in results.json, and the registry test (tests/cli/
-// experiments_claims.sh) fails on it unless the row says ours is an exact quantity (a count,
-// an integer, a length: exact_quantity()), where equality is the expected result.
+// experiments_registry.sh, in scripts/test) fails on it unless the row says ours is an exact
+// quantity (a count, an integer, a length: exact_quantity()), where equality is expected.
 #pragma once
 
 #include <cstdint>
