@@ -17,19 +17,8 @@
 // Reversal needs order (output i is input T-1-i); sort does not (its answer depends only on
 // which characters occur), which is the contrast the positions row shows.
 // Step through: nn::sublayer (the switches), then train::train_task.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <map>
-
-#include "autograd/error.h"
 #include "experiments/common/trained_run.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
