@@ -20,6 +20,7 @@
 // 2 d_h times the memory, growing with d_h. And a GEMM runs near the CPU's peak rate, while the
 // additive path streams those big tensors through memory with a tanh per entry.
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 
 #include "experiments/architectures/additive_vs_dot_scores.h"
 #include "experiments/common/trained_run.h"
@@ -73,17 +74,14 @@ Trained train_one(const Config& cfg, RunContext& ctx, const std::string& score) 
       t.steps_to_target = step;
       break;
     }
-  ctx.preformatted(fmt::format(
-      "{}\nstopped after step {} ({}), {:.1f} s, held-out exact match {:.3f}",
-      t.run.summary.model_description, r.last_step, r.stop_reason, r.wall_seconds, t.exact));
+  ctx.preformatted(kit::stop_line(t.run.summary) +
+                   fmt::format(", held-out exact match {:.3f}", t.exact));
   return t;
 }
 
 // Part 2: one training step's forward + backward, the two models in alternation.
 std::vector<Timing> time_training_steps(const Config& cfg, const std::vector<Trained>& models) {
-  const auto& set = models[0].run.setup.heldout_set;
-  const size_t n = std::min(set.size(), static_cast<size_t>(cfg.get_int("batch")));
-  const std::vector<data::Example> batch(set.begin(), set.begin() + static_cast<long>(n));
+  const auto batch = kit::first_examples(models[0].run.setup.heldout_set, cfg.get_int("batch"));
   std::vector<std::function<void()>> works;
   for (const Trained& t : models) {
     train::TaskModel* m = t.run.summary.model.get();
@@ -100,12 +98,10 @@ void training_figure(const std::vector<Trained>& models, RunContext& ctx) {
   LinePlot p =
       kit::line_plot("Held-out exact match while training (reversal)", "step", "exact match");
   for (const Trained& t : models) {
-    std::vector<double> xs, ys;
-    for (const auto& [step, m] : t.run.summary.result.evals)
-      if (m.count("exact_match"))
-        xs.push_back(static_cast<double>(step)), ys.push_back(m.at("exact_match"));
-    p.series.push_back({t.score == "dot" ? "scaled dot product" : "additive (Bahdanau)", xs, ys,
-                        t.score == "dot" ? "#3b82f6" : "#f59e0b"});
+    p.series.push_back(
+        kit::eval_series(t.run.summary.result, "exact_match",
+                         t.score == "dot" ? "scaled dot product" : "additive (Bahdanau)"));
+    p.series.back().colour = t.score == "dot" ? "#3b82f6" : "#f59e0b";
   }
   ctx.figure("training", line_plot_svg(p), "Both score functions learn reversal");
 }

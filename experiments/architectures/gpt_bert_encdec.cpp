@@ -23,6 +23,7 @@
 #include "experiments/architectures/gpt_bert_masks.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 #include "nn/positional/position_kind.h"
 #include "nn/transformer/encoder_only.h"
 #include "train/run/task_model.h"
@@ -54,25 +55,6 @@ train::TrainConfig lm_config(const Config& cfg, uint64_t seed, const std::string
   return t;
 }
 
-// Every target character of the held-out windows, counted.
-std::map<int64_t, int64_t> char_counts(const std::vector<data::Example>& set) {
-  std::map<int64_t, int64_t> n;
-  for (const auto& ex : set)
-    for (int64_t id : ex.tgt) ++n[id];
-  return n;
-}
-
-// exp(entropy) of the counts: the perplexity of predicting every character from its frequency.
-double unigram_perplexity(const std::map<int64_t, int64_t>& counts) {
-  double total = 0, h = 0;
-  for (const auto& [id, c] : counts) total += static_cast<double>(c);
-  for (const auto& [id, c] : counts) {
-    const double p = static_cast<double>(c) / total;
-    h -= p * std::log(p);
-  }
-  return std::exp(h);
-}
-
 // ---- 1. decoder-only ----
 
 // Returns GPT's held-out perplexity.
@@ -80,9 +62,9 @@ double decoder_only(const Config& cfg, RunContext& ctx, TrainedRun& gpt) {
   ctx.section("1. Decoder-only (GPT): next-character language model");
   const train::TrainSummary& s = gpt.summary;
   const double ppl = s.final_eval.at("perplexity");
-  const auto counts = char_counts(gpt.setup.heldout_set);
-  const double unigram = unigram_perplexity(counts);
-  const auto chars = static_cast<double>(counts.size());
+  const kit::Unigram frequencies = kit::unigram(gpt.setup.heldout_set);
+  const double unigram = std::exp(frequencies.entropy);
+  const auto chars = static_cast<double>(frequencies.distinct);
   Table t("Held-out perplexity (lower is better)", {"predictor", "perplexity"});
   t.add_row({"uniform over the characters seen", fixed(chars, 1)});
   t.add_row({"character frequencies (no context)", fixed(unigram, 3)});
@@ -148,26 +130,17 @@ MlmAccuracy masked_accuracy(nn::EncoderOnlyTransformer& bert,
   const data::Batch b = data::collate_language_model(set);
   const data::MlmBatch m = data::mlm_mask(b.tgt_in, vocab, gen);
   NoGrad off;
-  const Tensor logits = bert.forward(m.input).value();  // (B,T,V)
-  const int64_t v = logits.size(2);
-  MlmAccuracy a;
+  kit::Accuracy model;
+  model.add(bert.forward(m.input).value(), m.labels, data::kIgnoreIndex);  // (B,T,V), (B,T)
   std::map<int64_t, int64_t> label_counts;
-  int64_t right = 0;
-  for (int64_t i = 0; i < m.labels.numel(); ++i) {
-    const auto label = static_cast<int64_t>(m.labels[i]);
-    if (label == data::kIgnoreIndex) continue;
-    const real* row = logits.data() + i * v;
-    int64_t best = 0;
-    for (int64_t c = 1; c < v; ++c)
-      if (row[c] > row[best]) best = c;
-    right += best == label;
-    ++label_counts[label];
-    ++a.predicted;
-  }
-  int64_t most = 0;
-  for (const auto& [id, c] : label_counts) most = std::max(most, c);
+  int64_t most = 0;  // the count of the most frequent label
+  for (int64_t i = 0; i < m.labels.numel(); ++i)
+    if (const auto label = static_cast<int64_t>(m.labels[i]); label != data::kIgnoreIndex)
+      most = std::max(most, ++label_counts[label]);
+  MlmAccuracy a;
+  a.predicted = model.scored();
   if (a.predicted == 0) throw Error("gpt-bert-encdec: the masking selected no held-out token");
-  a.model = static_cast<double>(right) / static_cast<double>(a.predicted);
+  a.model = model.value();
   a.constant = static_cast<double>(most) / static_cast<double>(a.predicted);
   return a;
 }
@@ -253,11 +226,9 @@ double encoder_decoder(RunContext& ctx, const TrainedRun& rev) {
   ctx.section("3. Encoder-decoder (2017): string reversal");
   const train::TrainSummary& s = rev.summary;
   const double exact = s.final_eval.at("exact_match");
-  ctx.preformatted(fmt::format(
-      "{}\n{} after step {} ({}); {:.1f} s\nheld-out exact match {:.4f}, token accuracy {:.4f}",
-      s.model_description, s.result.reached_target ? "target reached" : "stopped",
-      s.result.last_step, s.result.stop_reason, s.result.wall_seconds, exact,
-      s.final_eval.at("token_accuracy")));
+  ctx.preformatted(kit::stop_line(s) +
+                   fmt::format("\nheld-out exact match {:.4f}, token accuracy {:.4f}", exact,
+                               s.final_eval.at("token_accuracy")));
   ctx.result("reversal_exact_match", exact);
   ctx.result("reversal_steps", s.result.last_step);
   ctx.result("reversal_train_seconds", s.result.wall_seconds);

@@ -19,6 +19,7 @@
 // Step through: nn::sublayer (the two placements), train::Trainer::run (the divergence stop),
 // then layer_gradient_norms.
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 
 #include "experiments/architectures/pre_post_norm_claims.h"
 #include "experiments/common/layer_gradients.h"
@@ -74,19 +75,6 @@ train::TrainConfig arm_config(
   return t;
 }
 
-// Cross-entropy (nats per character) of the best model that knows only how often each
-// character occurs: the entropy of the held-out characters' own frequencies. A run that ends
-// at this loss has learned nothing about order.
-double unigram_entropy(const std::vector<data::Example>& set) {
-  std::map<int64_t, double> counts;
-  double total = 0;
-  for (const auto& ex : set)
-    for (int64_t t : ex.tgt) counts[t] += 1, total += 1;
-  double h = 0;
-  for (const auto& [tok, n] : counts) h -= n / total * std::log(n / total);
-  return h;
-}
-
 Outcome train_one(const train::TrainConfig& tc, double fail_loss, const std::string& name) {
   Outcome o;
   try {
@@ -132,11 +120,9 @@ void report_init_gradients(const std::vector<InitGradients>& gs, RunContext& ctx
     t.add_row({std::to_string(g.depth), norm_name(g.pre), fixed(g.norms.front(), 4),
                fixed(g.norms[mid], 4), fixed(g.norms.back(), 4), fixed(g.last_over_first(), 2),
                fixed(g.spread(), 2)});
-    Series s{fmt::format("{}, {} blocks", norm_name(g.pre), g.depth), {}, {}, "", g.pre};
-    for (size_t l = 0; l < g.norms.size(); ++l) {
-      s.x.push_back(static_cast<double>(l + 1));
-      s.y.push_back(g.norms[l]);
-    }
+    Series s = kit::step_series(fmt::format("{}, {} blocks", norm_name(g.pre), g.depth), g.norms);
+    s.dashed = g.pre;
+    s.markers = true;
     p.series.push_back(s);
     js.push_back({{"depth", g.depth},
                   {"norm", norm_name(g.pre)},
@@ -211,7 +197,9 @@ void run(const Config& cfg, RunContext& ctx) {
 
   ctx.section("The failure line: what character frequencies alone achieve");
   const train::TaskSetup setup = train::make_task_setup(lm_config(cfg, 1, true, seed0));
-  const double unigram = unigram_entropy(setup.heldout_set);
+  // Cross-entropy (nats per character) of the best model that knows only how often each
+  // character occurs: a run that ends at this loss has learned nothing about order.
+  const double unigram = kit::unigram(setup.heldout_set).entropy;
   const double fail_loss = cfg.get_real("fail_fraction") * unigram;
   ctx.note(
       fmt::format("A model that only knows each character's frequency scores {:.3f} nats "

@@ -22,6 +22,7 @@
 #include "experiments/common/head_roles.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 #include "nn/transformer/seq2seq.h"
 #include "train/run/run_train.h"
 #include "train/run/task_model.h"
@@ -39,23 +40,13 @@ void report_training(const train::TrainSummary& s, RunContext& ctx) {
   const train::TrainResult& r = s.result;
   LinePlot loss = kit::line_plot("Training loss (cross-entropy per target token)", "step", "loss",
                                  kit::Axes::kLogY);
-  Series train_loss{"training batch", {}, {}, "", false, false};
-  for (size_t i = 0; i < r.losses.size(); ++i) {
-    train_loss.x.push_back(static_cast<double>(s.start_step + 1 + static_cast<int64_t>(i)));
-    train_loss.y.push_back(r.losses[i]);
-  }
-  Series eval_loss{"held-out", {}, {}, "", false, true};
+  loss.series = {
+      kit::step_series("training batch", r.losses, static_cast<double>(s.start_step + 1)),
+      kit::eval_series(r, "loss", "held-out")};
   LinePlot acc = kit::line_plot("Held-out accuracy during training", "step", "fraction");
-  Series exact{"exact match", {}, {}, "", false, true},
-      token{"token accuracy", {}, {}, "", true, true};
-  for (const auto& [step, m] : r.evals) {
-    const auto x = static_cast<double>(step);
-    if (m.count("loss")) eval_loss.x.push_back(x), eval_loss.y.push_back(m.at("loss"));
-    if (m.count("exact_match")) exact.x.push_back(x), exact.y.push_back(m.at("exact_match"));
-    if (m.count("token_accuracy")) token.x.push_back(x), token.y.push_back(m.at("token_accuracy"));
-  }
-  loss.series = {train_loss, eval_loss};
-  acc.series = {exact, token};
+  Series token = kit::eval_series(r, "token_accuracy", "token accuracy");
+  token.dashed = true;
+  acc.series = {kit::eval_series(r, "exact_match", "exact match"), token};
   acc.refs = {{RefLine::kHorizontal, 0.99, "target 0.99"}};
   ctx.figure("training_loss", line_plot_svg(loss), "Loss per step (log scale) and held-out loss");
   ctx.figure("heldout_accuracy", line_plot_svg(acc),
@@ -306,12 +297,11 @@ void run(const Config& cfg, RunContext& ctx) {
   const TrainedRun trained = train_for_experiment(tc, ctx, "train");
   const train::TrainSummary& s = trained.summary;
   const double exact = s.final_eval.at("exact_match");
-  ctx.preformatted(fmt::format(
-      "{}\n{} after step {} ({}); {:.1f} s wall, {:.1f} s in training steps, {:.0f} tokens/s\n"
-      "held-out exact match {:.4f}, token accuracy {:.4f}\ntraining files: {}",
-      s.model_description, s.result.reached_target ? "target reached" : "stopped",
-      s.result.last_step, s.result.stop_reason, s.result.wall_seconds, s.result.train_seconds,
-      s.result.tokens_per_second, exact, s.final_eval.at("token_accuracy"), s.run_dir));
+  ctx.preformatted(kit::stop_line(s) +
+                   fmt::format(" wall, {:.1f} s in training steps, {:.0f} tokens/s\nheld-out exact "
+                               "match {:.4f}, token accuracy {:.4f}\ntraining files: {}",
+                               s.result.train_seconds, s.result.tokens_per_second, exact,
+                               s.final_eval.at("token_accuracy"), s.run_dir));
   ctx.result("exact_match", exact);
   ctx.result("token_accuracy", s.final_eval.at("token_accuracy"));
   ctx.result("heldout_loss", s.final_eval.at("loss"));
@@ -328,9 +318,7 @@ void run(const Config& cfg, RunContext& ctx) {
   const int64_t layers = tc.num_layers, heads = tc.nhead;
 
   // ---- 2. roles over the held-out set ----
-  std::vector<data::Example> set = setup.heldout_set;
-  if (static_cast<int64_t>(set.size()) > cfg.get_int("role_examples"))
-    set.resize(static_cast<size_t>(cfg.get_int("role_examples")));
+  const auto set = kit::first_examples(setup.heldout_set, cfg.get_int("role_examples"));
   ctx.section(fmt::format("Head roles, averaged over {} held-out sequences", set.size()));
   ctx.note(fmt::format(
       "Each score is the attention mass a head puts on the key a pattern names, averaged over "

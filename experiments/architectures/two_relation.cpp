@@ -17,6 +17,7 @@
 //    planted one: no single head can reach zero on that term, with either code.
 #include "data/tasks/two_relation.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 
 namespace attn::experiments {
 
@@ -75,9 +76,7 @@ size_t tail_length(size_t steps) {
 }
 
 double tail_mean(const std::vector<double>& xs) {
-  const size_t n = tail_length(xs.size());
-  return std::accumulate(xs.end() - static_cast<std::ptrdiff_t>(n), xs.end(), 0.0) /
-         static_cast<double>(n);
+  return kit::mean_of_last(xs, tail_length(xs.size()));
 }
 
 // The sample standard deviation of the tail's per-batch losses (0 for a tail of one).
@@ -158,12 +157,6 @@ double position_floor(const data::TwoRelationTask& task) {
   return (1 - 1 / m) / static_cast<double>(task.config().seq_len);
 }
 
-std::vector<double> steps_axis(size_t n) {
-  std::vector<double> x(n);
-  std::iota(x.begin(), x.end(), 1.0);
-  return x;
-}
-
 // The longer study for one position code: per seed, the tail means of one head and of two heads
 // (total and its two terms).
 struct Study {
@@ -202,8 +195,7 @@ void document_setting(const Config& cfg,
                     {"one_head_tail_mean", one.tail_total()},
                     {"two_head_tail_mean", two.tail_total()}});
   LinePlot p = kit::line_plot("Joint MSE loss, the document's setting", "iteration", "loss");
-  p.series = {{"1 head", steps_axis(one.total.size()), one.total, "", false, false},
-              {"2 heads", steps_axis(two.total.size()), two.total, "", false, false}};
+  p.series = {kit::step_series("1 head", one.total), kit::step_series("2 heads", two.total)};
   ctx.figure("loss_document_setting", line_plot_svg(p),
              fmt::format("One head vs two heads, {} iterations", w.iters));
   CsvWriter csv = ctx.csv("metrics", {"iteration", "one_head", "two_heads"});
@@ -252,11 +244,11 @@ std::map<std::string, Study> long_study(const Settings& w, RunContext& ctx) {
       if (s == 0) st.first_two_heads = c2;
     }
     const std::string colour = code == "document" ? "#3b82f6" : "#f59e0b";
-    const auto xs = steps_axis(st.first_two_heads.total.size());
-    lp.series.push_back(
-        {"2 heads, " + code + " code", xs, st.first_two_heads.total, colour, false, false});
-    lp.series.push_back(
-        {"its position term", xs, st.first_two_heads.position, colour, true, false});
+    Series total = kit::step_series("2 heads, " + code + " code", st.first_two_heads.total),
+           term = kit::step_series("its position term", st.first_two_heads.position);
+    total.colour = term.colour = colour;
+    term.dashed = true;
+    lp.series.insert(lp.series.end(), {total, term});
   }
   const auto doc_task = make_task("document");
   const double floor = position_floor(doc_task);

@@ -9,6 +9,7 @@
 // W_Q, W_K, W_V slice, so even untrained they look different; we measure how different (mean
 // |A_h - A_g| between heads) next to how far each is from uniform.
 // Step through: break attn::nn::MultiheadAttention::forward.
+#include "experiments/common/head_roles.h"
 #include "experiments/common/sentence_attention.h"
 #include "experiments/kit/kit.h"
 #include "nn/attention/multihead_attention.h"
@@ -43,11 +44,7 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.section("Each head");
   const Tensor& w = a.weights.value();
   std::vector<Tensor> per_head;
-  for (int64_t h = 0; h < heads; ++h) {
-    Tensor m({t, t});
-    std::copy(w.data() + h * t * t, w.data() + (h + 1) * t * t, m.data());
-    per_head.push_back(m);
-  }
+  for (int64_t h = 0; h < heads; ++h) per_head.push_back(head_map(w, 0, h));  // (T,T)
   Table tab("How each head spreads its attention, and how different the heads are",
             {"head", "entropy / log T", "mean row max", "mean |A_h - A_g| to other heads"});
   std::vector<double> entropy, distinct;
@@ -74,10 +71,8 @@ void run(const Config& cfg, RunContext& ctx) {
   DocumentComparison cmp("002 §39.7 vs ours");
   cmp.add_exact("MHA output shape", "(1,22,32)", out_shape);
   cmp.add_exact("per-head attention shape", "(1,4,22,22)", w_shape);
-  bool all_differ = true;
-  for (double d : distinct) all_differ = all_differ && d > 1e-4;
   cmp.add_exact("each head looks different at random initialisation", "yes",
-                all_differ ? "yes" : "no");
+                kit::yes_no(kit::min_of(distinct) > 1e-4));
   ctx.compare(cmp);
 
   std::vector<Heatmap> panels;

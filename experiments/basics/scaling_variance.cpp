@@ -17,6 +17,7 @@
 // error follows from it (slope_stderr below) and is what the checks compare against.
 #include "experiments/basics/scaling_variance_training.h"
 #include "experiments/common/attention_steps.h"
+#include "experiments/common/distribution.h"
 #include "experiments/kit/kit.h"
 
 namespace attn::experiments {
@@ -90,13 +91,8 @@ SoftmaxStats softmax_stats(int64_t d, int64_t keys, int64_t trials, double scale
   Var z = Var::parameter(st.scores.value());
   sum(mul(matmul(softmax(z), v), u)).backward();
   s.grad_scores = row_mean(z.grad(), norm_of);
-  s.entropy = row_mean(w, [](const real* p, int64_t n) {
-    double h = 0;
-    for (int64_t j = 0; j < n; ++j) h -= p[j] > 0 ? p[j] * std::log(double(p[j])) : 0;
-    return h;
-  });
-  s.max_weight =
-      row_mean(w, [](const real* p, int64_t n) { return double(*std::max_element(p, p + n)); });
+  s.entropy = mean_row_entropy(w);
+  s.max_weight = mean_row_max(w);
   return s;
 }
 
@@ -224,8 +220,7 @@ void compare_softmax(const SoftmaxColumns& m,
 void softmax_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentComparison& cmp) {
   const SoftmaxColumns m = measure_softmax(cfg, gen, ctx);
   compare_softmax(m, cfg.get_ints("dims"), cmp);
-  std::vector<double> xs;
-  for (int64_t d : cfg.get_ints("dims")) xs.push_back(static_cast<double>(d));
+  const std::vector<double> xs = kit::column(cfg.get_ints("dims"), [](int64_t d) { return d; });
   LinePlot e = kit::line_plot(fmt::format("Softmax over {} keys", cfg.get_int("keys")), "d_k",
                               "entropy (nats) / max weight", kit::Axes::kLogX);
   e.series = {{"entropy, unscaled", xs, m.ent_u},

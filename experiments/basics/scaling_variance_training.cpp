@@ -5,16 +5,15 @@
 
 #include "experiments/common/pair_memory_model.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 
 namespace attn::experiments {
 
 namespace {
 
 double tail_mean(const std::vector<double>& xs, double fraction) {
-  const size_t n = std::max<size_t>(1, static_cast<size_t>(fraction * double(xs.size())));
-  double s = 0;
-  for (size_t i = xs.size() - n; i < xs.size(); ++i) s += xs[i];
-  return s / static_cast<double>(n);
+  return kit::mean_of_last(xs,
+                           std::max<size_t>(1, static_cast<size_t>(fraction * double(xs.size()))));
 }
 
 // The first eval step at which accuracy reached `target` (NaN if never).
@@ -132,20 +131,17 @@ void scaling_variance_training(const Config& cfg, RunContext& ctx, DocumentCompa
   const TrainingPair r = train_both(cfg, ctx);
   CsvWriter log = ctx.csv(
       "training", {"step", "loss_scaled", "loss_unscaled", "grad_wqk_scaled", "grad_wqk_unscaled"});
-  std::vector<double> steps;
-  for (size_t i = 0; i < r.with.losses.size(); ++i) {
-    steps.push_back(static_cast<double>(i + 1));
-    log.row({steps.back(), r.with.losses[i], r.without.losses[i], r.with.score_grad_norm[i],
-             r.without.score_grad_norm[i]});
-  }
+  for (size_t i = 0; i < r.with.losses.size(); ++i)
+    log.row({static_cast<double>(i + 1), r.with.losses[i], r.without.losses[i],
+             r.with.score_grad_norm[i], r.without.score_grad_norm[i]});
   report_training(r, cfg.get_real("target"), ctx);
   compare_training(r, cmp);
   const size_t window = std::max<size_t>(1, r.with.losses.size() / 50);
   LinePlot p = kit::line_plot(
       fmt::format("Recall at d_k = {}: training loss ({}-step moving mean)", r.pc.d, window),
       "step", "cross-entropy", kit::Axes::kLogY);
-  p.series = {{"scaled, 1/sqrt(d_k)", steps, smooth(r.with.losses, window), "", false, false},
-              {"unscaled", steps, smooth(r.without.losses, window), "", false, false}};
+  p.series = {kit::step_series("scaled, 1/sqrt(d_k)", smooth(r.with.losses, window)),
+              kit::step_series("unscaled", smooth(r.without.losses, window))};
   ctx.figure("training_loss", line_plot_svg(p), "The same model with and without 1/sqrt(d_k)");
   LinePlot a = kit::line_plot("Held-out accuracy", "step", "accuracy");
   a.series = {{"scaled, 1/sqrt(d_k)", r.with.eval_steps, r.with.eval_accuracy},

@@ -22,6 +22,7 @@
 #include "experiments/common/row_interventions.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 #include "nn/transformer/seq2seq.h"
 
 namespace attn::experiments {
@@ -186,12 +187,8 @@ void run(const Config& cfg, RunContext& ctx) {
   const AttentionKind kind = parse_kind(cfg.get_string("attention"));
   ctx.section("Training the reversal model (train/run)");
   TrainedRun run = train_for_experiment(reversal_train_config(cfg, ctx.seed()), ctx, "train");
-  ctx.preformatted(fmt::format("{}\nstopped after step {} ({}), {:.1f} s",
-                               run.summary.model_description, run.summary.result.last_step,
-                               run.summary.result.stop_reason, run.summary.result.wall_seconds));
-  std::vector<data::Example> set = run.setup.heldout_set;
-  if (static_cast<int64_t>(set.size()) > cfg.get_int("examples"))
-    set.resize(static_cast<size_t>(cfg.get_int("examples")));
+  ctx.preformatted(kit::stop_line(run.summary));
+  const auto set = kit::first_examples(run.setup.heldout_set, cfg.get_int("examples"));
   const double baseline = exact_match(*run.summary.model, set);
   ctx.result("baseline_exact_match", baseline);
   ctx.result("train_seconds", run.summary.result.wall_seconds);

@@ -16,18 +16,12 @@
 #include "experiments/common/head_roles.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/trained_model_report.h"
 #include "nn/transformer/seq2seq.h"
 
 namespace attn::experiments {
 
 namespace {
-
-// The held-out subset the ablations are scored on.
-std::vector<data::Example> ablation_set(const TrainedRun& run, int64_t n) {
-  std::vector<data::Example> set = run.setup.heldout_set;
-  if (static_cast<int64_t>(set.size()) > n) set.resize(static_cast<size_t>(n));
-  return set;
-}
 
 struct Ablations {
   double baseline = 0;
@@ -126,8 +120,7 @@ void report_sweep(const std::vector<SweepPoint>& pts,
   LinePlot p =
       kit::line_plot(fmt::format("Held-out accuracy after {} steps, d_model {}", steps, d_model),
                      "heads per layer", "fraction", kit::Axes::kLogX);
-  Series exact{"exact match", {}, {}, "", false, true},
-      token{"token accuracy", {}, {}, "", true, true};
+  Series exact{"exact match", {}, {}, ""}, token{"token accuracy", {}, {}, "", true};
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   for (const auto& s : pts) {
     t.add_row({std::to_string(s.heads), std::to_string(d_model / s.heads), fixed(s.exact, 3),
@@ -247,15 +240,13 @@ void compare_with_documents(const Config& cfg,
 void run(const Config& cfg, RunContext& ctx) {
   ctx.section("Training the reversal model (train/run)");
   TrainedRun run = train_for_experiment(reversal_train_config(cfg, ctx.seed()), ctx, "train");
-  ctx.preformatted(fmt::format(
-      "{}\nstopped after step {} ({}), {:.1f} s; held-out exact match "
-      "{:.4f}",
-      run.summary.model_description, run.summary.result.last_step, run.summary.result.stop_reason,
-      run.summary.result.wall_seconds, run.summary.final_eval.at("exact_match")));
+  ctx.preformatted(
+      kit::stop_line(run.summary) +
+      fmt::format("; held-out exact match {:.4f}", run.summary.final_eval.at("exact_match")));
   ctx.result("train_steps", run.summary.result.last_step);
   ctx.result("train_seconds", run.summary.result.wall_seconds);
 
-  const auto set = ablation_set(run, cfg.get_int("ablation_examples"));
+  const auto set = kit::first_examples(run.setup.heldout_set, cfg.get_int("ablation_examples"));
   ctx.section(fmt::format("Removing heads, scored on {} held-out sequences", set.size()));
   const Ablations a = ablate(run, set);
   ctx.note(fmt::format("Intact model: exact match {:.3f} on these sequences.", a.baseline));
