@@ -92,7 +92,7 @@ void run(const Config& cfg, RunContext& ctx) {
   }
   const Tensor w = a.weights.value().reshape({t, t});
   ctx.matrix("A (causal)", w, index_labels(t, "q"), index_labels(t, "k"));
-  double above = 0, row_sum_err = 0, diag_min = 1;
+  double above = 0, row_sum_err = 0;
   for (int64_t i = 0; i < t; ++i) {
     double sum = 0;
     for (int64_t j = 0; j < t; ++j) {
@@ -100,7 +100,6 @@ void run(const Config& cfg, RunContext& ctx) {
       if (j > i) above = std::max(above, static_cast<double>(std::fabs(w[i * t + j])));
     }
     row_sum_err = std::max(row_sum_err, std::fabs(sum - 1));
-    diag_min = std::min(diag_min, static_cast<double>(w[i * t + i]));
   }
   ctx.result("max_weight_above_diagonal", above);
   ctx.result("max_row_sum_error", row_sum_err);
