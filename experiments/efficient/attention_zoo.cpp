@@ -28,7 +28,7 @@
 #include "experiments/common/zoo_variants.h"
 #include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/efficient/attention_zoo_claims.h"
-#include "experiments/kit/classification.h"
+#include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/step_costs.h"
 #include "nn/attention/lsh_attention.h"
 
@@ -118,15 +118,9 @@ Trained train_and_eval(
   Generator init(seed), data_gen(seed + 1), eval_gen(seed + 2);
   const int64_t t = task.max_src_len();
   auto m = build_model(v, cfg, task.tokenizer().vocab_size(), t, task.num_classes(), init);
-  const int64_t batch = cfg.get_int("batch_size");
-  train::FitSettings s;
-  s.name = v.name + " on " + task.name();
-  s.steps = steps;
-  s.batch_size = batch;
-  s.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
-  const train::TrainResult r = train::fit(*m, s, [&](const train::BatchPart& part) {
-    return kit::class_loss(*m, kit::class_batch(task, batch, data_gen), part);
-  });
+  const train::TrainResult r =
+      kit::train_classifier(*m, task, v.name + " on " + task.name(), steps,
+                            cfg.get_int("batch_size"), cfg.get_real("lr"), data_gen);
   return {accuracy(*m, task, cfg.get_int("eval_size"), eval_gen),
           1e3 * r.train_seconds / static_cast<double>(steps)};
 }
@@ -241,26 +235,13 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
     Generator gen(ctx.seed() + 7 * static_cast<uint64_t>(T));
     const kit::ClassBatch batch = kit::class_batch(task, b, gen);
     std::vector<std::unique_ptr<MixerModel>> models;
-    std::vector<std::unique_ptr<train::Fit>> fits;
-    std::vector<std::function<void()>> forward_backward, steps;
+    kit::StepWorks works;
     for (size_t i = 0; i < vs.size(); ++i) {
       Generator init(ctx.seed());
       models.push_back(build_model(vs[i], cfg, task.tokenizer().vocab_size(), T, 2, init));
-      MixerModel& m = *models[i];
-      train::FitSettings s;
-      s.name = vs[i].name + " (timing)";
-      s.optimizer.lr = 1e-3;     // Adam
-      s.this_rank_alone = true;  // every rank times its own steps
-      fits.push_back(std::make_unique<train::Fit>(m, s, [&m, &batch](const train::BatchPart& part) {
-        return kit::class_loss(m, batch, part);
-      }));
-      forward_backward.push_back([&m, &batch] {
-        m.zero_grad();
-        cross_entropy(m.forward(batch.ids), batch.labels).backward();
-      });
-      steps.push_back([f = fits[i].get()] { f->step(); });
+      works.add(*models[i], batch, vs[i].name + " (timing)");
     }
-    c.add(T, forward_backward, steps, static_cast<int>(cfg.get_int("reps")),
+    c.add(T, works.forward_backward, works.steps, static_cast<int>(cfg.get_int("reps")),
           cfg.get_real("budget_s"));
     std::vector<std::string> row{std::to_string(T)};
     for (size_t i = 0; i < vs.size(); ++i) row.push_back(fixed(c.ms[i].back(), 2));

@@ -122,9 +122,7 @@ Measured measured_part(const Config& cfg, RunContext& ctx) {
     ts.push_back(static_cast<double>(T));
     for (int which = 0; which < 2; ++which) {
       if (which == 0 && naive_estimate > limit) {
-        mib[0].push_back(NAN);
-        rss[0].push_back(NAN);
-        secs[0].push_back(NAN);
+        for (std::vector<double>* skipped : {&mib[0], &rss[0], &secs[0]}) skipped->push_back(NAN);
         continue;
       }
       PeakUse use;

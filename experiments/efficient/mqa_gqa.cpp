@@ -91,10 +91,6 @@ void train_variant(Variant& v,
   v.train_seconds = r.wall_seconds;
 }
 
-std::vector<double> as_doubles(const std::vector<int64_t>& xs) {
-  return {xs.begin(), xs.end()};
-}
-
 // Part 1, quality: every variant trained on the same batches, then held-out loss and accuracy.
 void quality_part(std::vector<Variant>& vs,
                   const Config& cfg,
@@ -228,7 +224,8 @@ void compare_with_document(const std::vector<Variant>& vs,
 
 // The decode times and losses as CSVs, and the three figures.
 void figures_part(const std::vector<Variant>& vs, const Config& cfg, RunContext& ctx) {
-  const std::vector<double> ps = as_doubles(cfg.get_ints("prefixes"));
+  const std::vector<int64_t>& prefixes = cfg.get_ints("prefixes");
+  const std::vector<double> ps(prefixes.begin(), prefixes.end());
   CsvWriter tcsv =
       ctx.csv("decode_times", {"P", "mha_cached_ms", "mha_recompute_ms", "gqa_cached_ms",
                                "gqa_recompute_ms", "mqa_cached_ms", "mqa_recompute_ms"});
@@ -263,7 +260,7 @@ void figures_part(const std::vector<Variant>& vs, const Config& cfg, RunContext&
 
   LinePlot lp = kit::line_plot("Training loss (next character, nats)", "step", "loss");
   std::vector<double> xs(vs[0].losses.size());
-  for (size_t s = 0; s < xs.size(); ++s) xs[s] = static_cast<double>(s + 1);
+  std::iota(xs.begin(), xs.end(), 1.0);  // steps 1, 2, ...
   for (size_t i = 0; i < vs.size(); ++i)
     lp.series.push_back({vs[i].name, xs, vs[i].losses, colours[i], false, false});
   ctx.figure("loss", line_plot_svg(lp), "Same steps, same batches: MHA, GQA and MQA");

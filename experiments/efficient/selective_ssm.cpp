@@ -253,48 +253,44 @@ void add_task_rows(DocumentComparison& cmp,
                    const TaskResult& c,
                    const TaskResult& rc,
                    const Selection& sel) {
+  // A "yes" claim of the document; the reason shows when the run disagrees.
+  auto claim = [&cmp](const std::string& name, bool yes, const std::string& why = "") {
+    cmp.add_exact(name, "yes", kit::yes_no(yes), yes ? "" : why);
+  };
   const size_t cl = index_of(c, "linear"), c6 = index_of(c, "s6");
-  cmp.add_exact(
+  claim(
       "S6 Delta: large at the tokens to keep, small at noise (mean over channels, data / noise > "
       "1.2)",
-      "yes", sel.data > 1.2 * sel.noise ? "yes" : "no",
-      sel.data > 1.2 * sel.noise
-          ? ""
-          : fmt::format(
-                "measured in the first S6 layer of the trained model (whole answers {:.3f}): "
-                "mean Delta {:.3g} at data, {:.3g} at noise, {:.3g} at markers (initial "
-                "range log-uniform in [{:g}, {:g}]), so the selection the task needs is "
-                "made elsewhere (B_t, C_t, the SiLU(z) gate or the second layer; not "
-                "measured here); with {} tokens before the markers the state need not "
-                "forget",
-                c.answer_acc[c6], sel.data, sel.noise, sel.marker, nn::SelectiveSsmOptions{}.dt_min,
-                nn::SelectiveSsmOptions{}.dt_max, cfg.get_int("copy_len")));
+      sel.data > 1.2 * sel.noise,
+      fmt::format("measured in the first S6 layer of the trained model (whole answers {:.3f}): "
+                  "mean Delta {:.3g} at data, {:.3g} at noise, {:.3g} at markers (initial "
+                  "range log-uniform in [{:g}, {:g}]), so the selection the task needs is "
+                  "made elsewhere (B_t, C_t, the SiLU(z) gate or the second layer; not "
+                  "measured here); with {} tokens before the markers the state need not "
+                  "forget",
+                  c.answer_acc[c6], sel.data, sel.noise, sel.marker,
+                  nn::SelectiveSsmOptions{}.dt_min, nn::SelectiveSsmOptions{}.dt_max,
+                  cfg.get_int("copy_len")));
   const bool linear_fails = c.answer_acc[cl] < 0.5;
   const int64_t d_head = cfg.get_int("d_model") / cfg.get_int("nhead");
-  cmp.add_exact(
-      "linear attention only accumulates: it fails at selective copying (whole answers < 0.5)",
-      "yes", linear_fails ? "yes" : "no",
-      linear_fails
-          ? ""
-          : fmt::format("its keys are learned: phi(k) = elu(k) + 1 tends to 0 for very negative "
-                        "k, so noise tokens can be given near-zero features and add almost nothing "
-                        "to the state; with {} tokens to keep and a {} x {} state per head, "
-                        "capacity is no limit",
-                        cfg.get_int("copy_tokens"), d_head, d_head));
-  cmp.add_exact(
+  claim("linear attention only accumulates: it fails at selective copying (whole answers < 0.5)",
+        linear_fails,
+        fmt::format("its keys are learned: phi(k) = elu(k) + 1 tends to 0 for very negative "
+                    "k, so noise tokens can be given near-zero features and add almost nothing "
+                    "to the state; with {} tokens to keep and a {} x {} state per head, "
+                    "capacity is no limit",
+                    cfg.get_int("copy_tokens"), d_head, d_head));
+  claim(
       "selectivity fixes linear attention: S6 beats it at selective copying (whole "
       "answers)",
-      "yes", c.answer_acc[c6] > c.answer_acc[cl] ? "yes" : "no");
+      c.answer_acc[c6] > c.answer_acc[cl]);
   const size_t rs = index_of(rc, "softmax"), rl = index_of(rc, "linear"), r6 = index_of(rc, "s6");
-  cmp.add_exact("S6 beats linear attention at associative recall", "yes",
-                rc.answer_acc[r6] > rc.answer_acc[rl] ? "yes" : "no");
-  cmp.add_exact("locality returns: softmax attention beats S6 at precise matching (recall)", "yes",
-                rc.answer_acc[rs] > rc.answer_acc[r6] ? "yes" : "no");
-  cmp.add_exact("§9.6: linear attention is weak at precise matching, softmax strong (recall)",
-                "yes", rc.answer_acc[rs] > rc.answer_acc[rl] + 0.1 ? "yes" : "no",
-                rc.answer_acc[rs] > rc.answer_acc[rl] + 0.1
-                    ? ""
-                    : "neither learned recall well within --steps: see the training curves");
+  claim("S6 beats linear attention at associative recall", rc.answer_acc[r6] > rc.answer_acc[rl]);
+  claim("locality returns: softmax attention beats S6 at precise matching (recall)",
+        rc.answer_acc[rs] > rc.answer_acc[r6]);
+  claim("§9.6: linear attention is weak at precise matching, softmax strong (recall)",
+        rc.answer_acc[rs] > rc.answer_acc[rl] + 0.1,
+        "neither learned recall well within --steps: see the training curves");
 }
 
 void run(const Config& cfg, RunContext& ctx) {

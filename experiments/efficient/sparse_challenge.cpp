@@ -28,7 +28,7 @@
 // tensor bytes of one forward + backward.
 #include "data/tasks/long_range.h"
 #include "experiments/common/long_range_classifier.h"
-#include "experiments/kit/classification.h"
+#include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/kit.h"
 #include "experiments/kit/step_costs.h"
 
@@ -84,15 +84,10 @@ Trained train_and_eval(
   const data::LongRangeTask task = make_task(mode, t);
   Generator init(seed), data_gen(seed + 1), eval_gen(seed + 2);
   LongRangeClassifier m(model_options(cfg, task.tokenizer().vocab_size(), t, which, seed), init);
-  const int64_t steps = cfg.get_int("steps"), batch = cfg.get_int("batch_size");
-  train::FitSettings s;
-  s.name = fmt::format("model {} on {} T = {}", which, mode, t);
-  s.steps = steps;
-  s.batch_size = batch;
-  s.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
-  const train::TrainResult r = train::fit(m, s, [&](const train::BatchPart& part) {
-    return kit::class_loss(m, kit::class_batch(task, batch, data_gen), part);
-  });
+  const int64_t steps = cfg.get_int("steps");
+  const train::TrainResult r =
+      kit::train_classifier(m, task, fmt::format("model {} on {} T = {}", which, mode, t), steps,
+                            cfg.get_int("batch_size"), cfg.get_real("lr"), data_gen);
   // Held out in chunks small enough that a dense (B,H,T,T) stays modest.
   const int64_t chunk = std::max<int64_t>(1, 8192 / t);
   return {
@@ -190,28 +185,14 @@ Measured timing_part(const Config& cfg, RunContext& ctx) {
     Generator gen(ctx.seed() + 7 * T);
     const kit::ClassBatch batch = kit::class_batch(task, b, gen);
     std::vector<std::unique_ptr<LongRangeClassifier>> ms;
-    std::vector<std::unique_ptr<train::Fit>> fits;
-    std::vector<std::function<void()>> forward_backward, steps;
+    kit::StepWorks works;
     for (int m = 0; m < kNumModels; ++m) {
       Generator init(ctx.seed());
       ms.push_back(std::make_unique<LongRangeClassifier>(
           model_options(cfg, task.tokenizer().vocab_size(), T, m, ctx.seed()), init));
-      train::FitSettings s;
-      s.name = fmt::format("model {} T = {} (timing)", m, T);
-      s.optimizer.lr = 1e-3;     // Adam
-      s.this_rank_alone = true;  // every rank times its own steps
-      LongRangeClassifier& model = *ms[m];
-      fits.push_back(
-          std::make_unique<train::Fit>(model, s, [&model, &batch](const train::BatchPart& part) {
-            return kit::class_loss(model, batch, part);
-          }));
-      forward_backward.push_back([&model, &batch] {
-        model.zero_grad();
-        cross_entropy(model.forward(batch.ids), batch.labels).backward();
-      });
-      steps.push_back([f = fits[m].get()] { f->step(); });
+      works.add(*ms[m], batch, fmt::format("model {} T = {} (timing)", m, T));
     }
-    r.add(T, forward_backward, steps, static_cast<int>(cfg.get_int("reps")),
+    r.add(T, works.forward_backward, works.steps, static_cast<int>(cfg.get_int("reps")),
           cfg.get_real("budget_s"));
     t.add_row({std::to_string(T), fixed(r.ms[0].back(), 2), fixed(r.ms[1].back(), 2),
                fixed(r.ms[2].back(), 2), fixed(r.ms[1].back() / r.ms[0].back(), 2),

@@ -24,7 +24,7 @@
 #include "experiments/common/mixer_model.h"
 #include "experiments/common/ssm_mixer.h"
 #include "experiments/efficient/triangle_tradeoff_claims.h"
-#include "experiments/kit/classification.h"
+#include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/step_costs.h"
 
 namespace attn::experiments {
@@ -255,14 +255,9 @@ Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>
     Generator init(ctx.seed()), data_gen(ctx.seed() + 1);  // same data for every model
     MixerModel m(model_options(cfg, task.tokenizer().vocab_size(), task.max_src_len()), k.make,
                  init);
-    train::FitSettings fs;
-    fs.name = k.name;
-    fs.steps = steps;
-    fs.batch_size = batch;
-    fs.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
-    const double s = train::fit(m, fs, [&](const train::BatchPart& part) {
-                       return kit::class_loss(m, kit::class_batch(task, batch, data_gen), part);
-                     }).wall_seconds;
+    const double s =
+        kit::train_classifier(m, task, k.name, steps, batch, cfg.get_real("lr"), data_gen)
+            .wall_seconds;
     r.accuracy.push_back(kit::class_accuracy(m, held_out));
     r.params.push_back(m.num_parameters());
     t.add_row({k.name, std::to_string(r.params.back()), fixed(r.accuracy.back(), 3), fixed(s, 1)});

@@ -137,9 +137,7 @@ void run(const Config& cfg, RunContext& ctx) {
       ctx.table(first);
       cmp.add_exact("no positions: s1 vs s2", "True", same12 ? "True" : "False");
       cmp.add_exact("no positions: s1 vs s3", "True", same13 ? "True" : "False");
-      const auto r1 = row_values(o1, 0), r2 = row_values(o2, 0);
-      double d_row0 = 0;
-      for (size_t j = 0; j < r1.size(); ++j) d_row0 = std::max(d_row0, std::fabs(r1[j] - r2[j]));
+      const double d_row0 = kit::max_abs_diff(row_values(o1, 0), row_values(o2, 0));
       cmp.add_exact("no positions: row 0 of s1 == row 0 of s2 ('the' at 0 in both)", "True",
                     d_row0 <= atol ? "True" : "False");
     } else {

@@ -29,33 +29,17 @@ namespace {
 enum class Scheme { kRopeHalf, kRopeInterleaved, kSinusoidal, kLearned };
 const Scheme kSchemes[] = {Scheme::kRopeHalf, Scheme::kRopeInterleaved, Scheme::kSinusoidal,
                            Scheme::kLearned};
+// Per scheme, in kSchemes order: its name in tables and figures, and its result-key suffix.
+const char* const kSchemeNames[] = {"rope (rotate_half)", "rope (interleaved, llama)",
+                                    "sinusoidal, added", "learned (random), added"};
+const char* const kSchemeKeys[] = {"rope_rotate_half", "rope_interleaved", "sinusoidal_added",
+                                   "learned_added"};
 
 std::string scheme_name(Scheme s) {
-  switch (s) {
-    case Scheme::kRopeHalf:
-      return "rope (rotate_half)";
-    case Scheme::kRopeInterleaved:
-      return "rope (interleaved, llama)";
-    case Scheme::kSinusoidal:
-      return "sinusoidal, added";
-    case Scheme::kLearned:
-      return "learned (random), added";
-  }
-  return "";
+  return kSchemeNames[static_cast<int>(s)];
 }
-
 std::string scheme_key(Scheme s) {
-  switch (s) {
-    case Scheme::kRopeHalf:
-      return "rope_rotate_half";
-    case Scheme::kRopeInterleaved:
-      return "rope_interleaved";
-    case Scheme::kSinusoidal:
-      return "sinusoidal_added";
-    case Scheme::kLearned:
-      return "learned_added";
-  }
-  return "";
+  return kSchemeKeys[static_cast<int>(s)];
 }
 
 // x (N,D) at positions start..start+N-1 with the scheme's positions applied. `table` holds
@@ -142,10 +126,10 @@ void plot_scores(const Deviations& m, int64_t n, RunContext& ctx) {
                    .x_label = "key position j",
                    .y_label = "query position i"};
   };
+  std::vector<Heatmap> panels;
+  for (Scheme s : kSchemes) panels.push_back(panel(s));
   ctx.figure("scores_same_content",
-             heatmap_grid_svg({panel(Scheme::kRopeHalf), panel(Scheme::kRopeInterleaved),
-                               panel(Scheme::kSinusoidal), panel(Scheme::kLearned)},
-                              2, "q . k with the same q and k at every position"),
+             heatmap_grid_svg(panels, 2, "q . k with the same q and k at every position"),
              "RoPE gives constant diagonals (a function of i - j); added positions do not");
   LinePlot p = kit::line_plot("RoPE score of one (q, k) pair against the offset i - j",
                               "offset i - j", "q . k after rotation");

@@ -46,11 +46,7 @@ struct Cell {
 };
 
 // One quantity along a row of cells (one per length), e.g. column(row, &Cell::ratio).
-std::vector<double> column(const std::vector<Cell>& row, double (Cell::*of)() const) {
-  std::vector<double> out;
-  for (const Cell& c : row) out.push_back((c.*of)());
-  return out;
-}
+using kit::column;
 
 // The RNN over x (1,T,d), forward only or forward+backward from sum(y).
 std::function<void()> rnn_work(int64_t t, int64_t d, bool backward, Generator& gen) {

@@ -1,5 +1,4 @@
 #include "experiments/scaling/scaling_fits.h"
-#include "experiments/kit/plot.h"
 
 #include "experiments/common/compute_frontier.h"
 #include "experiments/kit/kit.h"
