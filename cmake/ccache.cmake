@@ -9,12 +9,21 @@
 #   CCACHE_SLOPPINESS  what ccache must ignore for GCC's precompiled headers to be cacheable
 #                      (the PCH's defines and timestamps), when -DATTN_PCH=ON is asked for: with
 #                      ccache the precompiled headers are off by default (cmake/pch.cmake).
+#   -fdebug-prefix-map  Debug objects name the checkout /ATTNLAB_SOURCE instead of its path, so
+#                      the Debug trees of clones at different paths (CI's clean clone) share
+#                      their objects too; tools/gdb (scripts/gdb, the Debug build's auto-load
+#                      file) maps /ATTNLAB_SOURCE back to the checkout it is loaded from.
 option(ATTN_CCACHE "Compile through ccache when it is installed" ON)
+if(CMAKE_BUILD_TYPE STREQUAL "Debug")
+  add_compile_options(-fdebug-prefix-map=${CMAKE_SOURCE_DIR}=/ATTNLAB_SOURCE)
+endif()
 find_program(ATTN_CCACHE_PROGRAM ccache)
 if(ATTN_CCACHE AND ATTN_CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   # A Debug object records its build folder (DW_AT_comp_dir): one made in another clone would
   # send gdb to that clone's sources (tests/cli/gdb_printers.sh saw source lines vanish), so
-  # the Debug tree hashes its folder in. (The fuzz tree's -g only serves sanitizer reports.)
+  # the Debug tree hashes its folder in, after the prefix map below (ccache applies
+  # -fdebug-prefix-map to the folder it hashes): every clone hashes /ATTNLAB_SOURCE/build/debug
+  # and shares the objects. (The fuzz tree's -g only serves sanitizer reports.)
   if(CMAKE_BUILD_TYPE STREQUAL "Debug")
     set(attn_ccache_hash_dir CCACHE_HASHDIR=true)
   else()
