@@ -21,9 +21,10 @@ find_program(ATTN_CCACHE_PROGRAM ccache)
 if(ATTN_CCACHE AND ATTN_CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   # A Debug object records its build folder (DW_AT_comp_dir): one made in another clone would
   # send gdb to that clone's sources (tests/cli/gdb_printers.sh saw source lines vanish), so
-  # the Debug tree hashes its folder in, after the prefix map below (ccache applies
-  # -fdebug-prefix-map to the folder it hashes): every clone hashes /ATTNLAB_SOURCE/build/debug
-  # and shares the objects. (The fuzz tree's -g only serves sanitizer reports.)
+  # the Debug tree asks for its folder to be hashed in. With the prefix map above, ccache leaves
+  # a folder under CCACHE_BASEDIR out of the hash (`man ccache`, hash_dir): the objects name
+  # /ATTNLAB_SOURCE whatever the clone, and every clone shares them; a build folder outside the
+  # checkout is still hashed. (The fuzz tree's -g only serves sanitizer reports.)
   if(CMAKE_BUILD_TYPE STREQUAL "Debug")
     set(attn_ccache_hash_dir CCACHE_HASHDIR=true)
   else()
