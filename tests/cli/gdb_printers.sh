@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gdb on the Debug build (build/debug/attnlab, made by `scripts/gdb --build`): a breakpoint in an
-# op's backward during a run stops with Tape::run_backward as frame #1; the pretty-printers,
-# xmethods and attn-tape show dy, the record and the tape without calling into the program
+# op's backward during a run stops with Tape::run_backward as frame #1, showing its source line
+# as this checkout has it (the objects name /ATTNLAB_SOURCE, tools/gdb maps it); the
+# pretty-printers, xmethods and attn-tape show dy, the record and the tape without calling into the program
 # (may-call-functions off), agree with what the program reports, and give the same answers on
 # a core file; the Debug build's auto-load file loads them; a Tensor read before its constructor
 # ran (or filled with garbage) prints as <invalid Tensor: ...>, never as a Python exception;
