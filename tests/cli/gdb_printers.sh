@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gdb on the Debug build (build/debug/attnlab, made by `scripts/gdb --build`): a breakpoint in an
-# op's backward during a run stops with Tape::run_backward as frame #1; the pretty-printers,
-# xmethods and attn-tape show dy, the record and the tape without calling into the program
+# op's backward during a run stops with Tape::run_backward as frame #1, showing its source line
+# as this checkout has it (the objects name /ATTNLAB_SOURCE, tools/gdb maps it); the
+# pretty-printers, xmethods and attn-tape show dy, the record and the tape without calling into the program
 # (may-call-functions off), agree with what the program reports, and give the same answers on
 # a core file; the Debug build's auto-load file loads them; a Tensor read before its constructor
 # ran (or filled with garbage) prints as <invalid Tensor: ...>, never as a Python exception;
@@ -78,9 +79,9 @@ mapfile -t garbage < <(
   -ex "run ${program[*]} --threads 1 --out $tmp/run2 >$tmp/run2.log 2>&1" "${garbage[@]}" \
   "$debug" >"$tmp/garbage.txt" 2>&1
 
-/usr/bin/python3 - "$tmp" "$op" <<'PYEOF'
-import json, math, re, sys
-tmp, op = sys.argv[1], sys.argv[2]
+/usr/bin/python3 - "$tmp" "$op" "$root" <<'PYEOF'
+import json, math, os, re, sys
+tmp, op, root = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
 def check(ok, what, detail=""):
     print(("PASS " if ok else "FAIL ") + what)
@@ -100,6 +101,17 @@ check("Cannot call functions" not in text and "may-call-functions" not in text,
       "nothing called into the program (may-call-functions off)", text[-3000:])
 check(re.search(r"Breakpoint 1, attn::%s::backward" % op, text) is not None,
       "break %s::backward is hit" % op, text[-3000:])
+# The stop shows the source line, read from this checkout: the Debug objects name the checkout
+# /ATTNLAB_SOURCE (shared through ccache between clones) and tools/gdb maps it back to this one.
+m = re.search(r"Breakpoint 1, attn::%s::backward .* at (\S+):(\d+)\n(\d+)\t(.*)" % op, text)
+here = ""
+if m:
+    path = os.path.join(root, re.sub(r"^(\.\./)+", "", m.group(1)))
+    if os.path.isfile(path):
+        here = open(path).read().splitlines()[int(m.group(2)) - 1]
+check(m is not None and here != "" and m.group(4) == here,
+      "the breakpoint shows its source line from this checkout (%s)" % root,
+      (m.group(0) if m else text[-1500:]) + "\nthe checkout's line: %r" % here)
 bt = live.get("bt", "").splitlines()
 check(len(bt) >= 2 and "attn::%s::backward" % op in bt[0] and re.search(
       r"^#1\s.*attn::Tape::run_backward", bt[1]) is not None,

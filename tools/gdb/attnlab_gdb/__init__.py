@@ -6,11 +6,13 @@
 from . import commands
 from . import printers
 from . import settings
+from . import sources
 from . import xmethods
 
 
 def register(objfile=None):
     settings.register()
+    sources.register()
     printers.register(objfile)
     xmethods.register(objfile)
     commands.register()
