@@ -129,19 +129,22 @@ std::vector<std::string> read_flags(const std::vector<std::string>& args,
     std::optional<std::string> value;
     if (const size_t eq = name.find('='); eq != std::string::npos)
       value = name.substr(eq + 1), name.resize(eq);
-    name = train::options::canonical_field_name(name);
+    const std::string key = train::options::canonical_field_name(name);
     const auto& fields = flags.fields();
     const auto field =
-        std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == name; });
-    if (field == fields.end())
+        std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == key; });
+    if (field == fields.end()) {
+      std::vector<std::string> flag_names = flags.names();  // as spelled on the command line
+      for (std::string& n : flag_names) std::replace(n.begin(), n.end(), '_', '-');
       throw UsageError(command + ": unknown option --" + name + "." +
-                       train::options::did_you_mean(name, flags.names(), "--"));
+                       train::options::did_you_mean(name, flag_names, "--"));
+    }
     const bool is_switch = field->type == FieldType::kBool;
     if (is_switch && value) throw UsageError(command + ": --" + name + " takes no value");
     if (!is_switch && !value && i + 1 < args.size() && !is_flag(args[i + 1])) value = args[++i];
     if (!is_switch && (!value || value->empty()))
       throw UsageError(command + ": --" + name + " needs a value");
-    flags.set(name, is_switch ? "true" : *value);
+    flags.set(key, is_switch ? "true" : *value);
   }
   return positional;
 }
