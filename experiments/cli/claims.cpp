@@ -11,7 +11,6 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
 #include "autograd/tape.h"
-#include "experiments/cli/flag_words.h"
 #include "experiments/registry.h"
 #include "experiments/run_context.h"
 #include "experiments/run_settings.h"
@@ -21,17 +20,8 @@ namespace attn::experiments {
 namespace fs = std::filesystem;
 
 const char* run_state_name(RunState s) {
-  switch (s) {
-    case RunState::kOk:
-      return "ok";
-    case RunState::kFailed:
-      return "run failed";
-    case RunState::kUnreadable:
-      return "unreadable";
-    case RunState::kNoRun:
-      return "no run";
-  }
-  return "?";
+  static const char* const names[] = {"ok", "run failed", "unreadable", "no run"};  // enum order
+  return names[static_cast<int>(s)];
 }
 
 std::vector<const Experiment*> catalogue() {
@@ -184,17 +174,17 @@ struct ClaimsRequest {
 };
 
 ClaimsRequest parse_claims_args(const std::vector<std::string>& args) {
-  const FlagWords words = read_flag_words(args, "attnlab claims", {"runs", "threads"},
-                                          {"run-missing", "quick", "help"});
-  if (!words.positional.empty())
-    throw UsageError("attnlab claims: unexpected argument '" + words.positional[0] +
+  Config flags;
+  flags.add_string("runs", "", "").add_string("threads", "", "").add_bool("run_missing", false, "");
+  flags.add_bool("quick", false, "").add_bool("help", false, "");
+  const std::vector<std::string> words = read_flags(args, "attnlab claims", flags);
+  if (!words.empty())
+    throw UsageError("attnlab claims: unexpected argument '" + words[0] +
                      "' (the ledger covers every experiment; see attnlab claims --help)");
-  ClaimsRequest r;
-  r.runs = words.value("runs").empty() ? default_runs_folder() : fs::path(words.value("runs"));
-  r.run_missing = words.has("run-missing");
-  r.quick = words.has("quick");
-  r.help = words.has("help");
-  if (words.has("threads")) r.threads = parse_threads(words.value("threads"));
+  const std::string runs = flags.get_string("runs"), threads = flags.get_string("threads");
+  ClaimsRequest r{runs.empty() ? default_runs_folder() : fs::path(runs),
+                  flags.get_bool("run_missing"), flags.get_bool("quick"), flags.get_bool("help")};
+  if (!threads.empty()) r.threads = parse_threads(threads);
   return r;
 }
 

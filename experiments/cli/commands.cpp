@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "nn/parity/run_layer_parity.h"
 #include "train/distributed/communicator.h"
 #include "train/distributed/data_parallel.h"
+#include "train/options/suggest.h"
 #include "train/run/run_train.h"
 #include "train/run/train_config.h"
 
@@ -112,6 +114,39 @@ RunRequest parse_run_args(const std::vector<std::string>& args, bool name_requir
   if (r.name.empty() && !r.help && name_required)
     throw UsageError("attnlab run: which experiment? (`attnlab list` shows them)");
   return r;
+}
+
+std::vector<std::string> read_flags(const std::vector<std::string>& args,
+                                    const std::string& command,
+                                    Config& flags) {
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "-h" && !is_flag(args[i])) {
+      positional.push_back(args[i]);
+      continue;
+    }
+    std::string name = args[i] == "-h" ? "help" : args[i].substr(2);
+    std::optional<std::string> value;
+    if (const size_t eq = name.find('='); eq != std::string::npos)
+      value = name.substr(eq + 1), name.resize(eq);
+    const std::string key = train::options::canonical_field_name(name);
+    const auto& fields = flags.fields();
+    const auto field =
+        std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == key; });
+    if (field == fields.end()) {
+      std::vector<std::string> flag_names = flags.names();  // as spelled on the command line
+      for (std::string& n : flag_names) std::replace(n.begin(), n.end(), '_', '-');
+      throw UsageError(command + ": unknown option --" + name + "." +
+                       train::options::did_you_mean(name, flag_names, "--"));
+    }
+    const bool is_switch = field->type == FieldType::kBool;
+    if (is_switch && value) throw UsageError(command + ": --" + name + " takes no value");
+    if (!is_switch && !value && i + 1 < args.size() && !is_flag(args[i + 1])) value = args[++i];
+    if (!is_switch && (!value || value->empty()))
+      throw UsageError(command + ": --" + name + " needs a value");
+    flags.set(key, is_switch ? "true" : *value);
+  }
+  return positional;
 }
 
 Config resolve_config(const Experiment& e, const RunRequest& request) {

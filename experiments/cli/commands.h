@@ -38,6 +38,13 @@ struct RunRequest {
 // With name_required = false (attnlab train: the task has a default) the name may be absent.
 RunRequest parse_run_args(const std::vector<std::string>& args, bool name_required = true);
 
+// The words of a command with a fixed set of flags (`attnlab claims`, `attnlab run --all`) read
+// into `flags`: --name value and --name=value, a bool field as a switch (--name, no value), -h as
+// --help. Returns the words that are no flag; a bad word is a UsageError naming `command`.
+std::vector<std::string> read_flags(const std::vector<std::string>& args,
+                                    const std::string& command,
+                                    Config& flags);
+
 // The experiment's defaults, then its --quick overrides (if asked), then the user's.
 // Unknown fields or bad values: UsageError mentioning the experiment and the closest names.
 Config resolve_config(const Experiment& experiment, const RunRequest& request);

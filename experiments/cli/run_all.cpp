@@ -11,7 +11,6 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/safetensors.h"
 #include "experiments/cli/claims.h"
-#include "experiments/cli/flag_words.h"
 #include "experiments/registry.h"
 #include "experiments/report/html.h"
 #include "experiments/run_context.h"
@@ -68,25 +67,26 @@ std::vector<const Experiment*> only_these(const std::string& list) {
 }
 
 RunAllRequest parse_run_all_args(const std::vector<std::string>& args) {
-  FlagWords w;
+  Config flags;
+  flags.add_string("only", "", "").add_string("runs", "", "").add_string("threads", "", "");
+  flags.add_bool("all", false, "").add_bool("quick", false, "").add_bool("help", false, "");
+  std::vector<std::string> words;
   try {
-    w = read_flag_words(args, "attnlab run --all", {"only", "runs", "threads"},
-                        {"all", "quick", "help"});
+    words = read_flags(args, "attnlab run --all", flags);
   } catch (const UsageError& e) {
     throw UsageError(std::string(e.what()) +
                      " (--all runs every experiment with its own defaults; fields are set for "
                      "one experiment: attnlab run <experiment> --field value)");
   }
-  if (!w.positional.empty())
-    throw UsageError("attnlab run --all: unexpected '" + w.positional[0] +
+  if (!words.empty())
+    throw UsageError("attnlab run --all: unexpected '" + words[0] +
                      "': give either an experiment name or --all, not both (--only a,b runs "
                      "a few)");
-  RunAllRequest r;
-  r.quick = w.has("quick");
-  r.help = w.has("help");
-  r.runs = w.has("runs") ? fs::path(w.value("runs")) : default_runs_folder();
-  if (w.has("threads")) r.threads = parse_threads(w.value("threads"));
-  r.experiments = w.has("only") ? only_these(w.value("only")) : catalogue();
+  const std::string only = flags.get_string("only"), runs = flags.get_string("runs");
+  RunAllRequest r{flags.get_bool("quick"), flags.get_bool("help"),
+                  only.empty() ? catalogue() : only_these(only),
+                  runs.empty() ? default_runs_folder() : fs::path(runs)};
+  if (!flags.get_string("threads").empty()) r.threads = parse_threads(flags.get_string("threads"));
   return r;
 }
 

@@ -45,9 +45,8 @@ std::pair<double, double> answer_accuracy(const MixerModel& m,
     for (int64_t i = 0; i < n; ++i) {
       bool all = true;
       for (int64_t j = 0; j < k; ++j) {
-        const real* row = logits.data() + (i * k + j) * c;
-        const bool right =
-            std::max_element(row, row + c) - row == static_cast<int64_t>(b.answers[i * k + j]);
+        const bool right = kit::argmax(logits.data() + (i * k + j) * c, c) ==
+                           static_cast<int64_t>(b.answers[i * k + j]);
         tokens_right += right;
         all = all && right;
         ++tokens;

@@ -12,11 +12,4 @@ AttentionSteps attention_steps(
   return s;
 }
 
-Tensor causal_blocked(int64_t t) {
-  Tensor m({t, t});
-  for (int64_t i = 0; i < t; ++i)
-    for (int64_t j = i + 1; j < t; ++j) m[i * t + j] = 1;
-  return m;
-}
-
 }  // namespace attn::experiments

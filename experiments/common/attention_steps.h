@@ -24,7 +24,4 @@ struct AttentionSteps {
 AttentionSteps attention_steps(
     const Var& q, const Var& k, const Var& v, double scale, const Tensor* blocked = nullptr);
 
-// (T,T) with 1 above the diagonal: query i may not see keys j > i.
-Tensor causal_blocked(int64_t t);
-
 }  // namespace attn::experiments

@@ -64,12 +64,6 @@ Matrix softmax_backward(const Matrix& a, const Matrix& da) {
   return ds;
 }
 
-double max_abs_diff(const Tensor& t, const Matrix& m) {
-  double worst = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) worst = std::max(worst, std::abs(t[i] - m.v[i]));
-  return worst;
-}
-
 double max_abs(const Matrix& m) {
   double worst = 0;
   for (double e : m.v) worst = std::max(worst, std::abs(e));
@@ -146,7 +140,7 @@ void report_hand_gradients(RunContext& ctx, const HandGradientInputs& in) {
   double worst = 0, scale = 1;
   for (const Row& r : rows) {
     const Tensor tape_grad = r.tape->grad();
-    const double diff = max_abs_diff(tape_grad, *r.hand);
+    const double diff = kit::max_abs_diff(values(tape_grad), r.hand->v);
     worst = std::max(worst, diff), scale = std::max(scale, max_abs(*r.hand));
     summary.add_row(
         {r.name, r.formula, fmt::format("{:.2e}", diff), fmt::format("{:.4f}", max_abs(*r.hand))});

@@ -4,28 +4,16 @@
 
 namespace attn::experiments {
 
+// Tables indexed by AttentionKind, in the enum's order.
 std::string kind_name(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::kEncoderSelf:
-      return "encoder_self";
-    case AttentionKind::kDecoderSelf:
-      return "decoder_self";
-    case AttentionKind::kCross:
-      return "cross";
-  }
-  return "?";
+  static const char* const names[] = {"encoder_self", "decoder_self", "cross"};
+  return names[static_cast<int>(kind)];
 }
 
 std::string kind_title(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::kEncoderSelf:
-      return "encoder self-attention";
-    case AttentionKind::kDecoderSelf:
-      return "decoder self-attention";
-    case AttentionKind::kCross:
-      return "cross-attention";
-  }
-  return "?";
+  static const char* const titles[] = {"encoder self-attention", "decoder self-attention",
+                                       "cross-attention"};
+  return titles[static_cast<int>(kind)];
 }
 
 const std::vector<HeadPattern>& head_patterns(AttentionKind kind) {
@@ -69,27 +57,13 @@ const std::vector<HeadPattern>& head_patterns(AttentionKind kind) {
        nullptr,
        {"forward", "forward_prev"}},
   };
-  switch (kind) {
-    case AttentionKind::kEncoderSelf:
-      return encoder;
-    case AttentionKind::kDecoderSelf:
-      return decoder;
-    case AttentionKind::kCross:
-      return cross;
-  }
-  throw Error("head_patterns: unknown attention kind");
+  const std::vector<HeadPattern>* by_kind[] = {&encoder, &decoder, &cross};
+  return *by_kind[static_cast<int>(kind)];
 }
 
 const std::vector<Tensor>& Seq2SeqAttention::of(AttentionKind kind) const {
-  switch (kind) {
-    case AttentionKind::kEncoderSelf:
-      return encoder_self;
-    case AttentionKind::kDecoderSelf:
-      return decoder_self;
-    case AttentionKind::kCross:
-      return cross;
-  }
-  throw Error("Seq2SeqAttention: unknown attention kind");
+  const std::vector<Tensor>* by_kind[] = {&encoder_self, &decoder_self, &cross};
+  return *by_kind[static_cast<int>(kind)];
 }
 
 std::vector<nn::MultiheadAttention*> attention_modules(nn::Seq2SeqTransformer& model,
@@ -113,13 +87,10 @@ Seq2SeqAttention record_attention(nn::Seq2SeqTransformer& model,
   model.forward(src, tgt_in);
   // Every MultiheadAttention keeps the weights of its last call: read them layer by layer.
   Seq2SeqAttention a;
-  for (AttentionKind kind : kAttentionKinds) {
-    auto& out = kind == AttentionKind::kEncoderSelf   ? a.encoder_self
-                : kind == AttentionKind::kDecoderSelf ? a.decoder_self
-                                                      : a.cross;
+  std::vector<Tensor>* by_kind[] = {&a.encoder_self, &a.decoder_self, &a.cross};
+  for (AttentionKind kind : kAttentionKinds)
     for (nn::MultiheadAttention* m : attention_modules(model, kind))
-      out.push_back(m->last_weights());
-  }
+      by_kind[static_cast<int>(kind)]->push_back(m->last_weights());
   return a;
 }
 

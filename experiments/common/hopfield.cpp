@@ -143,10 +143,6 @@ RetrievalCount modern_retrieval(
   return count;
 }
 
-double nearest_neighbour_failure(int64_t d, int64_t n, int64_t flips) {
-  return -std::expm1(static_cast<double>(n - 1) * std::log1p(-defeat_probability(d, flips)));
-}
-
 double nearest_neighbour_capacity(int64_t d, int64_t flips, double level) {
   return 1 + std::log(level) / std::log1p(-defeat_probability(d, flips));
 }

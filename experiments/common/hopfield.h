@@ -49,15 +49,12 @@ RetrievalCount classical_retrieval(int64_t d, int64_t n, const RetrievalProbes& 
 RetrievalCount modern_retrieval(
     int64_t d, int64_t n, const RetrievalProbes& p, double beta, int64_t steps, Generator& gen);
 
-// The chance that a perfect nearest-neighbour read-out fails: among the n - 1 other random
-// patterns one lies strictly closer to the probe than its own pattern (`flips` away), or one
-// lies equally close and the tie goes the wrong way (counted as half). That is
-// 1 - (1 - P)^(n-1) with P = P(B < flips) + P(B = flips) / 2, B ~ Binomial(d, 1/2). An update
-// that reads only the probe cannot do better on average, so 1 minus this is a ceiling for its
-// success rate.
-double nearest_neighbour_failure(int64_t d, int64_t n, int64_t flips);
-
-// The n at which nearest_neighbour_failure reaches 1 - level: n = 1 + ln(level) / ln(1 - P).
+// A perfect nearest-neighbour read-out fails when, among the n - 1 other random patterns, one
+// lies strictly closer to the probe than its own pattern (`flips` away), or one lies equally
+// close and the tie goes the wrong way (counted as half): chance 1 - (1 - P)^(n-1) with
+// P = P(B < flips) + P(B = flips) / 2, B ~ Binomial(d, 1/2). An update that reads only the probe
+// cannot do better on average, so 1 minus that chance is a ceiling for its success rate.
+// The n at which the failure chance reaches 1 - level: n = 1 + ln(level) / ln(1 - P).
 double nearest_neighbour_capacity(int64_t d, int64_t flips, double level);
 
 }  // namespace attn::experiments

@@ -43,9 +43,8 @@ std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& w
 
 double load_average() {
   std::ifstream in("/proc/loadavg");
-  double l = std::numeric_limits<double>::quiet_NaN();
-  if (!(in >> l)) return std::numeric_limits<double>::quiet_NaN();
-  return l;
+  double l = 0;
+  return in >> l ? l : std::numeric_limits<double>::quiet_NaN();
 }
 
 ScopedThreads::ScopedThreads(int n) : saved_(num_threads()) {

@@ -90,10 +90,7 @@ RecallRun train_pair_memory(const PairMemoryConfig& cfg, uint64_t seed) {
     const int64_t n = w.size(-1), v = logits.size(1);
     double correct = 0, entropy = 0;
     for (int64_t i = 0; i < logits.size(0); ++i) {
-      int64_t best = 0;
-      for (int64_t c = 1; c < v; ++c)
-        if (logits[i * v + c] > logits[i * v + best]) best = c;
-      correct += best == heldout[static_cast<size_t>(i)].label ? 1 : 0;
+      correct += kit::argmax(logits.data() + i * v, v) == heldout[static_cast<size_t>(i)].label;
       for (int64_t j = 0; j < n; ++j) {
         const double p = w[i * n + j];
         entropy -= p > 0 ? p * std::log(p) : 0;

@@ -65,8 +65,7 @@ ShapesScore score_shapes(nn::VisionTransformer& model, const data::ImageBatch& s
     const int64_t m = std::min(chunk, n - start);
     const Tensor logits = model.forward(Var::constant(image_rows(set.images, start, m))).value();
     for (int64_t i = 0; i < m; ++i) {
-      const real* row = logits.data() + i * classes;
-      const int64_t guess = std::max_element(row, row + classes) - row;
+      const int64_t guess = kit::argmax(logits.data() + i * classes, classes);
       const auto label = static_cast<int64_t>(set.labels[start + i]);
       sc.predictions.push_back(guess);
       ++seen[static_cast<size_t>(label)];

@@ -4,20 +4,13 @@
 
 namespace attn::experiments {
 
-namespace {
-nn::SelectiveSsmOptions layer_options(int64_t d_state, const S6MixerOptions& o) {
-  nn::SelectiveSsmOptions so;
-  so.d_state = d_state;
-  so.d_conv = o.d_conv;
-  so.expand = o.expand;
-  so.scan = o.scan;
-  so.chunk = o.chunk;
-  return so;
-}
-}  // namespace
-
 Mixer s6_mixer(int64_t d_model, int64_t d_state, Generator& gen, const S6MixerOptions& o) {
-  auto ssm = std::make_shared<nn::SelectiveSSM>(d_model, gen, layer_options(d_state, o));
+  auto ssm = std::make_shared<nn::SelectiveSSM>(d_model, gen,
+                                                nn::SelectiveSsmOptions{.d_state = d_state,
+                                                                        .d_conv = o.d_conv,
+                                                                        .expand = o.expand,
+                                                                        .scan = o.scan,
+                                                                        .chunk = o.chunk});
   return {ssm, [ssm](const Var& x) { return ssm->forward(x); }};
 }
 

@@ -49,8 +49,8 @@ std::string drawing_note(size_t records) {
       records, kMaxDrawnRecords);
 }
 
-}  // namespace
-
+// `dot -Tsvg` of the text, from the `<svg` element on; nullopt when dot is not installed or
+// fails (its message then goes to stderr).
 std::optional<std::string> render_dot_svg(const std::string& dot) {
   const std::filesystem::path in = temp_file(".dot"), out = temp_file(".svg");
   write_file(in, dot);
@@ -75,6 +75,8 @@ std::optional<std::string> render_dot_svg(const std::string& dot) {
   std::filesystem::remove(out, ignored);
   return svg;
 }
+
+}  // namespace
 
 void show_tape(RunContext& ctx, const Tape& tape, const std::string& stem) {
   offer_graph(tape);  // the caller may clear it without a backward: --tape-dot sees it here

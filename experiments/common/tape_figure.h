@@ -21,10 +21,6 @@ namespace attn::experiments {
 
 class RunContext;
 
-// `dot -Tsvg` of the text, from the `<svg` element on; nullopt when dot is not installed or
-// fails (its message then goes to stderr).
-std::optional<std::string> render_dot_svg(const std::string& dot);
-
 // The tape's listing (Tape::to_string) and its picture as the report figure `stem`.
 void show_tape(RunContext& ctx, const Tape& tape, const std::string& stem = "tape");
 

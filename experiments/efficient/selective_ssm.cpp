@@ -3,7 +3,7 @@
 //   attnlab run selective-ssm
 //   attnlab run selective-ssm --hippo_n 2,4,8,16,32,64,128 --steps 1500 --copy_tokens 6
 //
-// Part 1, HiPPO-LegS (§9.2; experiments/common/hippo.h): feed a 1-D signal of hippo_length samples
+// Part 1, HiPPO-LegS (§9.2; common/hippo_study.h): feed a 1-D signal of hippo_length samples
 // through the LegS online update with N coefficients, reconstruct the whole history from those N
 // numbers at the end, and measure the RMSE against N, for two kinds of random signal (smooth: white
 // noise under a Gaussian blur; band-limited: random Fourier modes up to a cut-off). Beside it, the

@@ -10,10 +10,7 @@ namespace attn::experiments::kit {
 
 namespace fs = std::filesystem;
 
-ScratchFolder::ScratchFolder(const std::string& name)
-    : path_(train::create_unique_folder(fs::temp_directory_path() /
-                                        fmt::format("attnlab-{}-{}", name, ::getpid()))),
-      temporary_(true) {}
+ScratchFolder::ScratchFolder(const std::string& name) : ScratchFolder(fs::path(), "", name) {}
 
 ScratchFolder::ScratchFolder(const fs::path& run_dir,
                              const std::string& sub,

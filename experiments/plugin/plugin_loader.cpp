@@ -23,6 +23,18 @@ std::map<std::string, double>& checked_rows() {
   return rows;
 }
 
+// Runs `work`; an exception from the plugin's code becomes a UsageError "<who> threw <when>: ...".
+template <class Work>
+void plugin_code(const std::string& who, const std::string& when, Work&& work) {
+  try {
+    work();
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("{} threw {}: {}", who, when, e.what()));
+  } catch (...) {
+    throw UsageError(fmt::format("{} threw a non-std exception {}", who, when));
+  }
+}
+
 // Steps 1-3 of plugin_loader.h: the library, its symbol, its stamp.
 const AttnPluginInfo& open_plugin(const std::string& file) {
   namespace fs = std::filesystem;
@@ -58,17 +70,8 @@ const AttnPluginInfo& open_plugin(const std::string& file) {
 // Step 4: the plugin's rows, collected by its registration function.
 std::vector<nn::MixerRow> registered_rows(const std::string& file, const AttnPluginInfo& info) {
   nn::PluginRegistry registry(file);
-  try {
-    info.register_rows(registry);
-  } catch (const std::exception& e) {
-    throw UsageError(fmt::format("--plugin {}: ATTN_PLUGIN({}) threw while registering: {}", file,
-                                 info.name, e.what()));
-  } catch (...) {
-    throw UsageError(
-        fmt::format("--plugin {}: ATTN_PLUGIN({}) threw a non-std exception while "
-                    "registering",
-                    file, info.name));
-  }
+  plugin_code(fmt::format("--plugin {}: ATTN_PLUGIN({})", file, info.name), "while registering",
+              [&] { info.register_rows(registry); });
   if (registry.mixers().empty())
     throw UsageError(
         fmt::format("--plugin {}: ATTN_PLUGIN({}) added no rows (call "
@@ -80,17 +83,8 @@ std::vector<nn::MixerRow> registered_rows(const std::string& file, const AttnPlu
 // Step 5: the row builds and its gradient is right.
 double checked(const std::string& file, const nn::MixerRow& row) {
   nn::MixerCheck c;
-  try {
-    c = nn::check_mixer_gradient(row);
-  } catch (const std::exception& e) {
-    throw UsageError(fmt::format("--plugin {}: mixer '{}' threw while being built or run: {}", file,
-                                 row.name, e.what()));
-  } catch (...) {
-    throw UsageError(
-        fmt::format("--plugin {}: mixer '{}' threw a non-std exception while being "
-                    "built or run",
-                    file, row.name));
-  }
+  plugin_code(fmt::format("--plugin {}: mixer '{}'", file, row.name), "while being built or run",
+              [&] { c = nn::check_mixer_gradient(row); });
   if (!c.ok)
     throw PluginGradientError(fmt::format(
         "--plugin {}: mixer '{}' failed its gradient check, so nothing trains it: {} "

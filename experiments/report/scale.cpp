@@ -10,17 +10,9 @@ namespace attn::experiments {
 
 namespace {
 // viridis sampled at 0, 0.1, ..., 1 (R, G, B); between samples we interpolate linearly.
-constexpr std::array<std::array<int, 3>, 11> kViridis{{{68, 1, 84},
-                                                       {72, 36, 117},
-                                                       {65, 68, 135},
-                                                       {53, 95, 141},
-                                                       {42, 120, 142},
-                                                       {33, 145, 140},
-                                                       {34, 168, 132},
-                                                       {68, 191, 112},
-                                                       {122, 209, 81},
-                                                       {189, 223, 38},
-                                                       {253, 231, 37}}};
+constexpr int kViridis[11][3] = {{68, 1, 84},    {72, 36, 117},  {65, 68, 135},  {53, 95, 141},
+                                 {42, 120, 142}, {33, 145, 140}, {34, 168, 132}, {68, 191, 112},
+                                 {122, 209, 81}, {189, 223, 38}, {253, 231, 37}};
 }  // namespace
 
 std::string viridis(double t) {

@@ -1,4 +1,4 @@
-// HiPPO-LegS (experiments/common/hippo.h): the matrices, cases with a known answer (a constant is
+// HiPPO-LegS (common/hippo_study.h): the matrices, cases with a known answer (a constant is
 // a fixed point; a polynomial of degree < N comes back almost exactly), the online update landing
 // on the offline projection, and the reconstruction error falling with N.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "autograd/error.h"
-#include "experiments/common/hippo.h"
+#include "experiments/common/hippo_study.h"
 
 namespace attn::experiments {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "autograd/error.h"
-#include "experiments/common/patch_positions.h"
+#include "experiments/common/vit_figures.h"
 
 namespace attn::experiments {
 
