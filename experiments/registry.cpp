@@ -14,6 +14,7 @@ namespace attn::experiments {
 // experiment, write its file and add its line here (docs/adding-an-experiment.md).
 #define ATTN_EXPERIMENT_TABLE(X) \
   X(demo)                        \
+  X(bag_of_tokens)               \
   X(worked_example)              \
   X(cat_sat_mat)                 \
   X(identity_lookup)             \

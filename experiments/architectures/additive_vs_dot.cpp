@@ -19,22 +19,10 @@
 // tanh, two (B,H,T,S,d) tensors that the tape keeps for backward (additive_attention.h) — about
 // 2 d_h times the memory, growing with d_h. And a GEMM runs near the CPU's peak rate, while the
 // additive path streams those big tensors through memory with a tanh per entry.
-#include <algorithm>
-#include <cmath>
+#include "experiments/kit/kit.h"
 
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "autograd/kernels/parallel.h"
-#include "data/batch.h"
 #include "experiments/architectures/additive_vs_dot_scores.h"
-#include "experiments/common/interleaved_timing.h"
 #include "experiments/common/trained_run.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/plot.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
 
 namespace attn::experiments {
 

@@ -1,17 +1,8 @@
 #include "experiments/architectures/additive_vs_dot_scores.h"
 
-#include <fmt/format.h>
+#include "experiments/kit/kit.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/functional.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
 #include "experiments/common/peak_memory.h"
-#include "experiments/kit/plot.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
 #include "nn/attention/additive_attention.h"
 
 namespace attn::experiments::additive {

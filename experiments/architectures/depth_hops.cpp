@@ -19,29 +19,12 @@
 //    L layers reach up to 2^L - 1 hops (L = 2: 3 hops, L = 3: 7).
 // Which of these a short training finds is what the grid measures.
 // Step through: HopModel::forward (below), then nn::TransformerEncoderLayer::forward.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <memory>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "data/stream.h"
 #include "data/tasks/recall.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/evaluation.h"
-#include "experiments/kit/fit.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
+#include "experiments/kit/kit.h"
 #include "nn/module_list.h"
 #include "nn/norms.h"
 #include "nn/transformer/encoder_layer.h"
-#include "train/fit.h"
 
 namespace attn::experiments {
 

@@ -18,22 +18,11 @@
 // 3. encoder-decoder (2017): string reversal (task reversal, model transformer), exact match.
 // 4. the masks, read off the trained models (gpt_bert_masks.h).
 // Step through: data::mlm_mask, then nn::scaled_dot_product_attention with masks.causal.
-#include <fmt/format.h>
-
-#include <cmath>
-#include <map>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "data/batch.h"
 #include "data/mlm.h"
 #include "data/tokenizer.h"
 #include "experiments/architectures/gpt_bert_masks.h"
 #include "experiments/common/trained_run.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/positional/position_kind.h"
 #include "nn/transformer/encoder_only.h"
 #include "train/run/task_model.h"

@@ -3,19 +3,9 @@
 // (causal in GPT and the decoder, full in BERT and the cross attention).
 #include "experiments/architectures/gpt_bert_masks.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <map>
-
-#include "autograd/functional.h"
-#include "data/batch.h"
 #include "data/tokenizer.h"
 #include "experiments/common/head_roles.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/report/scale.h"
-#include "experiments/report/table.h"
+#include "experiments/kit/kit.h"
 #include "nn/transformer/decoder_only.h"
 #include "nn/transformer/encoder_only.h"
 #include "nn/transformer/seq2seq.h"

@@ -10,18 +10,10 @@
 // For the standard block (4 projections of d^2, an FFN of 2 d d_ff with d_ff = 4d):
 //   QKV share = 3 d^2 / (4 d^2 + 8 d^2) = 1/4 (plus biases and norms, which hardly move it).
 // Grouped-query attention shrinks K and V further; a SwiGLU FFN keeps the FFN at ~8 d^2.
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/error.h"
 #include "experiments/common/pair_memory_model.h"
 #include "experiments/common/parameter_census.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
+#include "experiments/kit/kit.h"
 #include "experiments/registry.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
 #include "nn/transformer/decoder_layer.h"
 #include "nn/transformer/encoder_layer.h"
 #include "nn/transformer/llama_block.h"

@@ -18,22 +18,11 @@
 // the learning rate starts small (warm-up).
 // Step through: nn::sublayer (the two placements), train::Trainer::run (the divergence stop),
 // then layer_gradient_norms.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include "experiments/kit/kit.h"
 
-#include <algorithm>
-#include <cmath>
-#include <map>
-
-#include "autograd/error.h"
 #include "experiments/architectures/pre_post_norm_claims.h"
 #include "experiments/common/layer_gradients.h"
 #include "experiments/common/trained_run.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/plot.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
 #include "train/trainer.h"
 
 namespace attn::experiments {

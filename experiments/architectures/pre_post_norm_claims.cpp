@@ -1,9 +1,6 @@
 #include "experiments/architectures/pre_post_norm_claims.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <cmath>
+#include "experiments/kit/kit.h"
 
 #include "nn/transformer/decoder_only.h"
 

@@ -16,22 +16,12 @@
 // same position t, "eos" the EOS token that ends the source (--src_eos, on by default; "end" is
 // the last character).
 // Step through: attn::experiments::record_attention, then HeadRoleScores::add.
-#include <fmt/format.h>
-
-#include <map>
 #include <set>
 
-#include "autograd/error.h"
-#include "data/batch.h"
 #include "data/tokenizer.h"
 #include "experiments/common/head_roles.h"
 #include "experiments/common/trained_run.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/report/scale.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/transformer/seq2seq.h"
 #include "train/run/run_train.h"
 #include "train/run/task_model.h"
@@ -47,21 +37,15 @@ using RoleScores = std::map<AttentionKind, HeadRoleScores>;
 
 void report_training(const train::TrainSummary& s, RunContext& ctx) {
   const train::TrainResult& r = s.result;
-  LinePlot loss;
-  loss.title = "Training loss (cross-entropy per target token)";
-  loss.x_label = "step";
-  loss.y_label = "loss";
-  loss.log_y = true;
+  LinePlot loss = kit::line_plot("Training loss (cross-entropy per target token)", "step", "loss",
+                                 kit::Axes::kLogY);
   Series train_loss{"training batch", {}, {}, "", false, false};
   for (size_t i = 0; i < r.losses.size(); ++i) {
     train_loss.x.push_back(static_cast<double>(s.start_step + 1 + static_cast<int64_t>(i)));
     train_loss.y.push_back(r.losses[i]);
   }
   Series eval_loss{"held-out", {}, {}, "", false, true};
-  LinePlot acc;
-  acc.title = "Held-out accuracy during training";
-  acc.x_label = "step";
-  acc.y_label = "fraction";
+  LinePlot acc = kit::line_plot("Held-out accuracy during training", "step", "fraction");
   Series exact{"exact match", {}, {}, "", false, true},
       token{"token accuracy", {}, {}, "", true, true};
   for (const auto& [step, m] : r.evals) {

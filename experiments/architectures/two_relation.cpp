@@ -15,23 +15,8 @@
 //  - the content target needs "the key equal to [1,0]", but a bilinear score is linear in the
 //    key's content, so Gaussian keys further along the preferred direction always outscore the
 //    planted one: no single head can reach zero on that term, with either code.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-#include <cmath>
-#include <map>
-#include <numeric>
-
-#include "autograd/functional.h"
 #include "data/tasks/two_relation.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
-#include "nn/attention/sdpa.h"
-#include "nn/linear.h"
-#include "train/fit.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -216,10 +201,7 @@ void document_setting(const Config& cfg,
                     {"two_head_final_loss", two.total.back()},
                     {"one_head_tail_mean", one.tail_total()},
                     {"two_head_tail_mean", two.tail_total()}});
-  LinePlot p;
-  p.title = "Joint MSE loss, the document's setting";
-  p.x_label = "iteration";
-  p.y_label = "loss";
+  LinePlot p = kit::line_plot("Joint MSE loss, the document's setting", "iteration", "loss");
   p.series = {{"1 head", steps_axis(one.total.size()), one.total, "", false, false},
               {"2 heads", steps_axis(two.total.size()), two.total, "", false, false}};
   ctx.figure("loss_document_setting", line_plot_svg(p),
@@ -250,11 +232,8 @@ std::map<std::string, Study> long_study(const Settings& w, RunContext& ctx) {
   Table study_table(fmt::format("Tail means (last {} of {} iterations)", long_tail, w.long_iters),
                     {"position code", "seed", "1 head", "2 heads", "2 heads: position term",
                      "2 heads: content term"});
-  LinePlot lp;
-  lp.title = "Two heads, longer training: document position code vs binary code";
-  lp.x_label = "iteration";
-  lp.y_label = "loss";
-  lp.log_y = true;
+  LinePlot lp = kit::line_plot("Two heads, longer training: document position code vs binary code",
+                               "iteration", "loss", kit::Axes::kLogY);
   std::map<std::string, Study> studies;
   for (const std::string code : {"document", "binary"}) {
     const auto tk = make_task(code);

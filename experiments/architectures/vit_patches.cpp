@@ -14,21 +14,10 @@
 // positions -> pre-norm encoder layers -> LayerNorm -> head on [CLS].
 // Step through: nn::patchify (the cut into patches on the tape), then
 // nn::VisionTransformer::encode, then AttentionDistance::add.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
 #include "experiments/architectures/vit_patches_runs.h"
 #include "experiments/common/shapes_vit.h"
 #include "experiments/common/vit_figures.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,14 +1,7 @@
 #include "experiments/architectures/vit_patches_runs.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
 #include "experiments/common/vit_figures.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/table.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments::vit {
 
@@ -49,10 +42,7 @@ void report_training(const ShapesVitRun& run, RunContext& ctx) {
       window = 0;
     }
   }
-  LinePlot p;
-  p.title = "ViT on the shape images: training loss";
-  p.x_label = "step";
-  p.y_label = "cross-entropy";
+  LinePlot p = kit::line_plot("ViT on the shape images: training loss", "step", "cross-entropy");
   p.series = {loss};
   p.refs = {{RefLine::kHorizontal, std::log(static_cast<double>(data::kNumShapeClasses)),
              "chance: log 7"}};

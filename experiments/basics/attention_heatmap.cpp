@@ -9,13 +9,8 @@
 // "reasonably uniform" matrix and credits the 1/sqrt(d_k) scaling; we measure how uniform (row
 // entropy relative to log T) with and without the scaling, over many random draws.
 // Step through: break attn::nn::scaled_dot_product_attention.
-#include <fmt/format.h>
-
 #include "experiments/common/sentence_attention.h"
-#include "experiments/experiment.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/report/scale.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

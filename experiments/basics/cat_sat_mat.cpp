@@ -9,17 +9,9 @@
 // 1/sqrt(d_k) was dropped), row 2 matches neither version. Then a backward of L = sum(out o G)
 // for a fixed G, each gradient beside its closed form by hand (experiments/common/
 // hand_gradients.h).
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/hand_gradients.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -10,18 +10,7 @@
 // L = <g, y_t>. Causal: J is lower-triangular with exact zeros (not merely small numbers: the
 // masked weights are exactly 0, so nothing flows back). Without the mask every entry is > 0.
 // Step through: break attn::nn::scaled_dot_product_attention, then `call attn::print_tape()`.
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
-#include "nn/attention/sdpa.h"
-#include "nn/linear.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -7,18 +7,7 @@
 // straight line separates the classes, so the hidden layer has to bend the plane. Training is
 // plain full-batch gradient descent written out in three lines, so the loop shows everything:
 // forward, loss, backward, update.
-#include <chrono>
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/evaluation.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
-#include "nn/linear.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -121,12 +110,9 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("final_loss", loss_value);
   ctx.result("test_accuracy", test_acc);
 
-  LinePlot curve;
+  LinePlot curve = kit::line_plot("The loss falls", "step", "cross-entropy");
   curve.series = {{"training loss", xs, losses, "", false, false}};
   curve.refs = {{RefLine::kHorizontal, std::log(2.0), "ln 2 (guessing)"}};
-  curve.title = "The loss falls";
-  curve.x_label = "step";
-  curve.y_label = "cross-entropy";
   ctx.figure("loss", line_plot_svg(curve), "Training loss per step");
 
   plot_decision(model, ctx);

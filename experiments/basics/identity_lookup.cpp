@@ -11,19 +11,9 @@
 //   random,  T = 4   4 random N(0,1) vectors in d dimensions: self-score |k|^2/sqrt(d) ~ sqrt(d)
 // Only the last sharpens: scaling by 1/sqrt(d) keeps the scores O(1) only when vector entries
 // are O(1); unit-length one-hot vectors get *flatter* with d.
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/self_attention_stats.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -120,15 +110,12 @@ void run(const Config& cfg, RunContext& ctx) {
                 kit::yes_no(sharpens_random));
   ctx.compare(cmp);
 
-  LinePlot p;
+  LinePlot p = kit::line_plot("Diagonal weight vs dimension (scaled by 1/sqrt(d))", "dimension d",
+                              "mean diagonal weight", kit::Axes::kLogX);
   p.series = {{"one-hot, T = d", xs, onehot_td},
               {"one-hot, T = 4", xs, onehot_t4},
               {"random N(0,1), T = 4", xs, random_t4}};
   p.refs = {{RefLine::kHorizontal, 0.25, "uniform over 4 keys"}};
-  p.log_x = true;
-  p.title = "Diagonal weight vs dimension (scaled by 1/sqrt(d))";
-  p.x_label = "dimension d";
-  p.y_label = "mean diagonal weight";
   ctx.figure("sharpening", line_plot_svg(p), "Only inputs whose length grows with d sharpen");
 }
 

@@ -9,17 +9,8 @@
 // W_Q, W_K, W_V slice, so even untrained they look different; we measure how different (mean
 // |A_h - A_g| between heads) next to how far each is from uniform.
 // Step through: break attn::nn::MultiheadAttention::forward.
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-
 #include "experiments/common/sentence_attention.h"
-#include "experiments/experiment.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/report/scale.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/attention/multihead_attention.h"
 
 namespace attn::experiments {

@@ -10,22 +10,8 @@
 // Rough model of the diagonal mass (dashed in the figures): for x with N(0, a^2) entries the
 // self-score is about a^2 sqrt(d) and a cross score a^2 z with z ~ N(0,1), E[e^{a^2 z}] =
 // e^{a^4/2}, so  A_ii ~ e^{a^2 sqrt(d)} / (e^{a^2 sqrt(d)} + (T-1) e^{a^4/2}).
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "experiments/common/self_attention_stats.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -7,21 +7,8 @@
 // The same untrained head as attention-heatmap (same seed, same weights), read row by row: for
 // each chosen query the weights over all keys, which keys it prefers, and how much it keeps for
 // itself. Positions past the end of the sentence are dropped, as the document does.
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-
 #include "experiments/common/sentence_attention.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/scale.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -15,22 +15,9 @@
 // Sampling error of part 1: with s = sum_i q_i k_i, E[s^2] = d and E[s^4] = 3 d^2 + 6 d, so the
 // mean of N squares has relative standard error sqrt((2 + 6/d) / N); the fitted slope's standard
 // error follows from it (slope_stderr below) and is what the checks compare against.
-#include <algorithm>
-#include <cmath>
-#include <functional>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "experiments/basics/scaling_variance_training.h"
 #include "experiments/common/attention_steps.h"
-#include "experiments/common/loglog.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -148,13 +135,11 @@ void variance_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentC
   cmp.add("slope after dividing by sqrt(d_k) (Var = 1)", 0.0, slope_s, 5 * se,
           "beyond 5 sampling standard errors", 3);
 
-  LinePlot p;
+  LinePlot p = kit::line_plot(
+      fmt::format("Var(q . k): slope {:.3f} unscaled, {:.3f} scaled", slope_u, slope_s), "d_k",
+      "variance over sampled pairs", kit::Axes::kLogLog);
   p.series = {{"q . k", xs, unscaled}, {"q . k / sqrt(d_k)", xs, scaled}};
   p.refs = {{RefLine::kHorizontal, 1, "variance 1"}};
-  p.log_x = p.log_y = true;
-  p.title = fmt::format("Var(q . k): slope {:.3f} unscaled, {:.3f} scaled", slope_u, slope_s);
-  p.x_label = "d_k";
-  p.y_label = "variance over sampled pairs";
   ctx.figure("variance", line_plot_svg(p), "The dot product's variance grows like d_k");
 }
 
@@ -241,28 +226,22 @@ void softmax_part(const Config& cfg, RunContext& ctx, Generator& gen, DocumentCo
   compare_softmax(m, cfg.get_ints("dims"), cmp);
   std::vector<double> xs;
   for (int64_t d : cfg.get_ints("dims")) xs.push_back(static_cast<double>(d));
-  LinePlot e;
+  LinePlot e = kit::line_plot(fmt::format("Softmax over {} keys", cfg.get_int("keys")), "d_k",
+                              "entropy (nats) / max weight", kit::Axes::kLogX);
   e.series = {{"entropy, unscaled", xs, m.ent_u},
               {"entropy, 1/sqrt(d_k)", xs, m.ent_s},
               {"max weight, unscaled", xs, m.max_u, "", true},
               {"max weight, 1/sqrt(d_k)", xs, m.max_s, "", true}};
   e.refs = {{RefLine::kHorizontal, std::log(static_cast<double>(cfg.get_int("keys"))),
              "uniform entropy log T"}};
-  e.log_x = true;
-  e.title = fmt::format("Softmax over {} keys", cfg.get_int("keys"));
-  e.x_label = "d_k";
-  e.y_label = "entropy (nats) / max weight";
   ctx.figure("softmax_saturation", line_plot_svg(e),
              "Without the factor the softmax becomes an argmax as d_k grows");
-  LinePlot g;
+  LinePlot g = kit::line_plot("Gradient norms from the backward pass", "d_k", "mean norm per query",
+                              kit::Axes::kLogLog);
   g.series = {{"|dL/dz|, unscaled", xs, m.gz_u},
               {"|dL/dz|, 1/sqrt(d_k)", xs, m.gz_s},
               {"|dL/dq|, unscaled", xs, m.gq_u, "", true},
               {"|dL/dq|, 1/sqrt(d_k)", xs, m.gq_s, "", true}};
-  g.log_x = g.log_y = true;
-  g.title = "Gradient norms from the backward pass";
-  g.x_label = "d_k";
-  g.y_label = "mean norm per query";
   ctx.figure("gradients", line_plot_svg(g), "A saturated softmax passes almost no gradient back");
 }
 

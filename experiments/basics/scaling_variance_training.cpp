@@ -3,14 +3,8 @@
 // with and without the factor 1/sqrt(d_k).
 #include "experiments/basics/scaling_variance_training.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
 #include "experiments/common/pair_memory_model.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -147,20 +141,15 @@ void scaling_variance_training(const Config& cfg, RunContext& ctx, DocumentCompa
   report_training(r, cfg.get_real("target"), ctx);
   compare_training(r, cmp);
   const size_t window = std::max<size_t>(1, r.with.losses.size() / 50);
-  LinePlot p;
+  LinePlot p = kit::line_plot(
+      fmt::format("Recall at d_k = {}: training loss ({}-step moving mean)", r.pc.d, window),
+      "step", "cross-entropy", kit::Axes::kLogY);
   p.series = {{"scaled, 1/sqrt(d_k)", steps, smooth(r.with.losses, window), "", false, false},
               {"unscaled", steps, smooth(r.without.losses, window), "", false, false}};
-  p.log_y = true;
-  p.title = fmt::format("Recall at d_k = {}: training loss ({}-step moving mean)", r.pc.d, window);
-  p.x_label = "step";
-  p.y_label = "cross-entropy";
   ctx.figure("training_loss", line_plot_svg(p), "The same model with and without 1/sqrt(d_k)");
-  LinePlot a;
+  LinePlot a = kit::line_plot("Held-out accuracy", "step", "accuracy");
   a.series = {{"scaled, 1/sqrt(d_k)", r.with.eval_steps, r.with.eval_accuracy},
               {"unscaled", r.without.eval_steps, r.without.eval_accuracy}};
-  a.title = "Held-out accuracy";
-  a.x_label = "step";
-  a.y_label = "accuracy";
   ctx.figure("training_accuracy", line_plot_svg(a), "Held-out recall accuracy during training");
 }
 

@@ -19,21 +19,8 @@
 //
 // Every weight is computed by the project's softmax op (the one inside attention) in float32
 // and checked against the closed form within an a priori rounding bound (see `Bound`).
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "experiments/common/distribution.h"
-#include "experiments/common/loglog.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -123,11 +110,7 @@ bool monotone(const std::vector<double>& ys, bool increasing) {
 }
 
 LinePlot log_n_plot(const std::string& title, const std::string& y_label, double train_length) {
-  LinePlot p;
-  p.title = title;
-  p.x_label = "number of keys N";
-  p.y_label = y_label;
-  p.log_x = true;
+  LinePlot p = kit::line_plot(title, "number of keys N", y_label, kit::Axes::kLogX);
   p.refs = {
       {RefLine::kVertical, train_length, fmt::format("training length m = {:.0f}", train_length)}};
   return p;

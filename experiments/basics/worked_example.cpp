@@ -10,19 +10,10 @@
 // the tape (out, A, scores, Q, K, V, X) beside its closed form computed by hand in double
 // precision (experiments/common/hand_gradients.h).
 // Step through: break SoftmaxOp::forward, then `p *y.data()@9`; break SoftmaxOp::backward.
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/hand_gradients.h"
 #include "experiments/common/tape_figure.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

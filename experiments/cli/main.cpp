@@ -106,6 +106,13 @@ CLI::App* add_bench(CLI::App& app, attn::bench::BenchOptions& o) {
 }
 #endif
 
+// `attnlab list [--json]`: the experiments (with --plugin, the mixers too).
+CLI::App* add_list(CLI::App& app, bool& as_json) {
+  CLI::App* list = app.add_subcommand("list", "every experiment: name, source, run time, purpose");
+  list->add_flag("--json", as_json, "the same as JSON, for scripts (and what may vary)");
+  return list;
+}
+
 // An unknown first word gets the closest command named; CLI11 alone would say less.
 bool known_command(CLI::App& app, int argc, char** argv) {
   if (argc <= 1 || argv[1][0] == '-') return true;
@@ -117,6 +124,26 @@ bool known_command(CLI::App& app, int argc, char** argv) {
   fmt::print(stderr, "attnlab: unknown command '{}'.{}\n", cmd,
              attn::train::options::did_you_mean(cmd, commands));
   return false;
+}
+
+// Before CLI11 parses: the ATTN_ISA choice (a bad value or one this CPU lacks), the command word,
+// and --plugin FILE (list, run, demo, train), taken out of words here and loaded before the
+// dispatch. False (with the message printed): exit 2.
+bool check_before_parsing(CLI::App& app,
+                          int argc,
+                          char** argv,
+                          bool takes_plugins,
+                          std::vector<std::string>& words,
+                          std::vector<std::string>& plugins) {
+  try {
+    attn::kernels::check_isa_choice();
+    if (!known_command(app, argc, argv)) return false;
+    if (takes_plugins) plugins = attn::experiments::take_plugin_flags(words);
+    return true;
+  } catch (const attn::UsageError& e) {
+    fmt::print(stderr, "attnlab: {}\n", e.what());
+    return false;
+  }
 }
 
 // One write() for the whole text: stdio would send it in 4096-byte pieces, and a reader that
@@ -148,9 +175,8 @@ int main(int argc, char** argv) {
   CLI::App app{"attnlab: run the course's attention experiments and write their reports"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return attn::build_summary(); });
-  CLI::App* list = app.add_subcommand("list", "every experiment: name, source, run time, purpose");
   bool list_as_json = false;
-  list->add_flag("--json", list_as_json, "the same as JSON, for scripts (and what may vary)");
+  CLI::App* list = add_list(app, list_as_json);
   CLI::App* run = pass_through(app, "run",
                                "attnlab run <experiment> [--field value ...] [--out DIR] "
                                "[--seed S] [--threads N] [--quick]");
@@ -174,15 +200,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> words(argv, argv + argc), plugins;
   const bool takes_plugins =
       argc > 1 && std::string(argv[1]) != "parity" && std::string(argv[1]) != "bench";
-  try {
-    attn::kernels::check_isa_choice();  // ATTN_ISA: a bad value or one this CPU lacks
-    if (!known_command(app, argc, argv)) return 2;
-    // --plugin FILE (list, run, demo, train): taken out before parsing, loaded before dispatch.
-    if (takes_plugins) plugins = attn::experiments::take_plugin_flags(words);
-  } catch (const attn::UsageError& e) {
-    fmt::print(stderr, "attnlab: {}\n", e.what());
-    return 2;
-  }
+  if (!check_before_parsing(app, argc, argv, takes_plugins, words, plugins)) return 2;
   std::vector<char*> kept;
   for (std::string& w : words) kept.push_back(w.data());
   try {
@@ -196,8 +214,10 @@ int main(int argc, char** argv) {
   namespace ex = attn::experiments;
   try {
     if (takes_plugins) ex::load_plugins(plugins);
-    if (*list && list_as_json) return write_all(ex::list_json());
-    if (*list) return write_all(ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text()));
+    if (*list)
+      return write_all(list_as_json
+                           ? ex::list_json()
+                           : ex::list_text() + (plugins.empty() ? "" : ex::mixer_list_text()));
     if (const auto code = ledger_command(run, claims, command)) return *code;
     // Under mpirun, experiments that train do so data-parallel (train/distributed/).
     if (*run)

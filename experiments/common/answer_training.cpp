@@ -1,15 +1,8 @@
 #include "experiments/common/answer_training.h"
 
-#include <algorithm>
 #include <tuple>
-#include <utility>
 
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/mode.h"
-#include "train/fit.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,8 +1,6 @@
 #include "experiments/common/compute_frontier.h"
 
-#include <algorithm>
-
-#include "autograd/error.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,21 +1,9 @@
 #include "experiments/common/dca_extrapolation.h"
 
-#include <algorithm>
-#include <memory>
-
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
-#include "autograd/tape.h"
-#include "data/batch.h"
 #include "data/corpus.h"
 #include "experiments/common/mixer_model.h"
-#include "experiments/kit/evaluation.h"
-#include "experiments/kit/plot.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/attention/dual_chunk_attention.h"
-#include "train/fit.h"
 
 namespace attn::experiments {
 

@@ -1,15 +1,8 @@
 #include "experiments/common/decoding_state.h"
 
-#include <algorithm>
-#include <functional>
-#include <memory>
-
-#include "autograd/functional.h"
-#include "autograd/tape.h"
-#include "autograd/tensor.h"
+#include "experiments/kit/kit.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/multihead_attention.h"
-#include "nn/attention/sdpa.h"
 #include "nn/attention/sliding_window.h"
 #include "nn/ssm/selective_ssm.h"
 

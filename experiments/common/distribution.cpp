@@ -1,9 +1,6 @@
 #include "experiments/common/distribution.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,17 +1,7 @@
 #include "experiments/common/hand_gradients.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
-#include "experiments/common/values.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

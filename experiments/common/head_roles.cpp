@@ -1,11 +1,6 @@
 #include "experiments/common/head_roles.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-
-#include "autograd/error.h"
-#include "autograd/tape.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

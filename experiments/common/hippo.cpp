@@ -1,13 +1,7 @@
 #include "experiments/common/hippo.h"
 
-#include <algorithm>
-#include <cmath>
-#include <utility>
-
-#include <fmt/format.h>
-
-#include "autograd/error.h"
 #include "experiments/common/least_squares.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,14 +1,7 @@
 #include "experiments/common/hippo_study.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/generator.h"
 #include "experiments/common/hippo.h"
-#include "experiments/kit/plot.h"
-#include "experiments/report/charts.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,17 +1,7 @@
 #include "experiments/common/hopfield.h"
 
-#include <cmath>
-#include <numeric>
-#include <utility>
-#include <vector>
-
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "autograd/tape.h"
-#include "autograd/tensor.h"
 #include "autograd/var.h"
-#include "nn/attention/sdpa.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

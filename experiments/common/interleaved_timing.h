@@ -1,7 +1,11 @@
-// Timing several pieces of work against each other on a machine other processes share: run them
-// in alternation (a, b, c, a, b, c, ...) so a burst of outside load slows all of them alike, and
-// summarise each by its median (typical cost) and min (least disturbed run).
+// Timing work the way a noisy 2-core machine needs. One piece alone: warm up, time every
+// repetition on its own, report the median (a repetition another process interrupted is an
+// outlier, not the typical cost). Several pieces against each other: run them in alternation
+// (a, b, c, a, b, c, ...) so a burst of outside load slows all of them alike, and summarise each
+// by its median (typical cost) and min (least disturbed run).
 //
+//   attn::experiments::Timing t = attn::experiments::time_median([&] { forward(); }, 20, 3);
+//   t.median_s; t.min_s; t.max_s;
 //   std::vector<attn::experiments::Timing> t =
 //       attn::experiments::time_interleaved({[&] { rnn(); }, [&] { attention(); }}, 20);
 //   t[0].median_s / t[1].median_s;                 // the ratio, both under the same load
@@ -13,9 +17,18 @@
 #include <functional>
 #include <vector>
 
-#include "experiments/common/timing.h"
-
 namespace attn::experiments {
+
+struct Timing {
+  double median_s = 0, min_s = 0, max_s = 0;
+};
+
+Timing time_median(const std::function<void()>& work, int reps, int warmup = 2);
+
+// Wall-clock seconds of one call of work.
+double seconds_of(const std::function<void()>& work);
+// Median, min and max of a non-empty set of timings.
+Timing summarize(std::vector<double> seconds);
 
 // The fewest timed rounds a budget may cut a measurement to (a median needs a few).
 constexpr int kMinTimedRounds = 3;

@@ -1,12 +1,7 @@
 #include "experiments/common/layer_gradients.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
 #include "data/stream.h"
+#include "experiments/kit/kit.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
 

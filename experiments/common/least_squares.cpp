@@ -1,11 +1,6 @@
 #include "experiments/common/least_squares.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,7 +1,6 @@
 #include "experiments/common/loglog.h"
 
-#include <cmath>
-#include <limits>
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

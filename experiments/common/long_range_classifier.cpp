@@ -1,6 +1,6 @@
 #include "experiments/common/long_range_classifier.h"
 
-#include "autograd/functional.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

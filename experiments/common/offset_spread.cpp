@@ -1,12 +1,7 @@
 #include "experiments/common/offset_spread.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
 #include "autograd/shape.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,13 +1,6 @@
 #include "experiments/common/pair_memory_model.h"
 
-#include <fmt/format.h>
-
-#include <chrono>
-#include <cmath>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "train/fit.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

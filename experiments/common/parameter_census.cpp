@@ -2,9 +2,8 @@
 
 #include <set>
 #include <sstream>
-#include <vector>
 
-#include "autograd/error.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,10 +1,6 @@
 #include "experiments/common/patch_positions.h"
 
-#include <fmt/format.h>
-
-#include <cmath>
-
-#include "autograd/error.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

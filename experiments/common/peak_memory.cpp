@@ -3,9 +3,9 @@
 #include <malloc.h>
 
 #include <fstream>
-#include <string>
 
 #include "autograd/kernels/buffer_pool.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,12 +1,7 @@
 #include "experiments/common/power_law_fit.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
 #include "experiments/common/least_squares.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

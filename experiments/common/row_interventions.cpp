@@ -1,9 +1,6 @@
 #include "experiments/common/row_interventions.h"
 
-#include <cmath>
-#include <numeric>
-
-#include "autograd/error.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

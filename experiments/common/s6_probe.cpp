@@ -1,12 +1,6 @@
 #include "experiments/common/s6_probe.h"
 
-#include <memory>
-#include <string>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/mode.h"
-#include "nn/embedding.h"
+#include "experiments/kit/kit.h"
 #include "nn/norms.h"
 #include "nn/positional/sinusoidal.h"
 #include "nn/ssm/selective_ssm.h"

@@ -1,16 +1,8 @@
 #include "experiments/common/scaling_run.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-
-#include "autograd/error.h"
-#include "autograd/tape.h"
 #include "data/corpus.h"
 #include "data/stream.h"
-#include "train/fit.h"
+#include "experiments/kit/kit.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
 

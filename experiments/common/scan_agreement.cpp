@@ -1,18 +1,6 @@
 #include "experiments/common/scan_agreement.h"
 
-#include <algorithm>
-#include <cmath>
-#include <memory>
-
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
-#include "experiments/kit/plot.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/ssm/selective_ssm.h"
 
 namespace attn::experiments {

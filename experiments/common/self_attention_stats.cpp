@@ -1,10 +1,7 @@
 #include "experiments/common/self_attention_stats.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
 #include "experiments/common/attention_steps.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,14 +1,7 @@
 #include "experiments/common/sentence_attention.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "data/utf8.h"
-#include "nn/attention/sdpa.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,12 +1,6 @@
 #include "experiments/common/shapes_vit.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-
-#include "autograd/functional.h"
-#include "autograd/tape.h"
-#include "train/fit.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,6 +1,6 @@
 #include "experiments/common/ssm_mixer.h"
 
-#include <memory>
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

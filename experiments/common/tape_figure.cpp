@@ -7,12 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <vector>
 
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 extern char** environ;
 

@@ -1,15 +1,9 @@
 #include "experiments/common/trained_run.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <filesystem>
 
-#include "autograd/error.h"
-#include "autograd/tape.h"
-
+#include "experiments/kit/kit.h"
 #include "experiments/kit/scratch_folder.h"
-#include "experiments/run_context.h"
 #include "nn/positional/position_kind.h"
 #include "train/run/run_folder.h"
 

@@ -1,8 +1,6 @@
 #include "experiments/common/values.h"
 
-#include <fmt/format.h>
-
-#include "autograd/error.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -1,26 +1,10 @@
 #include "experiments/common/vit_figures.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-
 #include "experiments/common/patch_positions.h"
 #include "experiments/common/shapes_vit.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/report/table.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
-
-namespace {
-
-double average(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-}
-
-}  // namespace
 
 AttentionDistance measure_distance(nn::VisionTransformer& m, const data::ImageBatch& set) {
   const auto& o = m.options();
@@ -47,10 +31,8 @@ void report_distance(const AttentionDistance& d,
                       "attention goes (shares; {:.3f} of the patches hold ink)",
                       uniform, d.ink_fraction()),
           header);
-  LinePlot p;
-  p.title = "Mean attention distance of each head, by layer";
-  p.x_label = "layer";
-  p.y_label = "mean attention distance (pixels)";
+  LinePlot p = kit::line_plot("Mean attention distance of each head, by layer", "layer",
+                              "mean attention distance (pixels)");
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   Series mean{"mean over heads", {}, {}, "#333333", true, false};
   for (int64_t l = 0; l < d.layers(); ++l) {
@@ -66,9 +48,9 @@ void report_distance(const AttentionDistance& d,
       heads.x.push_back(static_cast<double>(l + 1));
       heads.y.push_back(d.mean(l, h));
     }
-    cells.insert(cells.end(),
-                 {fixed(d.layer_mean(l), 2), fixed(d.layer_mean(l) / uniform, 3),
-                  fixed(average(cls), 3), fixed(average(ink), 3), fixed(average(cls_ink), 3)});
+    cells.insert(cells.end(), {fixed(d.layer_mean(l), 2), fixed(d.layer_mean(l) / uniform, 3),
+                               fixed(kit::mean_of(cls), 3), fixed(kit::mean_of(ink), 3),
+                               fixed(kit::mean_of(cls_ink), 3)});
     t.add_row(cells);
     p.series.push_back(heads);
     mean.x.push_back(static_cast<double>(l + 1));

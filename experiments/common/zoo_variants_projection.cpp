@@ -1,10 +1,8 @@
 // The projection half of attention-zoo's variants (zoo_variants.h): softmax attention and the
 // layers that reshape its score matrix — compress it (Linformer), sparsify it by hashing
 // (Reformer), replace it (Synthesizer) or re-index its positions (dual chunk attention).
-#include <algorithm>
-#include <memory>
-
 #include "experiments/common/zoo_variants.h"
+#include "experiments/kit/kit.h"
 #include "nn/attention/dual_chunk_attention.h"
 #include "nn/attention/linformer_attention.h"
 #include "nn/attention/lsh_attention.h"

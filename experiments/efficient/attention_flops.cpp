@@ -13,15 +13,7 @@
 // attention is the cheaper one below T = d. But FLOPs are not time: the attention FLOPs come in
 // two large GEMMs, the RNN's in T small dependent matrix-vector products, so their rates differ
 // by an order of magnitude (the measured GFLOP/s column).
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
-#include "autograd/kernels/parallel.h"
-#include "experiments/common/timing.h"
-#include "experiments/experiment.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
-#include "nn/attention/sdpa.h"
+#include "experiments/kit/kit.h"
 #include "nn/rnn/recurrent.h"
 
 namespace attn::experiments {
@@ -69,13 +61,10 @@ void run(const Config& cfg, RunContext& ctx) {
     att.push_back(g.attention_matmul());
     rnn.push_back(g.rnn);
   }
-  LinePlot p;
+  LinePlot p = kit::line_plot(fmt::format("FLOPs per layer, d = {}", d), "sequence length T",
+                              "FLOPs", kit::Axes::kLogLog);
   p.series = {{"self-attention 4 T^2 d", ts, att}, {"RNN 4 T d^2", ts, rnn}};
   p.refs = {{RefLine::kVertical, static_cast<double>(d), fmt::format("T = d = {}", d)}};
-  p.log_x = p.log_y = true;
-  p.title = fmt::format("FLOPs per layer, d = {}", d);
-  p.x_label = "sequence length T";
-  p.y_label = "FLOPs";
   ctx.figure("flops", line_plot_svg(p), "O(T^2 d) against O(T d^2): they cross at T = d");
 
   ctx.section(fmt::format("Measured on this machine ({} threads)", num_threads()));

@@ -20,34 +20,17 @@
 //      read at longer lengths with plain RoPE indices and with DCA's (common/dca_extrapolation.h).
 // Step through: nn::LshAttention::forward (the sort and the chunk masks),
 // nn::LinformerAttention::forward, nn::RopeAttention::forward (the three score matrices).
-#include <algorithm>
-#include <cmath>
-#include <memory>
+#include "experiments/kit/kit.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/tape.h"
-#include "data/batch.h"
 #include "data/tasks/long_range.h"
 #include "data/tasks/recall.h"
 #include "experiments/common/dca_extrapolation.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
 #include "experiments/common/zoo_variants.h"
 #include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/efficient/attention_zoo_claims.h"
-#include "experiments/experiment.h"
 #include "experiments/kit/classification.h"
-#include "experiments/kit/evaluation.h"
-#include "experiments/kit/plot.h"
 #include "experiments/kit/step_costs.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
 #include "nn/attention/lsh_attention.h"
-#include "train/fit.h"
 
 namespace attn::experiments {
 

@@ -19,17 +19,8 @@
 //
 //   attnlab run hopfield-capacity
 //   attnlab run hopfield-capacity --flip 0.25 --level 0.5 --dims 8,16,24,32
-#include <algorithm>
-#include <cmath>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
 #include "experiments/common/hopfield.h"
-#include "experiments/experiment.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -130,14 +121,11 @@ LinePlot success_plot(const std::vector<int64_t>& dims,
                       double level,
                       const std::string& title,
                       bool log_x) {
-  LinePlot p;
+  LinePlot p = kit::line_plot(title, "stored patterns n", "retrieval success rate",
+                              log_x ? kit::Axes::kLogX : kit::Axes::kLinear);
   for (size_t i = 0; i < dims.size(); ++i)
     p.series.push_back({fmt::format("d = {}", dims[i]), curves[i].n, curves[i].rate});
   p.refs = {{RefLine::kHorizontal, level, fmt::format("level {:.2f}", level)}};
-  p.log_x = log_x;
-  p.title = title;
-  p.x_label = "stored patterns n";
-  p.y_label = "retrieval success rate";
   return p;
 }
 

@@ -15,23 +15,9 @@
 //
 // Three forms of causal linear attention (prefix sums, the fast-weight loop, a masked T x T
 // kernel) are checked against each other in linear_attention_equivalence.h.
-#include <cmath>
-#include <limits>
-
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/kernels/parallel.h"
-#include "autograd/mode.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
-#include "experiments/efficient/linear_attention_equivalence.h"
-#include "experiments/experiment.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
 #include "nn/attention/linear_attention.h"
-#include "nn/attention/sdpa.h"
+#include "experiments/efficient/linear_attention_equivalence.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -286,7 +272,10 @@ void figures_part(const Config& cfg,
                   const std::pair<std::vector<double>, std::vector<double>>& flops) {
   const double d = static_cast<double>(cfg.get_int("d"));
   const auto& ms = tm.ms;
-  LinePlot p;
+  LinePlot p = kit::line_plot(
+      fmt::format("{} time, d = {}", cfg.get_bool("backward") ? "Forward + backward" : "Forward",
+                  cfg.get_int("d")),
+      "sequence length T", "ms", kit::Axes::kLogLog);
   p.series = {{"softmax attention", ts, ms[kSoftmax], "#f59e0b"},
               {"softmax, causal", ts, ms[kSoftmaxCausal], "#f59e0b", true},
               {"linear attention", ts, ms[kLinear], "#3b82f6"},
@@ -296,22 +285,12 @@ void figures_part(const Config& cfg,
              fmt::format("FLOP crossover T = {:.0f}", flop_crossover(d))}};
   if (!std::isnan(c.cross))
     p.refs.push_back({RefLine::kVertical, c.cross, fmt::format("measured T = {:.0f}", c.cross)});
-  p.log_x = p.log_y = true;
-  p.title =
-      fmt::format("{} time, d = {}", cfg.get_bool("backward") ? "Forward + backward" : "Forward",
-                  cfg.get_int("d"));
-  p.x_label = "sequence length T";
-  p.y_label = "ms";
   ctx.figure("time", line_plot_svg(p), "O(T^2 d) softmax against O(T d^2) linear attention");
 
-  LinePlot f;
+  LinePlot f = kit::line_plot("Counted FLOPs", "sequence length T", "FLOPs", kit::Axes::kLogLog);
   f.series = {{"softmax 4T^2d + 5T^2", ts, flops.first, "#f59e0b"},
               {"linear 4Td^2 + 8Td + T", ts, flops.second, "#3b82f6"}};
   f.refs = {{RefLine::kVertical, flop_crossover(d), "T*"}};
-  f.log_x = f.log_y = true;
-  f.title = "Counted FLOPs";
-  f.x_label = "sequence length T";
-  f.y_label = "FLOPs";
   ctx.figure("flops", line_plot_svg(f), "The counts cross at T* just above d");
 }
 

@@ -1,10 +1,6 @@
 #include "experiments/efficient/linear_attention_equivalence.h"
 
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
-#include "autograd/mode.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/attention/linear_attention.h"
 
 namespace attn::experiments {

@@ -23,24 +23,9 @@
 // large agreements count far more than small ones, which lowers the entropy (the paper's
 // argument). PolaFormer's opposite-sign stream and learned powers need training; without it they
 // have nothing to learn, so they are left out.
-#include <algorithm>
-#include <cmath>
-#include <functional>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "experiments/common/distribution.h"
-#include "experiments/common/loglog.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/plot.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/attention/linear_attention.h"
-#include "nn/attention/sdpa.h"
 
 namespace attn::experiments {
 

@@ -9,17 +9,9 @@
 // and their gradients are T x T tensors) against blockwise attention (attn::blockwise_attention,
 // an online softmax over tiles that never holds the T x T matrix). Naive grows like T^2,
 // blockwise like T.
-#include <cmath>
-
-#include <fmt/format.h>
-
-#include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 #include "experiments/common/peak_memory.h"
-#include "experiments/common/timing.h"
-#include "experiments/experiment.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -185,15 +177,13 @@ void growth_part(const Measured& m, int64_t d, RunContext& ctx) {
       "(blockwise).",
       sn, sb));
 
-  LinePlot p;
+  LinePlot p = kit::line_plot(
+      "Peak tensor memory of attention forward + backward (d = " + std::to_string(d) + ")",
+      "sequence length T", "MiB", kit::Axes::kLogLog);
   p.series = {{"naive attention", ts, m.mib[0]}, {"blockwise attention", ts, m.mib[1]}};
   std::vector<double> ref;
   for (double T : ts) ref.push_back(4.0 * T * T / kMiB);
   p.series.push_back({"one T x T float matrix", ts, ref, "#9ca3af", true, false});
-  p.log_x = p.log_y = true;
-  p.title = "Peak tensor memory of attention forward + backward (d = " + std::to_string(d) + ")";
-  p.x_label = "sequence length T";
-  p.y_label = "MiB";
   ctx.figure("peak_memory", line_plot_svg(p), "Naive grows like T^2, blockwise like T");
 }
 

@@ -19,25 +19,10 @@
 // 3. Quality: held-out next-character loss and accuracy after the same steps on the same batches.
 // Cached and recomputed greedy decoding are checked to give the same tokens and logits.
 // Step through: nn::MultiheadAttention::split_heads_attention (the concat onto cache->k).
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <memory>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/kernels/parallel.h"
-#include "data/batch.h"
 #include "data/corpus.h"
 #include "experiments/efficient/mqa_gqa_decoding.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/evaluation.h"
-#include "experiments/kit/fit.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/transformer/decoder_only.h"
-#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -255,15 +240,12 @@ void figures_part(const std::vector<Variant>& vs, const Config& cfg, RunContext&
     lcsv.row({static_cast<double>(s + 1), vs[0].losses[s], vs[1].losses[s], vs[2].losses[s]});
 
   const char* colours[] = {"#f59e0b", "#3b82f6", "#10b981"};
-  LinePlot tp;
+  LinePlot tp = kit::line_plot("Time to decode one token after a prefix of P", "prefix length P",
+                               "ms", kit::Axes::kLogLog);
   for (size_t i = 0; i < vs.size(); ++i) {
     tp.series.push_back({vs[i].name + ", KV cache", ps, vs[i].cached_ms, colours[i]});
     tp.series.push_back({vs[i].name + ", recompute", ps, vs[i].recompute_ms, colours[i], true});
   }
-  tp.log_x = tp.log_y = true;
-  tp.title = "Time to decode one token after a prefix of P";
-  tp.x_label = "prefix length P";
-  tp.y_label = "ms";
   ctx.figure("decode_time", line_plot_svg(tp),
              "With the cache the step grows slowly with P; recomputing the prefix grows ~P^2");
 
@@ -279,14 +261,11 @@ void figures_part(const std::vector<Variant>& vs, const Config& cfg, RunContext&
   bc.series = {measured, closed};
   ctx.figure("cache_bytes", bar_chart_svg(bc), "The cache shrinks by nhead / n_kv_heads");
 
-  LinePlot lp;
+  LinePlot lp = kit::line_plot("Training loss (next character, nats)", "step", "loss");
   std::vector<double> xs(vs[0].losses.size());
   for (size_t s = 0; s < xs.size(); ++s) xs[s] = static_cast<double>(s + 1);
   for (size_t i = 0; i < vs.size(); ++i)
     lp.series.push_back({vs[i].name, xs, vs[i].losses, colours[i], false, false});
-  lp.title = "Training loss (next character, nats)";
-  lp.x_label = "step";
-  lp.y_label = "loss";
   ctx.figure("loss", line_plot_svg(lp), "Same steps, same batches: MHA, GQA and MQA");
 }
 

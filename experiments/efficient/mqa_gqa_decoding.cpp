@@ -1,16 +1,6 @@
 #include "experiments/efficient/mqa_gqa_decoding.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <functional>
-
-#include "autograd/kernels/parallel.h"
-#include "autograd/tape.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

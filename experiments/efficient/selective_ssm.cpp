@@ -24,29 +24,16 @@
 // whole answer, on fresh examples. Then the trained S6 model's step size Delta (§9.4: large on the
 // tokens to keep, small on noise) read out of its first layer at data, noise and marker tokens
 // (experiments/common/s6_probe.h).
-#include <algorithm>
-#include <cmath>
-#include <functional>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
+#include "nn/ssm/selective_ssm.h"
 #include "data/tasks/recall.h"
 #include "data/tasks/selective_copy.h"
 #include "experiments/common/answer_training.h"
 #include "experiments/common/hippo_study.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
 #include "experiments/common/mixer_model.h"
 #include "experiments/common/s6_probe.h"
 #include "experiments/common/scan_agreement.h"
 #include "experiments/common/ssm_mixer.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/plot.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
-#include "nn/ssm/selective_ssm.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -26,28 +26,11 @@
 // training step (forward, backward, Adam) of each model at every --lengths T, the three
 // interleaved (a, b, c, a, b, c, ...) so outside load hits all alike, and measures the exact peak
 // tensor bytes of one forward + backward.
-#include <algorithm>
-#include <cmath>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/mode.h"
-#include "autograd/tape.h"
-#include "data/batch.h"
 #include "data/tasks/long_range.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
 #include "experiments/common/long_range_classifier.h"
-#include "experiments/experiment.h"
 #include "experiments/kit/classification.h"
-#include "experiments/kit/plot.h"
+#include "experiments/kit/kit.h"
 #include "experiments/kit/step_costs.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
-#include "train/fit.h"
 
 namespace attn::experiments {
 

@@ -17,30 +17,15 @@
 //     accuracy. A causal window w over L layers lets the last position depend on the last L w
 //     inputs only, so pairs further back are invisible: recall_ceiling() gives the best accuracy
 //     such a model can reach, which a window shorter than the pairs' span keeps far below 1.
-#include <algorithm>
-#include <cmath>
+#include "experiments/kit/kit.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/tape.h"
-#include "data/batch.h"
 #include "data/tasks/recall.h"
 #include "experiments/common/decoding_state.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
 #include "experiments/common/mixer_model.h"
 #include "experiments/common/ssm_mixer.h"
 #include "experiments/efficient/triangle_tradeoff_claims.h"
-#include "experiments/experiment.h"
 #include "experiments/kit/classification.h"
-#include "experiments/kit/plot.h"
 #include "experiments/kit/step_costs.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
-#include "train/fit.h"
 
 namespace attn::experiments {
 

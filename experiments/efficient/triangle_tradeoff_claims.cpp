@@ -1,15 +1,8 @@
 #include "experiments/efficient/triangle_tradeoff_claims.h"
 
-#include <fmt/format.h>
+#include "experiments/kit/kit.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
 #include "experiments/common/decoding_state.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
 
 namespace attn::experiments::triangle {
 

@@ -17,21 +17,11 @@
 // For each: held-out exact match, and per row the total-variation and Jensen-Shannon distance
 // from the original and the relative change of the head output |(a - a0) V| / |a0 V|.
 // Step through: the hook in MultiheadAttention::split_heads_attention, then adversarial_row.
-#include <fmt/format.h>
-
-#include <cmath>
-#include <map>
-
-#include "autograd/error.h"
 #include "autograd/var.h"
 #include "experiments/common/head_roles.h"
 #include "experiments/common/row_interventions.h"
 #include "experiments/common/trained_run.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/transformer/seq2seq.h"
 
 namespace attn::experiments {

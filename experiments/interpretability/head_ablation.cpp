@@ -13,21 +13,9 @@
 // The model is the reversal experiment's (d_model 64, 8 heads, 2+2 layers), trained until
 // held-out exact match reaches --target.
 // Step through: nn::MultiheadAttention::forward (the head mask), then exact_match.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <map>
-
-#include "autograd/error.h"
 #include "experiments/common/head_roles.h"
 #include "experiments/common/trained_run.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/transformer/seq2seq.h"
 
 namespace attn::experiments {
@@ -135,11 +123,9 @@ void report_sweep(const std::vector<SweepPoint>& pts,
                   RunContext& ctx) {
   Table t(fmt::format("Head count at fixed width (d_model {}), {} steps each", d_model, steps),
           {"heads", "head dim", "exact match", "token accuracy", "held-out loss"});
-  LinePlot p;
-  p.title = fmt::format("Held-out accuracy after {} steps, d_model {}", steps, d_model);
-  p.x_label = "heads per layer";
-  p.y_label = "fraction";
-  p.log_x = true;
+  LinePlot p =
+      kit::line_plot(fmt::format("Held-out accuracy after {} steps, d_model {}", steps, d_model),
+                     "heads per layer", "fraction", kit::Axes::kLogX);
   Series exact{"exact match", {}, {}, "", false, true},
       token{"token accuracy", {}, {}, "", true, true};
   nlohmann::ordered_json js = nlohmann::ordered_json::array();

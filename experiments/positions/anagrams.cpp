@@ -11,20 +11,7 @@
 // (nn/positional/learned.h) positions are added to the embeddings before the projections.
 // We also check the stronger statement of Exercise 39.1: the output of the permuted input is
 // the permuted output (equivariance), row by row.
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "autograd/functional.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/run_context.h"
-#include "nn/attention/sdpa.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
+#include "experiments/kit/kit.h"
 #include "nn/positional/learned.h"
 #include "nn/positional/sinusoidal.h"
 

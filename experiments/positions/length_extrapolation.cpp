@@ -26,24 +26,10 @@
 // Beside accuracy, the attention mass the model puts on keys farther away than any distance it
 // was trained on (at the longest length) shows where the lost accuracy goes.
 // Step through: DecoderOnlyTransformer::forward (the masks and biases), then evaluate() below.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <memory>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "data/corpus.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/fit.h"
+#include "experiments/kit/kit.h"
 #include "experiments/positions/length_extrapolation_claims.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
 #include "nn/transformer/decoder_only.h"
-#include "train/fit.h"
 
 namespace attn::experiments {
 
@@ -276,11 +262,9 @@ void run(const Config& cfg, RunContext& ctx) {
   Table t("Next-character accuracy by evaluation length", header);
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   CsvWriter log = ctx.csv("accuracy", {"variant", "length", "accuracy", "loss", "far_mass"});
-  LinePlot p;
-  p.title = fmt::format("Trained on {} characters: accuracy at longer lengths", train_len);
-  p.x_label = "evaluation length (characters)";
-  p.y_label = "next-character accuracy";
-  p.log_x = true;
+  LinePlot p =
+      kit::line_plot(fmt::format("Trained on {} characters: accuracy at longer lengths", train_len),
+                     "evaluation length (characters)", "next-character accuracy", kit::Axes::kLogX);
   p.refs.push_back({RefLine::kVertical, static_cast<double>(train_len), "training length"});
   for (size_t vi = 0; vi < runs.size(); ++vi) {
     const VariantRun& r = runs[vi];

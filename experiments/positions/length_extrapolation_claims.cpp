@@ -1,11 +1,6 @@
 #include "experiments/positions/length_extrapolation_claims.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "experiments/kit/summary.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments::extrapolation {
 

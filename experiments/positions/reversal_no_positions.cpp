@@ -18,21 +18,10 @@
 //    ceiling = E[max count of T draws] / T.
 // Both exceed 1/|alphabet| (guessing a frequent token beats a blind guess) but stay far from 1.
 // The expectations are computed exactly below (expected_max_count).
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-#include <cmath>
-#include <numeric>
+#include "experiments/kit/kit.h"
 
 #include "data/stream.h"
-#include "experiments/common/values.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/plot.h"
 #include "experiments/positions/reversal_no_positions_model.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
 
 namespace attn::experiments {
 

@@ -1,18 +1,10 @@
 #include "experiments/positions/reversal_no_positions_model.h"
 
-#include <algorithm>
-#include <cmath>
-#include <numeric>
+#include "experiments/kit/kit.h"
 
-#include "autograd/functional.h"
-#include "autograd/tape.h"
-#include "experiments/kit/evaluation.h"
 #include "nn/attention/multihead_attention.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
 #include "nn/positional/learned.h"
 #include "nn/positional/sinusoidal.h"
-#include "train/fit.h"
 
 namespace attn::experiments::no_positions {
 

@@ -17,22 +17,8 @@
 // Step through: attn::nn::apply_rope (nn/positional/rope.h), then pairwise_dots
 // (experiments/common/offset_spread.h): scores in double (the 1/sqrt(D) of attention would scale
 // every entry alike).
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <limits>
-#include <map>
-#include <string>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
 #include "experiments/common/offset_spread.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/positional/rope.h"
 #include "nn/positional/sinusoidal.h"
 
@@ -161,11 +147,9 @@ void plot_scores(const Deviations& m, int64_t n, RunContext& ctx) {
                                panel(Scheme::kSinusoidal), panel(Scheme::kLearned)},
                               2, "q . k with the same q and k at every position"),
              "RoPE gives constant diagonals (a function of i - j); added positions do not");
-  LinePlot p;
+  LinePlot p = kit::line_plot("RoPE score of one (q, k) pair against the offset i - j",
+                              "offset i - j", "q . k after rotation");
   p.series = {{"rope (rotate_half), trial 0", m.offsets, m.rope_curve}};
-  p.title = "RoPE score of one (q, k) pair against the offset i - j";
-  p.x_label = "offset i - j";
-  p.y_label = "q . k after rotation";
   ctx.figure("rope_score_vs_offset", line_plot_svg(p),
              "The whole score matrix is this one curve, read off along the diagonals");
 }

@@ -17,21 +17,11 @@
 //     (experiments/common/least_squares.h); the fast columns come out block-diagonal, the slow
 //     ones are too nearly collinear over the positions for the fit to decide.
 // Step through: attn::nn::sinusoidal_table, then fit_block and fit_full below.
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <array>
-#include <cmath>
-#include <limits>
 
-#include "autograd/error.h"
 #include "experiments/common/least_squares.h"
 #include "experiments/common/offset_spread.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/summary.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/heatmap.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/positional/sinusoidal.h"
 
 namespace attn::experiments {

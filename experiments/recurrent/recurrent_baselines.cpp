@@ -27,22 +27,11 @@
 // state, so exact match falls as the source grows; attention lets each output step read the
 // source position it needs, which matters more the longer the input. Lengths beyond the
 // training range test extrapolation, which all of these models do badly in their own ways.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include "experiments/kit/kit.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/error.h"
-#include "autograd/kernels/parallel.h"
 #include "experiments/cli/openmp_spin.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/plot.h"
 #include "experiments/kit/scratch_folder.h"
-#include "experiments/kit/summary.h"
 #include "experiments/recurrent/recurrent_baselines_models.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
 
 namespace attn::experiments {
 

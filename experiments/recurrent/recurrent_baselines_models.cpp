@@ -1,22 +1,14 @@
 #include "experiments/recurrent/recurrent_baselines_models.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include "experiments/kit/kit.h"
 
-#include <algorithm>
-#include <cmath>
 #include <fstream>
-#include <numeric>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "autograd/error.h"
-#include "autograd/tape.h"
 #include "data/stream.h"
 #include "data/tasks/sequence.h"
-#include "experiments/kit/evaluation.h"
-#include "experiments/kit/summary.h"
 #include "nn/positional/position_kind.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"

@@ -16,22 +16,10 @@
 // attention costs a fixed call overhead plus ~4 T^2 d FLOPs at GEMM speed. So the ratio
 // RNN/attention first grows with T (the RNN pays per step, attention pays once) and then falls
 // once attention's T^2 term takes over.
-#include <cmath>
-#include <memory>
 #include <optional>
 #include <thread>
 
-#include <fmt/format.h>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "autograd/kernels/parallel.h"
-#include "experiments/common/interleaved_timing.h"
-#include "experiments/common/loglog.h"
-#include "experiments/experiment.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
-#include "nn/attention/sdpa.h"
+#include "experiments/kit/kit.h"
 #include "nn/rnn/recurrent.h"
 
 namespace attn::experiments {
@@ -103,10 +91,6 @@ size_t argmax(const std::vector<double>& xs) {
   for (size_t i = 1; i < xs.size(); ++i)
     if (xs[i] > xs[best]) best = i;
   return best;
-}
-
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
 }
 
 // The document's forward times beside ours, at the lengths both have (ms).
@@ -193,9 +177,9 @@ void compare_with_document(const std::vector<Cell>& ours,
             2);
     cmp.add_exact("ratio peaks at T", "256", std::to_string(lengths[peak]), small_t_reason);
   }
-  cmp.add_exact("attention faster at every T", "yes", yes_no(attention_faster),
+  cmp.add_exact("attention faster at every T", "yes", kit::yes_no(attention_faster),
                 attention_faster ? "" : large_t_reason);
-  cmp.add_exact("ratio rises, then falls as T^2 takes over", "yes", yes_no(interior_peak),
+  cmp.add_exact("ratio rises, then falls as T^2 takes over", "yes", kit::yes_no(interior_peak),
                 interior_peak ? ""
                 : doc_setting ? "no rise: see 'ratio peaks at T'"
                               : small_t_reason);
@@ -262,7 +246,9 @@ void figures_part(const Cells& cells, const Config& cfg, RunContext& ctx) {
   const std::vector<double> ts(lengths.begin(), lengths.end());
   const int passes = cfg.get_bool("backward") ? 2 : 1;
   for (int pass = 0; pass < passes; ++pass) {
-    LinePlot p;
+    LinePlot p = kit::line_plot(
+        fmt::format("{} cost on this CPU (d = {})", kPassTitle[pass], cfg.get_int("d")),
+        "sequence length T", "ms", kit::Axes::kLogLog);
     for (size_t ti = 0; ti < threads.size(); ++ti) {
       const std::string th = fmt::format(" ({}t)", threads[ti]);
       const bool dashed = ti > 0;
@@ -275,25 +261,18 @@ void figures_part(const Cells& cells, const Config& cfg, RunContext& ctx) {
       p.series.push_back({"document: RNN", kDocTs, kDocRnnMs, "#9ca3af", true, true});
       p.series.push_back({"document: attention", kDocTs, kDocAttnMs, "#d1d5db", true, true});
     }
-    p.log_x = p.log_y = true;
-    p.title = fmt::format("{} cost on this CPU (d = {})", kPassTitle[pass], cfg.get_int("d"));
-    p.x_label = "sequence length T";
-    p.y_label = "ms";
     ctx.figure(fmt::format("time_{}", kPassName[pass]), line_plot_svg(p),
                pass == 0 ? "Forward time against T, log-log; grey: the document's PyTorch numbers"
                          : "Forward + backward time against T, log-log");
   }
-  LinePlot r;
+  LinePlot r = kit::line_plot("How many times slower the RNN is", "sequence length T",
+                              "RNN time / attention time", kit::Axes::kLogLog);
   for (int pass = 0; pass < passes; ++pass)
     for (size_t ti = 0; ti < threads.size(); ++ti)
       r.series.push_back({fmt::format("{} {}t", kPassName[pass], threads[ti]), ts,
                           column(cells[pass][ti], &Cell::ratio)});
   r.series.push_back({"document (fwd)", kDocTs, kDocRatio, "#9ca3af", true, true});
   r.refs = {{RefLine::kHorizontal, 1.0, "equal time"}};
-  r.log_x = r.log_y = true;
-  r.title = "How many times slower the RNN is";
-  r.x_label = "sequence length T";
-  r.y_label = "RNN time / attention time";
   ctx.figure("ratio", line_plot_svg(r), "RNN / attention: rises, peaks, then falls as T^2 grows");
 }
 

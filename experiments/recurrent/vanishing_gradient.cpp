@@ -17,20 +17,7 @@
 // slope. PyTorch initialises W_hh ~ U(-1/sqrt(H), 1/sqrt(H)), entries of variance 1/(3H), so by
 // the circular law its eigenvalues fill a disc of radius ~1/sqrt(3) = 0.58; with tanh' < 1 on
 // top the per-step factor is ~0.5, not the 0.99 the text uses as an illustration.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <limits>
-#include <numeric>
-
-#include "autograd/error.h"
-#include "autograd/functional.h"
-#include "experiments/experiment.h"
-#include "experiments/kit/plot.h"
-#include "experiments/report/charts.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "nn/attention/multihead_attention.h"
 #include "nn/gradient_probe.h"
 #include "nn/rnn/recurrent.h"

@@ -15,13 +15,6 @@ namespace {
 
 const std::string kRed = "#ef4444";
 
-size_t chars(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
 const std::string& colour_of(const std::string& given, size_t i) {
   return given.empty() ? palette(i) : given;
 }
@@ -29,7 +22,7 @@ const std::string& colour_of(const std::string& given, size_t i) {
 // Width and height of a legend box for these names.
 std::pair<double, double> legend_size(const std::vector<std::string>& names) {
   size_t longest = 0;
-  for (const auto& n : names) longest = std::max(longest, chars(n));
+  for (const auto& n : names) longest = std::max(longest, display_width(n));
   return {34 + static_cast<double>(longest) * 6.6, 6 + 17.0 * static_cast<double>(names.size())};
 }
 
@@ -58,7 +51,7 @@ struct BarGeometry {
 BarGeometry bar_geometry(const BarChart& c) {
   BarGeometry g;
   size_t longest = 0;
-  for (const auto& l : c.labels) longest = std::max(longest, chars(l));
+  for (const auto& l : c.labels) longest = std::max(longest, display_width(l));
   const double n = static_cast<double>(c.labels.size());
   const double group = std::max(14.0, 10.0 * static_cast<double>(c.series.size()) + 6);
   if (c.stacked && c.series.size() > 1) {  // the legend goes right of the plot, not over it

@@ -19,16 +19,9 @@ constexpr double kTitleHeight = 26;
 constexpr double kAxisLabelSpace = 20;
 constexpr double kColorbarSpace = 90;
 
-size_t chars(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
 size_t longest(const std::vector<std::string>& labels) {
   size_t n = 0;
-  for (const auto& l : labels) n = std::max(n, chars(l));
+  for (const auto& l : labels) n = std::max(n, display_width(l));
   return n;
 }
 

@@ -12,14 +12,6 @@ namespace attn::experiments {
 
 namespace {
 
-// Width in terminal columns: counts UTF-8 code points, not bytes ('␣' is one column).
-size_t display_width(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
-
 bool looks_numeric(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s)
@@ -36,6 +28,13 @@ std::string pad(const std::string& s, size_t width, bool right) {
 }
 
 }  // namespace
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
 
 std::string fixed(double v, int precision) {
   std::string s = fmt::format("{:.{}f}", v, precision);

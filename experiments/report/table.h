@@ -53,6 +53,8 @@ std::string fixed(double v, int precision = 3);
 std::string sig(double v, int digits = 3);
 // Scientific notation with `decimals` digits after the point: sci(0.000123) = "1.23e-04".
 std::string sci(double v, int decimals = 2);
+// Width in terminal columns (and SVG characters): UTF-8 code points, not bytes ('␣' is one).
+size_t display_width(const std::string& s);
 // Escapes &, <, >, " for HTML and SVG text.
 std::string xml_escape(const std::string& s);
 

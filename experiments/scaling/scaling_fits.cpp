@@ -1,18 +1,8 @@
 #include "experiments/scaling/scaling_fits.h"
 #include "experiments/kit/plot.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <functional>
-
-#include "autograd/error.h"
 #include "experiments/common/compute_frontier.h"
-#include "experiments/common/loglog.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 

@@ -22,18 +22,9 @@
 // small; the models are thousands of parameters, not millions to billions; and the token axis
 // counts repeated passes over one short text.
 // Step through: train_scaling_run (experiments/common/scaling_run.cpp), fit_power_law.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-#include <cmath>
 #include <set>
 
-#include "autograd/error.h"
-#include "experiments/experiment.h"
-#include "experiments/report/charts.h"
-#include "experiments/report/table.h"
-#include "experiments/run_context.h"
+#include "experiments/kit/kit.h"
 #include "experiments/scaling/scaling_fits.h"
 #include "train/progress.h"
 #include "train/run/task_setup.h"

@@ -107,6 +107,23 @@ TEST_SUITE("experiments") {
           }
   }
 
+  TEST_CASE("ablate-block: when the intact block diverges, no part's removal is judged") {
+    // A learning rate that blows every model up: each variant "fails to train", so the rows
+    // that read a drop from the intact block would all say the removal changed nothing.
+    const RunContext ctx =
+        run_judged("ablate-block", {{"lr", "1e6"}, {"steps", "60"}, {"warmup", "5"}});
+    int rows = 0;
+    for (const auto& c : ctx.comparisons())
+      for (const auto& e : c.entries()) {
+        INFO(e.name);
+        CHECK(e.status() == ClaimStatus::kNotJudged);
+        CHECK(e.not_judged_reason.find("the intact block diverged on reversal") !=
+              std::string::npos);
+        ++rows;
+      }
+    CHECK(rows >= 4);
+  }
+
   TEST_CASE("gpt-bert-encdec: an untrained encoder-decoder is not judged, and never passes") {
     // Two steps each: no model trains. The claim keeps its threshold (0.90; --quick used to set
     // it to 0, which any model passes).
