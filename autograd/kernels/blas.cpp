@@ -1,6 +1,7 @@
 #include "autograd/kernels/blas.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 
@@ -12,9 +13,30 @@ namespace attn::kernels {
 
 namespace {
 
-// The product by BLAS, or by blocks for a triangle that small_gemm cannot pack.
+// While alive, the calling thread's OpenMP thread count is 1 when it is outside an active
+// parallel region. OpenBLAS's OpenMP build splits a call over omp_get_max_threads() threads
+// there (inside an active region it runs on the calling thread anyway), and its bits follow its
+// split; openblas_set_num_threads(1) does not stop it: 0.3.21 resets its count to OpenMP's.
+class BlasOnCallingThread {
+ public:
+  BlasOnCallingThread() : outer_(omp_in_parallel() ? 0 : omp_get_max_threads()) {
+    if (outer_ > 1) omp_set_num_threads(1);
+  }
+  ~BlasOnCallingThread() {
+    if (outer_ > 1) omp_set_num_threads(outer_);
+  }
+  BlasOnCallingThread(const BlasOnCallingThread&) = delete;
+  BlasOnCallingThread& operator=(const BlasOnCallingThread&) = delete;
+
+ private:
+  int outer_;
+};
+
+// The product by BLAS (on the calling thread), or by blocks for a triangle that small_gemm
+// cannot pack.
 void gemm_without_small(const GemmCall& g) {
   if (g.triangle.part != Triangle::Part::kAll) return triangle_gemm_by_blocks(g);
+  const BlasOnCallingThread one_thread;
   const CBLAS_TRANSPOSE ta = g.trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = g.trans_b ? CblasTrans : CblasNoTrans;
 #ifdef ATTN_REAL_DOUBLE
@@ -49,21 +71,19 @@ void gemm_split(const GemmCall& g) {
   if (g.m == 0 || g.n == 0) return;
   constexpr int64_t kAlign = 16;                  // blocks of whole micro-kernel panels
   constexpr int64_t kMinWork = int64_t{1} << 18;  // multiply-adds below which one thread wins
-  constexpr int64_t kSplitBlocks = 2;             // one per core of the machines measured
   // The kernel is chosen once, for the whole product and as if from a parallel body (this
-  // function splits the product itself, so BLAS's own threading is not needed): every block
-  // then computes its elements exactly as the unsplit product would, and the result does not
-  // depend on the thread count. Each block keeps its whole K, so no element's sum is cut.
+  // function splits the product itself): every block takes the same kernel, whatever the thread
+  // count. Each block keeps its whole K, so no element's sum is cut.
   bool small = false;
   {
     const ParallelBody as_in_a_body;
     small = small_gemm_fits(g);
   }
-  // The blocks are the same at any thread count too (kSplitBlocks, run one after the other on
-  // one thread): OpenBLAS's bits for an element can depend on where the block it is in starts.
+  // The blocks are the same at any thread count too (kSplitThreads of them, run one after the
+  // other on one thread): OpenBLAS's bits for an element can depend on where its block starts.
   const bool by_rows = g.m >= g.n;
   const int64_t extent = by_rows ? g.m : g.n;
-  const int64_t block = (extent / kSplitBlocks + kAlign - 1) / kAlign * kAlign;
+  const int64_t block = (extent / kSplitThreads + kAlign - 1) / kAlign * kAlign;
   if (in_parallel_body() || g.m * g.n * g.k < kMinWork || block < 2 * kAlign)
     return gemm_by(small, g);
   const int64_t blocks = (extent + block - 1) / block;

@@ -1,11 +1,12 @@
-// Threads: one OpenMP pool shared by our kernels and by OpenBLAS.
+// Threads: one OpenMP pool for our kernels; a BLAS call always computes on the calling thread.
 //
 //   attn::set_num_threads(2);                       // both cores (or ATTN_THREADS=2)
 //   attn::kernels::parallel_for(rows, cols, [&](int64_t r) { ... one row ... });
 //
-// attnlab links the OpenMP build of OpenBLAS, so a BLAS call made outside a parallel region
-// uses the same OpenMP threads as our loops and a call made inside one runs single-threaded:
-// the two never oversubscribe the cores (see docs/performance.md for the measurements).
+// attnlab links the OpenMP build of OpenBLAS, which would cut a call made outside a parallel
+// region over the OpenMP threads, and its bits follow the cut: kernels::gemm makes every call
+// single-threaded and cuts a large product itself (gemm_split), into blocks that do not depend
+// on the thread count (issue 32). Our loops and BLAS never oversubscribe the cores.
 #pragma once
 
 #include <omp.h>
@@ -34,6 +35,12 @@ namespace attn::kernels {
 
 // Below this many scalar operations a loop runs serially: waking threads costs more.
 inline constexpr int64_t kParallelThreshold = 1 << 15;
+
+// The thread count that work splits which change the arithmetic are sized for (gemm_split's
+// blocks, a triangle's row ranges, attention backward's jobs): a constant, never num_threads(),
+// so the same additions happen in the same order at any thread count and the bits are the same
+// (issue 32). 2: the cores of the machines measured (docs/performance.md).
+inline constexpr int64_t kSplitThreads = 2;
 
 // True inside a parallel_for (or run_pair) body, on every thread that runs it, also when the
 // loop runs serially because it is small or only one thread is set. Kernels choose by it, never

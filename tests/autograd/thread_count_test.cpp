@@ -71,11 +71,10 @@ std::vector<Tensor> forward_backward() {
   const Var heads = add(add(plain, tri), head_slice(fused, kH, 0, kC));
   const Var h = add(x, reshape(transpose(reshape(heads, {kB, kH, kT * kD})), {kB, kT, kC}));
   const Var y = add(h, linear(gelu(linear(layer_norm(h, ln_w, ln_b), w_up)), w_down));
-  const Var loss =
-      add(cross_entropy(linear(y, w_out), targets), sum(mul(block, block)));
+  const Var loss = add(cross_entropy(linear(y, w_out), targets), sum(mul(block, block)));
   loss.backward();
-  return {loss.value(), y.value(),  block.value(), x.grad(),    w_qkv.grad(),
-          w_up.grad(),  w_down.grad(), w_out.grad(), ln_w.grad(), ln_b.grad()};
+  return {loss.value(), y.value(),     block.value(), x.grad(),    w_qkv.grad(),
+          w_up.grad(),  w_down.grad(), w_out.grad(),  ln_w.grad(), ln_b.grad()};
 }
 
 // One product through gemm_split, one through gemm inside a parallel_for body, and one through
@@ -84,14 +83,38 @@ std::vector<Tensor> products(int64_t m, int64_t n, int64_t k) {
   Generator gen(5);
   const Tensor a = Tensor::randn({m, k}, gen), b = Tensor::randn({n, k}, gen);
   Tensor split({m, n}), in_body({m, n}), whole({m, n});
-  kernels::gemm({.trans_b = true, .m = m, .n = n, .k = k, .a = a.data(), .lda = k,
-                 .b = b.data(), .ldb = k, .c = whole.data(), .ldc = n});
-  kernels::gemm_split({.trans_b = true, .m = m, .n = n, .k = k, .a = a.data(), .lda = k,
-                       .b = b.data(), .ldb = k, .c = split.data(), .ldc = n});
+  kernels::gemm({.trans_b = true,
+                 .m = m,
+                 .n = n,
+                 .k = k,
+                 .a = a.data(),
+                 .lda = k,
+                 .b = b.data(),
+                 .ldb = k,
+                 .c = whole.data(),
+                 .ldc = n});
+  kernels::gemm_split({.trans_b = true,
+                       .m = m,
+                       .n = n,
+                       .k = k,
+                       .a = a.data(),
+                       .lda = k,
+                       .b = b.data(),
+                       .ldb = k,
+                       .c = split.data(),
+                       .ldc = n});
   kernels::parallel_for(2, kernels::kParallelThreshold, [&](int64_t half) {
     const int64_t lo = half * (m / 2), rows = half == 0 ? m / 2 : m - m / 2;
-    kernels::gemm({.trans_b = true, .m = rows, .n = n, .k = k, .a = a.data() + lo * k, .lda = k,
-                   .b = b.data(), .ldb = k, .c = in_body.data() + lo * n, .ldc = n});
+    kernels::gemm({.trans_b = true,
+                   .m = rows,
+                   .n = n,
+                   .k = k,
+                   .a = a.data() + lo * k,
+                   .lda = k,
+                   .b = b.data(),
+                   .ldb = k,
+                   .c = in_body.data() + lo * n,
+                   .ldc = n});
   });
   return {split, in_body, whole};
 }
@@ -118,10 +141,16 @@ TEST_SUITE("threads") {
 
   TEST_CASE("products near the small-GEMM and split limits are bit-identical at 1 and 2 threads") {
     // Around kSmallMaxSerialMNK (4 * 65536 multiply-adds) with a panel small_gemm takes, wider
-    // than its panel, and large enough for gemm_split to split by rows or by columns.
-    for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
-             {64, 64, 64}, {128, 64, 64}, {256, 128, 64}, {512, 96, 48}, {96, 512, 48},
-             {300, 200, 100}, {1024, 64, 32}}) {
+    // than its panel, large enough for gemm_split to split by rows or by columns, and one too
+    // narrow to split with a long K (3.1e6 multiply-adds: OpenBLAS would split it itself).
+    for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{{64, 64, 64},
+                                                                     {128, 64, 64},
+                                                                     {256, 128, 64},
+                                                                     {512, 96, 48},
+                                                                     {96, 512, 48},
+                                                                     {300, 200, 100},
+                                                                     {1024, 64, 32},
+                                                                     {24, 32, 4096}}) {
       CAPTURE(m);
       CAPTURE(n);
       CAPTURE(k);

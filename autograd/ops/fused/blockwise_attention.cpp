@@ -30,8 +30,9 @@ namespace attn {
 namespace {
 constexpr real kNegInf = -std::numeric_limits<real>::infinity();
 // The backward's least number of jobs, from key heads and ranges of their key blocks: enough
-// for 2 threads to share evenly; a constant, so the split is the same at any thread count.
-constexpr int64_t kBackwardJobs = 4;
+// for kSplitThreads threads to share evenly; a constant, so the split is the same at any thread
+// count.
+constexpr int64_t kBackwardJobs = 2 * kernels::kSplitThreads;
 }  // namespace
 
 struct BlockwiseAttentionOp final : Op {
