@@ -63,11 +63,13 @@ inline void gemm(bool trans_a,
   gemm(GemmCall{trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
-// The same product with C split into one block per thread (along M, or along N when M is the
-// shorter side), each block a single-threaded GEMM inside one parallel region. On 2 threads
+// The same product with C split into kSplitThreads blocks (along M, or along N when M is the
+// shorter side), each a single-threaded GEMM inside one parallel region (one after the other on
+// one thread, so the bits do not depend on the thread count). gemm() outside a parallel body
+// comes here for every product BLAS would compute. On 2 threads
 // this measured faster than OpenBLAS splitting the call itself (docs/performance.md): the
-// threads share no packed panels and meet at one barrier. Every element of C is computed the
-// same way whatever the split. Inside a parallel region, or when small, it is plain gemm().
+// threads share no packed panels and meet at one barrier. Inside a parallel body
+// (parallel.h), or when small, it is plain gemm().
 void gemm_split(const GemmCall& g);
 
 }  // namespace attn::kernels

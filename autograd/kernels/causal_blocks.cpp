@@ -1,7 +1,5 @@
 #include "autograd/kernels/causal_blocks.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 #include "autograd/kernels/vec_math.h"
@@ -18,7 +16,9 @@ int64_t head_group(const Shape& a, const Shape& b) {
 }
 
 int64_t triangle_jobs_per_matrix(int64_t matrices, int64_t rows) {
-  const int64_t threads = omp_in_parallel() ? 1 : num_threads();
+  // Sized for kSplitThreads, not num_threads(): a matrix's row ranges change which products
+  // (and so which additions) compute its rows, and they must not change with the thread count.
+  const int64_t threads = in_parallel_body() ? 1 : kSplitThreads;
   if (matrices >= 2 * threads) return 1;
   const int64_t wanted = (2 * threads + matrices - 1) / std::max<int64_t>(matrices, 1);
   return std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, rows / 32));

@@ -47,8 +47,9 @@ struct CausalRows {
 // differ elsewhere or Hkv does not divide H.
 int64_t head_group(const Shape& a, const Shape& b);
 
-// Jobs per matrix for parallel_triangles: 1 when there are enough matrices to keep every thread
-// busy, else enough to give each thread two (at most one per 32 rows).
+// Jobs per matrix for parallel_triangles: 1 when there are enough matrices to keep
+// kSplitThreads threads busy, else enough to give each two (at most one per 32 rows). Depends
+// on the shapes and on whether it runs in a parallel body, never on the thread count.
 int64_t triangle_jobs_per_matrix(int64_t matrices, int64_t rows);
 
 // Calls fn(matrix, r0, r1) over row ranges covering rows [0, rows) of every matrix, in parallel.

@@ -365,7 +365,7 @@ void panel_gemm(const PanelGemm& g) {
   // One block of whole sum groups (of whole register blocks) per thread: every row of C is
   // computed by the same sequence of operations whatever the split, so the result does not
   // depend on the threads.
-  const int64_t threads = omp_in_parallel() ? 1 : num_threads();
+  const int64_t threads = in_parallel_body() ? 1 : num_threads();
   const int64_t per_thread = (g.rows + threads - 1) / threads;
   const int64_t block = (per_thread + kSumGroup - 1) / kSumGroup * kSumGroup;
   const int64_t blocks = (g.rows + block - 1) / block;

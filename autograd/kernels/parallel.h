@@ -1,11 +1,12 @@
-// Threads: one OpenMP pool shared by our kernels and by OpenBLAS.
+// Threads: one OpenMP pool for our kernels; a BLAS call always computes on the calling thread.
 //
 //   attn::set_num_threads(2);                       // both cores (or ATTN_THREADS=2)
 //   attn::kernels::parallel_for(rows, cols, [&](int64_t r) { ... one row ... });
 //
-// attnlab links the OpenMP build of OpenBLAS, so a BLAS call made outside a parallel region
-// uses the same OpenMP threads as our loops and a call made inside one runs single-threaded:
-// the two never oversubscribe the cores (see docs/performance.md for the measurements).
+// attnlab links the OpenMP build of OpenBLAS, which would cut a call made outside a parallel
+// region over the OpenMP threads, and its bits follow the cut: kernels::gemm makes every call
+// single-threaded and cuts a large product itself (gemm_split), into blocks that do not depend
+// on the thread count (issue 32). Our loops and BLAS never oversubscribe the cores.
 #pragma once
 
 #include <omp.h>
@@ -35,26 +36,62 @@ namespace attn::kernels {
 // Below this many scalar operations a loop runs serially: waking threads costs more.
 inline constexpr int64_t kParallelThreshold = 1 << 15;
 
+// The thread count that work splits which change the arithmetic are sized for (gemm_split's
+// blocks, a triangle's row ranges, attention backward's jobs): a constant, never num_threads(),
+// so the same additions happen in the same order at any thread count and the bits are the same
+// (issue 32). 2: the cores of the machines measured (docs/performance.md).
+inline constexpr int64_t kSplitThreads = 2;
+
+// True inside a parallel_for (or run_pair) body, on every thread that runs it, also when the
+// loop runs serially because it is small or only one thread is set. Kernels choose by it, never
+// by omp_in_parallel(): a one-thread run opens no parallel region, so a choice made by
+// omp_in_parallel() would differ between --threads 1 and 2 and so would the float bits
+// (issue 32). A product called from a body takes the single-threaded path at any thread count.
+inline thread_local bool t_in_parallel_body = false;
+inline bool in_parallel_body() {
+  return t_in_parallel_body;
+}
+
+// Marks the current thread as running a parallel body for its lifetime (restoring the previous
+// state, so nested bodies work).
+class ParallelBody {
+ public:
+  ParallelBody() : outer_(t_in_parallel_body) { t_in_parallel_body = true; }
+  ~ParallelBody() { t_in_parallel_body = outer_; }
+  ParallelBody(const ParallelBody&) = delete;
+  ParallelBody& operator=(const ParallelBody&) = delete;
+
+ private:
+  bool outer_;
+};
+
 // Calls body(i) for i in [0, n); in parallel when n * work_per_item is large enough.
 // Small loops never touch OpenMP: even a one-thread `omp parallel if(false)` region costs
 // about a microsecond, more than a whole small op should.
 template <class Body>
 void parallel_for(int64_t n, int64_t work_per_item, Body&& body) {
   if (n * work_per_item < kParallelThreshold || n < 2) {
+    const ParallelBody mark;
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
   }
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) body(i);
+#pragma omp parallel
+  {
+    const ParallelBody mark;
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) body(i);
+  }
 }
 
-// Runs two independent jobs at once, one per thread, when there are exactly two threads, no
-// parallel region is open yet and each job is worth a thread (work scalar operations);
-// otherwise one after the other (each may then use every thread). For pairs of products of the
-// same size, a linear layer's input and weight gradients: each on one core, instead of each
-// split across both with a barrier and shared packing per product.
+// Runs two independent jobs at once, one per thread, when no parallel body is running yet and
+// each job is worth a thread (work scalar operations); otherwise one after the other (each may
+// then use every thread). For pairs of products of the same size, a linear layer's input and
+// weight gradients: each on one core, instead of each split across both with a barrier and
+// shared packing per product. Whether the jobs pair up does not depend on the thread count
+// (only on where and how large), and paired jobs run as parallel bodies even on one thread, so
+// their kernels are the same at any thread count.
 inline bool runs_as_pair(int64_t work) {
-  return num_threads() == 2 && !omp_in_parallel() && work >= 16 * kParallelThreshold;
+  return !in_parallel_body() && work >= 16 * kParallelThreshold;
 }
 
 template <class A, class B>
@@ -64,8 +101,15 @@ void run_pair(int64_t work, A&& a, B&& b) {
     b();
     return;
   }
+  if (num_threads() < 2) {
+    const ParallelBody mark;
+    a();
+    b();
+    return;
+  }
 #pragma omp parallel num_threads(2)
   {
+    const ParallelBody mark;
     if (omp_get_thread_num() == 0)
       a();
     else

@@ -1,14 +1,13 @@
 #include "autograd/kernels/small_gemm.h"
 #include "autograd/kernels/isa_variant.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <type_traits>
 
 #include "autograd/kernels/pack.h"
+#include "autograd/kernels/parallel.h"
 #include "autograd/kernels/simd.h"
 
 namespace attn::kernels::ATTN_ISA_NS {
@@ -176,7 +175,7 @@ bool small_gemm_fits(const GemmCall& g) {
   // A triangle's blocks are cut to its shape here, which BLAS cannot do: any size that packs.
   if (g.triangle.part != Triangle::Part::kAll) return true;
   if (g.m < kSmallMinM || g.n > kSmallMaxN || g.k > kSmallMaxK) return false;
-  return g.m * g.n * g.k <= kSmallMaxSerialMNK || omp_in_parallel();
+  return g.m * g.n * g.k <= kSmallMaxSerialMNK || in_parallel_body();
 }
 
 namespace {

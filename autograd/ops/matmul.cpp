@@ -47,7 +47,7 @@ MatmulPlan plan_matmul(const Shape& a, const Shape& b, bool ta, bool tb) {
 // (attention's (T,T) x (T,d_head) per batch and head) are split across the threads, each GEMM
 // single-threaded inside the parallel region (the OpenMP OpenBLAS does that by itself): OpenBLAS
 // gains little from splitting one small GEMM, and every product writes its own output, so the
-// result does not depend on the thread count. One product (batch 1) keeps OpenBLAS's own threads.
+// result does not depend on the thread count. One product (batch 1) is cut by gemm() itself.
 template <class GemmI>
 void for_each_product(const MatmulPlan& p, GemmI&& gemm_i) {
   if (p.batch == 1) return gemm_i(0);

@@ -40,15 +40,11 @@ done
 lib="$(dirname "$0")/lib"
 SLOW_CPU_S=10
 
-# Known to give other float bits at --threads 1 than at --threads 2 (measured 2026-11-28): the
-# kernels pick another algorithm by the thread count, which adds in another order.
-# kernels::small_gemm_fits takes the small-matrix kernel for any product inside a parallel region
-# (omp_in_parallel()), which a --threads 1 run never opens, so the same product goes to OpenBLAS
-# at 1 thread and to small_gemm at 2; kernels::gemm_split cuts a product into row blocks only at
-# 2 threads and each block then picks its kernel by its own size. Remove an entry when it is fixed
-# (--full reports it). Timing-driven experiments are not listed: they declare what varies.
-THREAD_COUNT_KNOWN=(vanishing-gradient linear-vs-softmax-recall gpt-bert-encdec pre-post-norm
-  length-extrapolation mqa-gqa vit-patches scaling-law)
+# Experiments known to give other float bits at --threads 1 than at --threads 2: none since the
+# kernels split work by the shapes only (issue 32; docs/reliability.md section 7). An entry is run
+# twice at --threads 2 instead; remove it when it is fixed (--full reports it). Timing-driven
+# experiments are not listed: they declare what varies.
+THREAD_COUNT_KNOWN=()
 
 # name<TAB>reason<TAB>patterns (separated by \x1f), one line per experiment, from the registry.
 if ! table=$("$bin" list --json | "$py" -c '

@@ -29,6 +29,10 @@ namespace attn {
 
 namespace {
 constexpr real kNegInf = -std::numeric_limits<real>::infinity();
+// The backward's least number of jobs, from key heads and ranges of their key blocks: enough
+// for kSplitThreads threads to share evenly; a constant, so the split is the same at any thread
+// count.
+constexpr int64_t kBackwardJobs = 2 * kernels::kSplitThreads;
 }  // namespace
 
 struct BlockwiseAttentionOp final : Op {
@@ -119,22 +123,26 @@ struct BlockwiseAttentionOp final : Op {
   //   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - D),  dQ = scale dS K,  dK = scale dS^T Q,
   // all tile by tile; P is recomputed from L, so no Tq x Tk matrix exists here either.
   // Parallel over key/value heads: the `group` query heads sharing one add into its dK, dV.
-  // With fewer heads than threads (W5: one head), each head's key blocks are also split into
-  // `chunks` contiguous ranges, one job each: a job owns the dK, dV rows of its key blocks, and
-  // adds its share of dQ into its own buffer (O(Tq D) each); the buffers are summed in chunk
-  // order at the end, so the result depends on the thread count only at rounding level.
+  // With fewer than kBackwardJobs heads (W5: one head), each head's key blocks are also split
+  // into `chunks` contiguous ranges, one job each: a job owns the dK, dV rows of its key blocks,
+  // and adds its share of dQ into its own buffer (O(Tq D) each); the buffers are summed in chunk
+  // order at the end. The split depends on the shapes only, never on the thread count, so
+  // neither do the bits (issue 32). Jobs take the ranges first, last, second, second to last...:
+  // with a causal mask the early keys are seen by more queries, and a thread's run of
+  // consecutive jobs then gets an even share of the work.
   void backward() override {
     const Tensor& g = dy();
     Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
            dvv = Tensor::zeros(v.shape());
     const int64_t kv_heads = batch / group, key_blocks = (tk + block - 1) / block;
-    const int64_t threads = num_threads();
-    const int64_t chunks = kv_heads >= threads ? 1 : std::min(threads, key_blocks);
+    const int64_t chunks = std::clamp<int64_t>((kBackwardJobs + kv_heads - 1) / kv_heads, 1,
+                                               std::max<int64_t>(key_blocks, 1));
     std::vector<Tensor> dq_more;  // chunk c > 0 adds its dQ here, chunk 0 into dq
     for (int64_t c = 1; c < chunks; ++c) dq_more.push_back(Tensor::zeros(q.shape()));
     kernels::parallel_for(
         kv_heads * chunks, group * tq * tk * (2 * d + 2 * dv) / chunks, [&](int64_t job) {
-          const int64_t kvi = job / chunks, chunk = job % chunks;
+          const int64_t kvi = job / chunks, j = job % chunks;
+          const int64_t chunk = j % 2 == 0 ? j / 2 : chunks - 1 - j / 2;
           const int64_t kb_begin = chunk * key_blocks / chunks * block;
           const int64_t kb_end = std::min(tk, (chunk + 1) * key_blocks / chunks * block);
           real* dq_base = chunk == 0 ? dq.data() : dq_more[chunk - 1].data();

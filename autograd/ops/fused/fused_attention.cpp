@@ -344,15 +344,17 @@ struct FusedAttentionOp final : Op {
 
   // One job per key head and batch entry, each doing its query heads' rows and then its keys,
   // the weights' gradient in a per-thread scratch while it is in cache, when there are enough
-  // such jobs for the threads and the scratch fits in L2; else the rows of every head in
-  // parallel into a full dS, then the keys of every key head (two passes, any size).
+  // such jobs for kSplitThreads threads and the scratch fits in L2; else the rows of every head
+  // in parallel into a full dS, then the keys of every key head (two passes, any size). The
+  // two ways split the sums differently, so the choice is by the shapes, never by
+  // num_threads(): the bits are the same at any thread count (issue 32).
   void run_backward(const GradView* dq, const GradView* dk, const GradView* dvw) const {
     const AttentionHeads& s = *heads;
     const int64_t tq_ = s.tq(), tk_ = s.tk(), per_head = tq_ * tk_, h = s.h, group = s.group;
     const int64_t kv_jobs = s.b * s.hkv, work = group * per_head * (2 * s.d + 2 * s.dv);
     const bool need_cols = dk || dvw;
     const real* dout = dy().data();
-    if (kv_jobs >= 2 * num_threads() && group * per_head <= kMaxScratch) {
+    if (kv_jobs >= 2 * kernels::kSplitThreads && group * per_head <= kMaxScratch) {
       kernels::parallel_for(kv_jobs, work, [&](int64_t kv_mat) {
         real* scratch = thread_buffer<Buffer::kScores>(group * per_head);
         const int64_t first = (kv_mat / s.hkv) * h + (kv_mat % s.hkv) * group;
