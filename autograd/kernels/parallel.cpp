@@ -13,6 +13,22 @@ extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace attn {
 
+namespace kernels {
+namespace {
+thread_local bool t_in_parallel_body = false;
+}  // namespace
+
+bool in_parallel_body() {
+  return t_in_parallel_body;
+}
+
+bool exchange_in_parallel_body(bool inside) {
+  const bool outer = t_in_parallel_body;
+  t_in_parallel_body = inside;
+  return outer;
+}
+}  // namespace kernels
+
 void set_num_threads(int n) {
   if (n <= 0) n = omp_get_num_procs();
   omp_set_num_threads(n);

@@ -47,17 +47,19 @@ inline constexpr int64_t kSplitThreads = 2;
 // by omp_in_parallel(): a one-thread run opens no parallel region, so a choice made by
 // omp_in_parallel() would differ between --threads 1 and 2 and so would the float bits
 // (issue 32). A product called from a body takes the single-threaded path at any thread count.
-inline thread_local bool t_in_parallel_body = false;
-inline bool in_parallel_body() {
-  return t_in_parallel_body;
-}
+// The flag is a thread_local in parallel.cpp, reached only through these two functions: an
+// inline variable here would be defined again in the AVX2 and AVX-512 kernel copies'
+// objects, which must define nothing outside their own namespace (scripts/check_isa_symbols).
+bool in_parallel_body();
+// Sets this thread's flag to `inside` and returns what it was.
+bool exchange_in_parallel_body(bool inside);
 
 // Marks the current thread as running a parallel body for its lifetime (restoring the previous
 // state, so nested bodies work).
 class ParallelBody {
  public:
-  ParallelBody() : outer_(t_in_parallel_body) { t_in_parallel_body = true; }
-  ~ParallelBody() { t_in_parallel_body = outer_; }
+  ParallelBody() : outer_(exchange_in_parallel_body(true)) {}
+  ~ParallelBody() { exchange_in_parallel_body(outer_); }
   ParallelBody(const ParallelBody&) = delete;
   ParallelBody& operator=(const ParallelBody&) = delete;
 
