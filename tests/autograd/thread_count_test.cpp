@@ -83,38 +83,28 @@ std::vector<Tensor> products(int64_t m, int64_t n, int64_t k) {
   Generator gen(5);
   const Tensor a = Tensor::randn({m, k}, gen), b = Tensor::randn({n, k}, gen);
   Tensor split({m, n}), in_body({m, n}), whole({m, n});
-  kernels::gemm({.trans_b = true,
-                 .m = m,
-                 .n = n,
-                 .k = k,
-                 .a = a.data(),
-                 .lda = k,
-                 .b = b.data(),
-                 .ldb = k,
-                 .c = whole.data(),
-                 .ldc = n});
-  kernels::gemm_split({.trans_b = true,
-                       .m = m,
-                       .n = n,
-                       .k = k,
-                       .a = a.data(),
-                       .lda = k,
-                       .b = b.data(),
-                       .ldb = k,
-                       .c = split.data(),
-                       .ldc = n});
+  // C = A B^T; each call below differs from this one only in C (and the body's in its rows).
+  const kernels::GemmCall product{.trans_b = true,
+                                  .m = m,
+                                  .n = n,
+                                  .k = k,
+                                  .a = a.data(),
+                                  .lda = k,
+                                  .b = b.data(),
+                                  .ldb = k,
+                                  .c = whole.data(),
+                                  .ldc = n};
+  kernels::gemm(product);
+  kernels::GemmCall to_split = product;
+  to_split.c = split.data();
+  kernels::gemm_split(to_split);
   kernels::parallel_for(2, kernels::kParallelThreshold, [&](int64_t half) {
     const int64_t lo = half * (m / 2), rows = half == 0 ? m / 2 : m - m / 2;
-    kernels::gemm({.trans_b = true,
-                   .m = rows,
-                   .n = n,
-                   .k = k,
-                   .a = a.data() + lo * k,
-                   .lda = k,
-                   .b = b.data(),
-                   .ldb = k,
-                   .c = in_body.data() + lo * n,
-                   .ldc = n});
+    kernels::GemmCall part = product;
+    part.m = rows;
+    part.a = a.data() + lo * k;
+    part.c = in_body.data() + lo * n;
+    kernels::gemm(part);
   });
   return {split, in_body, whole};
 }
