@@ -43,8 +43,10 @@ print(len(s), s.count("ok"), s.count("DIFFERS"), s.count("not judged"))' "$1"
 }
 
 cd "$tmp" || exit 1
+declare -A default_run  # NAME -> its default-setting run folder (the later --seed run may sort first)
 for n in "${experiments[@]}"; do
   "$bin" run "$n" --threads 2 >"$tmp/$n.log" 2>&1 || fail "attnlab run $n exited non-zero"
+  default_run[$n]=$(ls -d runs/"$n"/*/ | head -1)
 done
 want=$(count_rows runs "${experiments[@]}")
 out=$("$bin" claims 2>&1); rc=$?
@@ -80,9 +82,8 @@ else
 fi
 
 # Damaged files: the newest default-setting run of each is planted, older good runs stay.
-plant() {  # plant NAME: a copy of NAME's run folder, dated later, printed
-  local src dst
-  src=$(ls -d runs/"$1"/*/ | head -1)
+plant() {  # plant NAME: a copy of NAME's default-setting run folder, dated later, printed
+  local src=${default_run[$1]} dst
   dst="runs/$1/29991231-235959"
   cp -r "$src" "$dst" && echo "$dst"
 }
