@@ -42,6 +42,7 @@ namespace attn::experiments {
   X(gpt_bert_encdec)             \
   X(head_ablation)               \
   X(attention_shuffle)           \
+  X(winograd_shortcut)           \
   X(additive_vs_dot)             \
   X(pre_post_norm)               \
   X(ablate_block)                \

@@ -1,0 +1,81 @@
+// The toy coreference task of winograd-shortcut (000 §X) and the small transformer that solves
+// it: which noun does "it" name in "the N1 V the N2 because it was ADJ"?
+//
+//   Generator gen(1);
+//   WinogradSet s = draw_winograd(500, Referent::kSecond, gen);  // ids (500,9), labels (500)
+//   PronounModel m(read_model(cfg), gen);
+//   Var logits = m.forward(s.ids);                        // (500, nouns): the named noun
+//   ItRow row = m.it_row(0, s.ids);                       // layer 0: mass on N1 and on N2
+//
+// The answer is a verb-adjective rule, a toy Winograd schema: every verb and every adjective
+// has a sign, and "it" is the subject (N1) when the signs agree, the object (N2) otherwise.
+//   beat, outran (+): the subject has the strong/fast side    "the fox beat the owl because
+//   feared, trailed (-): the object has it                     it was strong" -> fox
+//   strong, fast (+), weak, slow (-)                           "... feared ... strong" -> owl
+// So the referent depends on two words jointly (their product), and its identity must be fetched
+// from position 1 or 4: the model attends from "it" to the noun it names. The label is that
+// noun's index among the nouns (drawn at random, N1 != N2), so no answer can be memorised.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "autograd/generator.h"
+#include "autograd/var.h"
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/module_list.h"
+#include "nn/norms.h"
+#include "nn/positional/learned.h"
+#include "nn/transformer/encoder_layer.h"
+#include "train/options/groups.h"
+
+namespace attn::experiments {
+
+// The positions of the template "the N1 V the N2 because it was ADJ".
+constexpr int64_t kFirstNounAt = 1, kSecondNounAt = 4, kItAt = 6, kSentenceLength = 9;
+
+// Which sentences a set holds: "it" names the first noun, the second, or either (half each).
+enum class Referent { kFirst, kSecond, kEither };
+
+struct WinogradSet {
+  Tensor ids;     // (n, 9) token ids
+  Tensor labels;  // (n) the named noun's index among the nouns
+  Tensor first;   // (n) the first noun's index (to count answers that name it)
+};
+
+int64_t winograd_vocabulary();  // tokens of the template words, nouns, verbs and adjectives
+int64_t winograd_nouns();       // the answer classes
+WinogradSet draw_winograd(int64_t n, Referent which, Generator& gen);
+// The sentence of row r of `ids` as words.
+std::vector<std::string> winograd_words(const Tensor& ids, int64_t r);
+
+// Attention from "it" in one layer, averaged over heads and sentences.
+struct ItRow {
+  double first = 0, second = 0;  // mass on N1 and on N2
+  std::vector<double> row;       // over the 9 positions
+};
+
+// ids (B,9) -> logits (B, nouns): token embeddings plus learned positions, num_layers pre-norm
+// encoder layers (bidirectional, no dropout), a final LayerNorm, and a linear readout of the
+// vector at the position of "it".
+class PronounModel : public nn::Module {
+ public:
+  PronounModel(const train::options::ModelSettings& m, Generator& gen);
+  Var forward(const Tensor& ids);
+  // Runs the model on ids (no gradient) and reads layer `layer`'s attention row from "it".
+  ItRow it_row(int64_t layer, const Tensor& ids);
+  int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
+
+ private:
+  int64_t d_model_;
+  std::shared_ptr<nn::Embedding> tok_;
+  std::shared_ptr<nn::LearnedPositionalEmbedding> pos_;
+  std::shared_ptr<nn::ModuleList<nn::TransformerEncoderLayer>> layers_;
+  std::shared_ptr<nn::LayerNorm> norm_;
+  std::shared_ptr<nn::Linear> head_;
+};
+
+}  // namespace attn::experiments
