@@ -20,6 +20,7 @@ namespace attn::experiments {
   X(identity_lookup)             \
   X(memory_wall)                 \
   X(attention_heatmap)           \
+  X(attention_matrix)            \
   X(anagrams)                    \
   X(query_bars)                  \
   X(mha_heads)                   \
