@@ -25,7 +25,6 @@
 #include "data/tasks/long_range.h"
 #include "data/tasks/recall.h"
 #include "experiments/common/zoo_variants.h"
-#include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/efficient/attention_zoo_claims.h"
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/step_costs.h"
