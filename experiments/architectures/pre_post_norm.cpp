@@ -17,13 +17,15 @@
 // blocks (Xiong et al. 2020), and large early Adam updates there can derail training unless
 // the learning rate starts small (warm-up).
 // Step through: nn::sublayer (the two placements), train::Trainer::run (the divergence stop),
-// then layer_gradient_norms.
+// then init_block_gradient_norms.
 #include "experiments/kit/kit.h"
 #include "experiments/kit/trained_model_report.h"
 
+#include "data/stream.h"
 #include "experiments/architectures/pre_post_norm_claims.h"
-#include "experiments/common/layer_gradients.h"
 #include "experiments/common/trained_run.h"
+#include "train/run/task_model.h"
+#include "train/run/task_setup.h"
 #include "train/trainer.h"
 
 namespace attn::experiments {
@@ -91,6 +93,38 @@ Outcome train_one(const train::TrainConfig& tc, double fail_loss, const std::str
 
 // ---- gradient norms at initialisation --------------------------------------------------------
 
+// ||grad|| of each block's parameters ("layers.<i>.*": sqrt of the sum of squares of all their
+// gradient entries) after one backward pass, without an update, on the model and first batch
+// `attnlab train` would start from with tc (same init and stream seeds, as train_task builds
+// them): the numbers describe step 1 of those runs.
+std::vector<double> init_block_gradient_norms(const train::TrainConfig& tc) {
+  train::validate_train_config(tc);
+  const train::TaskSetup setup = train::make_task_setup(tc);
+  Generator init(train::init_seed(tc));
+  const train::SequenceLimits limits{
+      std::max(setup.train->max_src_len(), setup.heldout->max_src_len()),
+      std::max(setup.train->max_tgt_len(), setup.heldout->max_tgt_len())};
+  const auto model = train::make_task_model(tc, *setup.train, limits, init);
+  data::ExampleStream stream(setup.train, train::stream_seed(tc));
+  model->loss(stream.next(tc.batch_size)).loss.backward();
+  const auto blocks = static_cast<size_t>(tc.num_layers);
+  std::vector<double> sums(blocks, 0.0);
+  std::vector<bool> seen(blocks, false);
+  for (const auto& [name, p] : model->module().named_parameters())
+    for (size_t i = 0; i < blocks; ++i) {
+      if (name.rfind(fmt::format("layers.{}.", i), 0) != 0) continue;
+      seen[i] = true;
+      if (!p.has_grad()) continue;  // a parameter the loss does not reach: gradient 0
+      const Tensor& g = p.grad();
+      for (int64_t k = 0; k < g.numel(); ++k)
+        sums[i] += static_cast<double>(g[k]) * static_cast<double>(g[k]);
+    }
+  for (size_t i = 0; i < blocks; ++i)
+    if (!seen[i]) throw Error(fmt::format("pre-post-norm: no parameter is named layers.{}.*", i));
+  for (double& s : sums) s = std::sqrt(s);
+  return sums;
+}
+
 std::vector<InitGradients> measure_init_gradients(const Config& cfg, uint64_t seed0) {
   std::vector<InitGradients> out;
   const int64_t seeds = cfg.get_int("seeds");
@@ -98,8 +132,8 @@ std::vector<InitGradients> measure_init_gradients(const Config& cfg, uint64_t se
     for (bool pre : {false, true}) {
       InitGradients g{depth, pre, std::vector<double>(static_cast<size_t>(depth), 0.0)};
       for (int64_t s = 0; s < seeds; ++s) {
-        const auto n = init_layer_gradient_norms(
-            lm_config(cfg, depth, pre, seed0 + static_cast<uint64_t>(s)), "layers.", depth);
+        const auto n =
+            init_block_gradient_norms(lm_config(cfg, depth, pre, seed0 + static_cast<uint64_t>(s)));
         for (size_t l = 0; l < n.size(); ++l) g.norms[l] += n[l] / static_cast<double>(seeds);
       }
       out.push_back(g);

@@ -15,10 +15,7 @@ namespace {
 // At most `n` bytes of `s`, cut at a character boundary, "..." marking the cut (terminal only:
 // the JSON and the page keep the whole text).
 std::string shorten(const std::string& s, size_t n) {
-  if (s.size() <= n) return s;
-  size_t cut = n - 3;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + "...";
+  return s.size() <= n ? s : cut_utf8(s, n - 3) + "...";
 }
 
 std::string mode_words(const Ledger& ledger) {

@@ -22,13 +22,6 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw BadFile(what);
 }
 
-// The first `n` bytes of s, without half a UTF-8 character at the cut.
-std::string cut_utf8(const std::string& s, size_t n) {
-  if (s.size() <= n) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
-
 // Texts from a file go to a terminal and a web page: control characters (an escape sequence
 // could recolour or clear the terminal) become spaces, and a text is cut at 2000 bytes.
 std::string clean(const std::string& s) {
@@ -146,6 +139,12 @@ json parse_json(std::string_view text) {
 }
 
 }  // namespace
+
+std::string cut_utf8(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
 
 std::optional<RunSettings> parse_run_settings(std::string_view text, std::string& problem) {
   try {

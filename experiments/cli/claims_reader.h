@@ -80,4 +80,7 @@ RunFiles read_run_folder(const std::filesystem::path& dir, bool with_results = t
 // 64 MB limit", "cannot be read") in `problem` otherwise.
 std::optional<std::string> read_small_file(const std::filesystem::path& file, std::string& problem);
 
+// The first `n` bytes of s, without half a UTF-8 character at the cut.
+std::string cut_utf8(const std::string& s, size_t n);
+
 }  // namespace attn::experiments

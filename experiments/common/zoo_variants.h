@@ -1,6 +1,7 @@
 // The efficient-attention zoo of attention-zoo: each variant is a token mixer (mixer_model.h)
 // with a name, its document section and a one-line idea, built per layer so that a hybrid stack
-// is a variant too.
+// is a variant too (zoo_variants_projection.cpp, zoo_variants_recurrent.cpp); and the recurrent
+// variants' document rows.
 //
 //   for (const ZooVariant& v : zoo_projection_variants()) {
 //     MixerModel m(opts, [&](int64_t l, Generator& g) { return v.make(shape, l, g); }, gen);
@@ -8,9 +9,12 @@
 //   }
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "experiments/common/mixer_model.h"
+#include "experiments/report/compare.h"
 #include "nn/mixer/mixer_registry.h"
 
 namespace attn::experiments {
@@ -27,5 +31,22 @@ std::vector<ZooVariant> zoo_projection_variants();
 // The variants that carry a state from block to block: lightning attention, the hybrid 7:1
 // stack, a Titans-style memory as context.
 std::vector<ZooVariant> zoo_recurrent_variants();
+
+// The hybrid-lightning rule: softmax attention at layer l of an L-layer stack when l % 8 == 7
+// (MiniMax-01's one in eight) or l == L-1 (so a stack shallower than 8 still ends with one).
+bool hybrid_layer_is_softmax(int64_t layer, int64_t layers);
+
+// "Token-mixer parameters ...: softmax N, lightning N, ..." for every variant of vs at this
+// shape, and the hybrid's layer pattern: a note for the report.
+std::string mixer_parameter_note(const std::vector<ZooVariant>& vs, const ZooShape& shape);
+
+// attention-zoo's document rows for the recurrent variants among vs (those present): memory
+// exponents (linear in T), recall against softmax's (per variant, in vs's order), and the
+// hybrid's peak memory against softmax's at the longest length (peak_mib[variant][length]).
+void add_recurrent_claims(DocumentComparison& cmp,
+                          const std::vector<ZooVariant>& vs,
+                          const std::vector<double>& recall,
+                          const std::vector<double>& memory_slope,
+                          const std::vector<std::vector<double>>& peak_mib);
 
 }  // namespace attn::experiments

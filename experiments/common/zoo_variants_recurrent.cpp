@@ -9,7 +9,6 @@
 // is 7:1 exactly, a 10-layer one 8:2. The hybrid then costs no more parameters than either pure
 // stack (both layers own the same four d x d projections); what it buys is the read-out layer's
 // exact retrieval on top of a linear-time mixer.
-#include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/common/zoo_variants.h"
 #include "experiments/kit/kit.h"
 #include "nn/attention/lightning_attention.h"

@@ -17,16 +17,14 @@
 //      interleaved so outside load hits all alike, and the exact peak tensor bytes of one
 //      forward + backward; growth exponents on log-log axes;
 //   3. dual chunk attention's own claim, length: a RoPE character model trained at --rope_train_len
-//      read at longer lengths with plain RoPE indices and with DCA's (common/dca_extrapolation.h).
+//      read at longer lengths with plain RoPE indices and with DCA's (attention_zoo_dca.cpp).
 // Step through: nn::LshAttention::forward (the sort and the chunk masks),
 // nn::LinformerAttention::forward, nn::RopeAttention::forward (the three score matrices).
 #include "experiments/kit/kit.h"
 
 #include "data/tasks/long_range.h"
 #include "data/tasks/recall.h"
-#include "experiments/common/dca_extrapolation.h"
 #include "experiments/common/zoo_variants.h"
-#include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/efficient/attention_zoo_claims.h"
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/step_costs.h"
@@ -36,7 +34,7 @@ namespace attn::experiments {
 
 namespace {
 
-using zoo::Accuracies, zoo::Costs, zoo::index_of;
+using zoo::Accuracies, zoo::Costs, zoo::DcaExtrapolation, zoo::dca_part, zoo::index_of;
 
 // Every variant the zoo knows, in report order; last the rows of --plugin files (already
 // gradient-checked by experiments/plugin/plugin_loader.h).

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "experiments/common/zoo_variants_recurrent.h"
 #include "experiments/kit/summary.h"
 
 namespace attn::experiments::zoo {

@@ -1,6 +1,8 @@
-// attention-zoo's measurements (experiments/efficient/attention_zoo.cpp) and the document's
-// claims judged on them (attention_zoo_claims.cpp).
+// attention-zoo's measurements (experiments/efficient/attention_zoo.cpp), its length test for
+// dual chunk attention (attention_zoo_dca.cpp) and the document's claims judged on them
+// (attention_zoo_claims.cpp).
 //
+//   zoo::DcaExtrapolation dca = zoo::dca_part(cfg, ctx);   // part 3: trains, reports
 //   zoo::compare(ctx, variants, accuracies, costs, &dca, rope_train_len);   // or dca nullptr
 #pragma once
 
@@ -9,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/common/dca_extrapolation.h"
 #include "experiments/common/zoo_variants.h"
+#include "experiments/config.h"
 #include "experiments/kit/step_costs.h"
 #include "experiments/run_context.h"
 
@@ -36,6 +38,19 @@ struct Costs : kit::StepCosts {
   using StepCosts::StepCosts;
   std::vector<double> time_slope, memory_slope;  // [variant], fitted on the medians
 };
+
+// Part 3: next-character accuracy and loss per --rope_eval_lengths, the same weights read with
+// plain RoPE indices and with DCA's.
+struct DcaExtrapolation {
+  std::vector<double> plain_accuracy, dca_accuracy;
+  std::vector<double> plain_loss, dca_loss;
+  double max_dca_distance = 0;  // the largest query-key distance DCA used at the longest length
+  double train_seconds = 0;
+};
+
+// Trains the RoPE model and prints part 3's section, table, results (rope_*, dca_max_distance)
+// and figure.
+DcaExtrapolation dca_part(const Config& cfg, RunContext& ctx);
 
 // The document's claims on the memory exponents, recall against softmax (Linformer, Reformer,
 // Synthesizer), dual chunk attention beyond its training length (dca: nullptr when it did not

@@ -3,7 +3,7 @@
 // classical network (Hopfield 1982) stores about 0.14 d patterns of d binary neurons; the
 // modern one (Ramsauer et al. 2020), whose update xi <- X^T softmax(beta X xi) is one row of
 // attention, stores exponentially many, N ~ exp(d/2). Both are measured here, for d = 8 .. 64,
-// by the same test (experiments/common/hopfield.h):
+// by the same test (hopfield_networks.h):
 //   - n random +-1 patterns are stored; a probe is one of them with round(flip * d) entries
 //     negated; the retrieval succeeds when the final state's signs equal the pattern's in
 //     every entry;
@@ -19,7 +19,7 @@
 //
 //   attnlab run hopfield-capacity
 //   attnlab run hopfield-capacity --flip 0.25 --level 0.5 --dims 8,16,24,32
-#include "experiments/common/hopfield.h"
+#include "experiments/efficient/hopfield_networks.h"
 #include "experiments/kit/kit.h"
 
 namespace attn::experiments {
@@ -58,7 +58,7 @@ Curve sweep_classical(int64_t d, const RetrievalProbes& p, double level, Generat
   Curve c;
   for (int64_t n = 1; n <= d; ++n) {
     c.n.push_back(static_cast<double>(n));
-    c.rate.push_back(classical_retrieval(d, n, p, gen).rate());
+    c.rate.push_back(classical_retrieval(d, n, p, gen));
     if (c.rate.back() < kStopRate) break;
   }
   read_capacity(c, level, false);
@@ -86,7 +86,7 @@ Curve sweep_modern(int64_t d,
   Curve c;
   for (int64_t n : modern_grid(max_n)) {
     c.n.push_back(static_cast<double>(n));
-    c.rate.push_back(modern_retrieval(d, n, p, beta, steps, gen).rate());
+    c.rate.push_back(modern_retrieval(d, n, p, beta, steps, gen));
     if (c.rate.back() < kStopRate) break;
   }
   read_capacity(c, level, true);

@@ -23,168 +23,164 @@
 // chosen so the parameter counts agree within 10% (printed). Accuracy per answer token and per
 // whole answer, on fresh examples. Then the trained S6 model's step size Delta (§9.4: large on the
 // tokens to keep, small on noise) read out of its first layer at data, noise and marker tokens
-// (experiments/common/s6_probe.h).
+// (experiments/common/s6_probe.h). Part 3 lives in selective_ssm_tasks.cpp.
 #include "nn/ssm/selective_ssm.h"
 #include "data/tasks/recall.h"
 #include "data/tasks/selective_copy.h"
-#include "experiments/common/answer_training.h"
 #include "experiments/common/hippo_study.h"
-#include "experiments/common/mixer_model.h"
-#include "experiments/common/s6_probe.h"
-#include "experiments/common/scan_agreement.h"
-#include "experiments/common/ssm_mixer.h"
+#include "experiments/efficient/selective_ssm_tasks.h"
 #include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
 namespace {
 
-// ---- Part 3: the tasks -----------------------------------------------------------------------
+// ---- Part 2: S6's two scans side by side ------------------------------------------------------
+// nn::SelectiveSSM forced to the sequential tape scan (the textbook recurrence, one small op per
+// time step: nn/ssm/selective_scan_reference.h) and to the fused chunked scan
+// (autograd/ops/fused/selective_scan.cpp), with the same weights and input. The loss is
+// sum(y * w) with a fixed random w, so every output position sends a gradient back and the
+// gradients are those of a generic loss. The two layers are built from one seed, so their
+// parameters are identical (checked).
 
-struct MixerKind {
-  std::string name;
-  std::function<Mixer(int64_t d_model, Generator& gen)> make;
+struct ScanAgreement {
+  double output_diff = 0, gradient_diff = 0;
+  double output_scale = 0, gradient_scale = 0;  // max |y|, max |g| (what the differences are of)
+  double sequential_ms = 0, chunked_ms = 0;     // median forward + backward
 };
 
-std::vector<MixerKind> mixer_kinds(const Config& cfg) {
-  const int64_t nhead = cfg.get_int("nhead");
-  return {
-      {"softmax", [nhead](int64_t d, Generator& g) { return softmax_mixer(d, nhead, true, g); }},
-      {"linear", [nhead](int64_t d, Generator& g) { return linear_mixer(d, nhead, true, g); }},
-      {"s6", [n = cfg.get_int("d_state"), chunk = cfg.get_int("chunk")](int64_t d, Generator& g) {
-         return s6_mixer(d, n, g, {.chunk = chunk});
-       }}};
+double largest_magnitude(const Tensor& a) {
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::abs(static_cast<double>(a[i])));
+  return m;
 }
 
-MixerModelOptions body(const Config& cfg, const data::Task& task, int64_t d_model) {
-  return {.vocab = task.tokenizer().vocab_size(),
-          .max_len = task.max_src_len(),
-          .d_model = d_model,
-          .layers = cfg.get_int("num_layers"),
-          .classes = task.num_classes()};
+double largest_difference(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) throw Error("compare_scans: the two scans' shapes differ");
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    m = std::max(m, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+  return m;
 }
 
-std::unique_ptr<MixerModel> build(
-    const Config& cfg, const data::Task& task, const MixerKind& kind, int64_t d, uint64_t seed) {
-  Generator init(seed);
-  return std::make_unique<MixerModel>(
-      body(cfg, task, d), [&](int64_t, Generator& g) { return kind.make(d, g); }, init);
+// One forward + backward of loss = sum(y * w); returns y. Gradients land in x and the layer.
+Tensor forward_backward(const nn::SelectiveSSM& layer, const Var& x, const Var& w) {
+  const Var y = layer.forward(x);
+  Tensor out = y.value();
+  sum(mul(y, w)).backward();
+  return out;
 }
 
-// The width (a multiple of nhead, from 2 nhead up to 4 d_model) whose model has the parameter count
-// closest to `target`.
-int64_t matched_width(const Config& cfg,
-                      const data::Task& task,
-                      const MixerKind& kind,
-                      int64_t target) {
-  const int64_t step = cfg.get_int("nhead");
-  int64_t best = cfg.get_int("d_model"), best_gap = -1;
-  for (int64_t d = 2 * step; d <= 4 * cfg.get_int("d_model"); d += step) {
-    const int64_t gap = std::abs(build(cfg, task, kind, d, 0)->num_parameters() - target);
-    if (best_gap < 0 || gap < best_gap) best = d, best_gap = gap;
+ScanAgreement compare_scans(int64_t d_model,
+                            nn::SelectiveSsmOptions options,
+                            int64_t batch,
+                            int64_t t,
+                            uint64_t seed,
+                            int reps) {
+  Generator init_a(seed), init_b(seed), data(seed + 1);
+  options.scan = nn::SsmScan::kSequential;
+  nn::SelectiveSSM sequential(d_model, init_a, options);
+  options.scan = nn::SsmScan::kChunked;
+  nn::SelectiveSSM chunked(d_model, init_b, options);
+  const auto pa = sequential.named_parameters(), pb = chunked.named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i)
+    if (largest_difference(pa[i].second.value(), pb[i].second.value()) != 0)
+      throw Error("compare_scans: the two layers' parameters differ");
+  const Tensor x_value = Tensor::randn({batch, t, d_model}, data);
+  const Var w = Var::constant(Tensor::randn({batch, t, d_model}, data));
+  Var xa = Var::parameter(x_value), xb = Var::parameter(x_value.clone());
+
+  sequential.zero_grad();
+  chunked.zero_grad();
+  const Tensor ya = forward_backward(sequential, xa, w), yb = forward_backward(chunked, xb, w);
+  ScanAgreement r;
+  r.output_diff = largest_difference(ya, yb);
+  r.output_scale = largest_magnitude(ya);
+  r.gradient_diff = largest_difference(xa.grad(), xb.grad());
+  r.gradient_scale = largest_magnitude(xa.grad());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    r.gradient_diff =
+        std::max(r.gradient_diff, largest_difference(pa[i].second.grad(), pb[i].second.grad()));
+    r.gradient_scale = std::max(r.gradient_scale, largest_magnitude(pa[i].second.grad()));
   }
-  return best;
-}
-
-struct TaskResult {
-  std::vector<std::string> mixers;
-  std::vector<int64_t> widths, params;
-  std::vector<double> token_acc, answer_acc, seconds;
-  std::vector<AnswerRun> runs;
-  std::vector<std::unique_ptr<MixerModel>> models;  // trained, in the order of mixers
-};
-
-TaskResult task_part(const Config& cfg,
-                     RunContext& ctx,
-                     const data::Task& task,
-                     const std::string& key,
-                     const std::string& title) {
-  const std::vector<MixerKind> kinds = mixer_kinds(cfg);
-  const int64_t d = cfg.get_int("d_model");
-  const int64_t target = build(cfg, task, kinds[0], d, 0)->num_parameters();
-  const AnswerTrainingOptions o{.steps = cfg.get_int("steps"),
-                                .batch = cfg.get_int("batch_size"),
-                                .lr = cfg.get_real("lr"),
-                                .log_every = std::max<int64_t>(1, cfg.get_int("steps") / 40),
-                                .eval_size = cfg.get_int("eval_size")};
-  TaskResult r;
-  Table t(title, {"mixer", "d_model", "parameters", "vs softmax", "token accuracy",
-                  "whole-answer accuracy", "train s"});
-  for (const MixerKind& kind : kinds) {
-    const int64_t w = kind.name == "softmax" ? d : matched_width(cfg, task, kind, target);
-    std::unique_ptr<MixerModel> m = build(cfg, task, kind, w, ctx.seed() + 17);
-    const AnswerRun run = train_on_answers(*m, task, o, ctx.seed() + 29);
-    r.mixers.push_back(kind.name);
-    r.widths.push_back(w);
-    r.params.push_back(m->num_parameters());
-    r.token_acc.push_back(run.token_accuracy);
-    r.answer_acc.push_back(run.answer_accuracy);
-    r.seconds.push_back(run.seconds);
-    r.runs.push_back(run);
-    r.models.push_back(std::move(m));
-    t.add_row({kind.name, std::to_string(w), std::to_string(r.params.back()),
-               fmt::format("{:+.1f}%", 100.0 * (static_cast<double>(r.params.back()) / target - 1)),
-               fixed(run.token_accuracy, 3), fixed(run.answer_accuracy, 3), fixed(run.seconds, 1)});
-  }
-  ctx.table(t);
-  ctx.result(key + "_mixers", r.mixers);
-  ctx.result(key + "_d_model", r.widths);
-  ctx.result(key + "_parameters", r.params);
-  ctx.result(key + "_token_accuracy", r.token_acc);
-  ctx.result(key + "_answer_accuracy", r.answer_acc);
-  ctx.result(key + "_train_seconds", r.seconds);
-  CsvWriter csv = ctx.csv(key + "_curves", {"mixer", "step", "loss"});
-  LinePlot p = kit::line_plot(title + ": training loss", "step",
-                              "cross-entropy of the answer positions", kit::Axes::kLogY);
-  for (size_t i = 0; i < r.runs.size(); ++i) {
-    p.series.push_back(
-        {r.mixers[i], r.runs[i].curve_steps, r.runs[i].curve_loss, "", false, false});
-    for (size_t j = 0; j < r.runs[i].curve_steps.size(); ++j)
-      csv.row({static_cast<double>(i), r.runs[i].curve_steps[j], r.runs[i].curve_loss[j]});
-  }
-  ctx.figure(key + "_loss", line_plot_svg(p), title + ": training loss per mixer");
+  const std::vector<Timing> tm = time_interleaved({[&] {
+                                                     sequential.zero_grad();
+                                                     forward_backward(sequential, xa, w);
+                                                   },
+                                                   [&] {
+                                                     chunked.zero_grad();
+                                                     forward_backward(chunked, xb, w);
+                                                   }},
+                                                  reps, 4.0);
+  r.sequential_ms = 1e3 * tm[0].median_s;
+  r.chunked_ms = 1e3 * tm[1].median_s;
   return r;
 }
 
-size_t index_of(const TaskResult& r, const std::string& mixer) {
-  return static_cast<size_t>(std::find(r.mixers.begin(), r.mixers.end(), mixer) - r.mixers.begin());
-}
-
-// ---- Delta of the trained S6 model on selective copying (§9.4) --------------------------------
-
-struct Selection {
-  double data = 0, noise = 0, marker = 0;  // mean Delta over tokens of each kind and channels
-  double channels_data_above_noise = 0;    // fraction of channels with a larger mean at data
-  int64_t channels = 0;                    // E, the layer's inner channels
+struct ScanResult {
+  std::vector<double> ts, sequential_ms, chunked_ms;
+  double output_diff = 0, gradient_diff = 0;       // the largest, relative to the values' size
+  double chunked_slope = 0, sequential_slope = 0;  // log-log slopes of the time, last two T
 };
 
-Selection selection(const MixerModel& s6, const data::SelectiveCopyTask& task, uint64_t seed) {
-  Generator gen(seed);
-  const AnswerBatch b = answer_batch(task, 200, gen);
-  const Tensor delta = first_layer_delta(s6, b.ids);  // (B,T,E)
-  const int64_t n = delta.size(0), t = delta.size(1), e = delta.size(2);
-  std::vector<double> sum[3], count(3, 0.0);  // per kind (data, noise, marker), per channel
-  for (auto& v : sum) v.assign(static_cast<size_t>(e), 0.0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < t; ++j) {
-      const auto id = static_cast<int64_t>(b.ids[i * t + j]);
-      const int kind = id == task.marker_id() ? 2 : id == task.noise_id() ? 1 : 0;
-      count[static_cast<size_t>(kind)] += 1;
-      for (int64_t c = 0; c < e; ++c)
-        sum[kind][static_cast<size_t>(c)] += static_cast<double>(delta[(i * t + j) * e + c]);
-    }
-  Selection s;
-  s.channels = e;
-  double* means[3] = {&s.data, &s.noise, &s.marker};
-  for (int k = 0; k < 3; ++k) {
-    for (double v : sum[k]) *means[k] += v;
-    *means[k] /= count[static_cast<size_t>(k)] * static_cast<double>(e);
+// Prints the section, table, note and figure and records the results (scan_*).
+ScanResult scan_part(const Config& cfg, RunContext& ctx) {
+  const std::vector<int64_t> lengths = cfg.get_ints("scan_lengths");
+  const int64_t d = cfg.get_int("d_model"), b = cfg.get_int("scan_batch");
+  const nn::SelectiveSsmOptions o{.d_state = cfg.get_int("d_state"), .chunk = cfg.get_int("chunk")};
+  ctx.section(fmt::format(
+      "Part 2: nn::SelectiveSSM (d_model {}, N = {}), sequential tape scan vs fused chunked scan "
+      "(chunk {}), batch {}",
+      d, o.d_state, o.chunk, b));
+  Table t("Outputs and gradients of loss = sum(y * w), and one forward + backward (median)",
+          {"T", "max |dy|", "max |y|", "max |dgrad|", "max |grad|", "sequential ms", "chunked ms",
+           "sequential / chunked"});
+  CsvWriter csv = ctx.csv("scans", {"T", "output_diff", "output_scale", "gradient_diff",
+                                    "gradient_scale", "sequential_ms", "chunked_ms"});
+  ScanResult r;
+  for (int64_t T : lengths) {
+    const ScanAgreement a =
+        compare_scans(d, o, b, T, ctx.seed() + 53, static_cast<int>(cfg.get_int("scan_reps")));
+    r.ts.push_back(static_cast<double>(T));
+    r.sequential_ms.push_back(a.sequential_ms);
+    r.chunked_ms.push_back(a.chunked_ms);
+    r.output_diff = std::max(r.output_diff, a.output_diff / a.output_scale);
+    r.gradient_diff = std::max(r.gradient_diff, a.gradient_diff / a.gradient_scale);
+    t.add_row({std::to_string(T), fmt::format("{:.2g}", a.output_diff),
+               fmt::format("{:.3g}", a.output_scale), fmt::format("{:.2g}", a.gradient_diff),
+               fmt::format("{:.3g}", a.gradient_scale), fixed(a.sequential_ms, 2),
+               fixed(a.chunked_ms, 2), fixed(a.sequential_ms / a.chunked_ms, 1)});
+    csv.row({r.ts.back(), a.output_diff, a.output_scale, a.gradient_diff, a.gradient_scale,
+             a.sequential_ms, a.chunked_ms});
   }
-  for (int64_t c = 0; c < e; ++c)
-    s.channels_data_above_noise +=
-        sum[0][static_cast<size_t>(c)] / count[0] > sum[1][static_cast<size_t>(c)] / count[1];
-  s.channels_data_above_noise /= static_cast<double>(e);
-  return s;
+  ctx.table(t);
+  r.chunked_slope = log_log_slope(r.ts, r.chunked_ms, r.ts[r.ts.size() - 2]);
+  r.sequential_slope = log_log_slope(r.ts, r.sequential_ms, r.ts[r.ts.size() - 2]);
+  ctx.result("scan_lengths", lengths);
+  ctx.result("scan_sequential_ms", r.sequential_ms);
+  ctx.result("scan_chunked_ms", r.chunked_ms);
+  ctx.result("scan_output_relative_diff", r.output_diff);
+  ctx.result("scan_gradient_relative_diff", r.gradient_diff);
+  ctx.result("scan_chunked_time_slope", r.chunked_slope);
+  ctx.result("scan_sequential_time_slope", r.sequential_slope);
+  ctx.result("load_average", load_average());
+  ctx.note(fmt::format(
+      "The two scans compute one recurrence in different orders: the largest difference is {:.2g} "
+      "of the outputs' size and {:.2g} of the gradients' (float32 rounding). At T = {:.0f} the "
+      "sequential tape scan takes {:.3g} ms and the chunked one {:.3g} ms (x{:.1f}); from T = "
+      "{:.0f} to {:.0f} the chunked time grows like T^{:.2f} (the sequential like T^{:.2f}); the "
+      "recurrence's operation count is linear in T. "
+      "1-minute load average: {:.2f} (the two alternate, so outside load slows both alike).",
+      r.output_diff, r.gradient_diff, r.ts.back(), r.sequential_ms.back(), r.chunked_ms.back(),
+      r.sequential_ms.back() / r.chunked_ms.back(), r.ts[r.ts.size() - 2], r.ts.back(),
+      r.chunked_slope, r.sequential_slope, load_average()));
+  LinePlot p =
+      kit::line_plot("S6: one forward + backward, sequential tape scan vs fused chunked scan",
+                     "sequence length T", "ms (median)", kit::Axes::kLogLog);
+  p.series = {{"sequential (reference)", r.ts, r.sequential_ms},
+              {"chunked (fast)", r.ts, r.chunked_ms}};
+  ctx.figure("scan_time", line_plot_svg(p), "S6 forward + backward time against T, log-log");
+  return r;
 }
 
 void check(const Config& cfg) {
@@ -202,22 +198,6 @@ void check(const Config& cfg) {
     throw UsageError("selective-ssm: --scan_lengths needs at least two increasing lengths");
   if (cfg.get_int("recall_pairs") > 26)
     throw UsageError("selective-ssm: --recall_pairs must be at most 26 (one letter per key)");
-}
-
-// The trained S6 model's Delta at data, noise and marker tokens: the note and the results.
-Selection delta_part(const MixerModel& s6, const data::SelectiveCopyTask& copy, RunContext& ctx) {
-  const Selection sel = selection(s6, copy, ctx.seed() + 71);
-  ctx.note(fmt::format(
-      "The trained S6 model's first layer, on 200 fresh selective-copy inputs: mean Delta {:.3g} "
-      "at data tokens, {:.3g} at noise, {:.3g} at the markers (ratio data / noise {:.2f}); {:.0f}% "
-      "of its {} channels have a larger mean Delta at data than at noise.",
-      sel.data, sel.noise, sel.marker, sel.data / sel.noise, 100 * sel.channels_data_above_noise,
-      sel.channels));
-  ctx.result("copy_delta_data", sel.data);
-  ctx.result("copy_delta_noise", sel.noise);
-  ctx.result("copy_delta_marker", sel.marker);
-  ctx.result("copy_delta_channels_data_above_noise", sel.channels_data_above_noise);
-  return sel;
 }
 
 // 000 §9.2-9.5's claims: HiPPO's memory (part 1), S6's parallel scan (part 2).

@@ -5,7 +5,7 @@
 //   attnlab run sparse-challenge
 //   attnlab run sparse-challenge --lengths 256,1024,4096 --train_lengths 256,512 --steps 600
 //
-// Two models with the same parameters (experiments/common/long_range_classifier.h): dense uses
+// Two models with the same parameters (sparse_challenge_model.h): dense uses
 // nn::MultiheadAttention (every token sees all T; the fused O(T^2) kernel), banded uses
 // nn::SlidingWindowAttention (|i - j| <= window; its fast path is the O(T window)
 // banded_attention op, proven equal to the masked dense reference path by
@@ -27,7 +27,7 @@
 // interleaved (a, b, c, a, b, c, ...) so outside load hits all alike, and measures the exact peak
 // tensor bytes of one forward + backward.
 #include "data/tasks/long_range.h"
-#include "experiments/common/long_range_classifier.h"
+#include "experiments/efficient/sparse_challenge_model.h"
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/kit.h"
 #include "experiments/kit/step_costs.h"

@@ -6,9 +6,8 @@
 //
 //   attnlab run recurrent-baselines                        # 8 models x 30 s, ~4.5 min
 //   attnlab run recurrent-baselines --seconds 60 --models lstm:none,lstm:bahdanau,transformer
-//   attnlab run recurrent-baselines --models
-//   lstm:bahdanau,transformer,transformer:rope,transformer:alibi attnlab run recurrent-baselines
-//   --train-max-len 16 --lengths 4,8,12,16,20 --seconds 90
+//   attnlab run recurrent-baselines --models lstm:bahdanau,transformer:rope,transformer:alibi
+//   attnlab run recurrent-baselines --train_max_len 16 --lengths 4,8,12,16,20 --seconds 90
 //
 // Why a wall-time budget and not a step budget: the question is what each architecture makes of
 // the same compute on the same machine. A recurrent step walks the sequence one token at a time,

@@ -10,7 +10,6 @@
 #include "autograd/tape.h"
 #include "experiments/common/mixer_model.h"
 #include "experiments/common/zoo_variants.h"
-#include "experiments/common/zoo_variants_recurrent.h"
 
 namespace attn::experiments {
 

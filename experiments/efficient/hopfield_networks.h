@@ -4,8 +4,8 @@
 //
 //   attn::Generator gen(0);
 //   RetrievalProbes p{.flips = 4, .pattern_sets = 20, .probes_per_set = 16};
-//   RetrievalCount c = classical_retrieval(/*d=*/32, /*n=*/4, p, gen);   // c.rate() ~ 0.97
-//   RetrievalCount m = modern_retrieval(32, 4096, p, /*beta=*/1.0, /*steps=*/1, gen);
+//   double c = classical_retrieval(/*d=*/32, /*n=*/4, p, gen);   // success rate, ~0.97
+//   double m = modern_retrieval(32, 4096, p, /*beta=*/1.0, /*steps=*/1, gen);
 //
 // The test is the same for both. Draw n patterns with independent uniform +-1 entries, pick one
 // of them, flip exactly `flips` of its d entries (distinct positions, chosen uniformly): that is
@@ -31,22 +31,18 @@
 namespace attn::experiments {
 
 struct RetrievalProbes {
-  int64_t flips = 0;           // entries negated in each probe, 0 <= flips <= d
-  int64_t pattern_sets = 1;    // independent draws of the n stored patterns
+  int64_t flips = 0;           // entries negated in each probe, 0 <= flips < d / 2
+  int64_t pattern_sets = 1;    // independent draws of the n >= 1 stored patterns
   int64_t probes_per_set = 1;  // probes per draw, each from a uniformly chosen stored pattern
 };
 
-struct RetrievalCount {
-  int64_t successes = 0, probes = 0;
-  double rate() const { return probes ? static_cast<double>(successes) / probes : 0.0; }
-};
+// The success rate of n patterns of dimension d stored by Hebb's rule, retrieved by asynchronous
+// sign updates.
+double classical_retrieval(int64_t d, int64_t n, const RetrievalProbes& p, Generator& gen);
 
-// n patterns of dimension d stored by Hebb's rule, retrieved by asynchronous sign updates.
-RetrievalCount classical_retrieval(int64_t d, int64_t n, const RetrievalProbes& p, Generator& gen);
-
-// n patterns of dimension d as the keys and values of attention; `steps` updates of the probe
-// (Ramsauer et al.: one is usually enough) with inverse temperature beta.
-RetrievalCount modern_retrieval(
+// The success rate of n patterns of dimension d as the keys and values of attention; `steps`
+// updates of the probe (Ramsauer et al.: one is usually enough) with inverse temperature beta.
+double modern_retrieval(
     int64_t d, int64_t n, const RetrievalProbes& p, double beta, int64_t steps, Generator& gen);
 
 // A perfect nearest-neighbour read-out fails when, among the n - 1 other random patterns, one
