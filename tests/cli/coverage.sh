@@ -17,7 +17,8 @@
 # The rule for "the experiment writes this comparison row" (a grep would miss the rows whose
 # names are built at run time, and a loose pattern would accept a misspelt one):
 #   - the experiment's sources are the .cpp file holding `e.name = "NAME";` and, transitively,
-#     every header under experiments/ it includes and the .cpp beside that header, except the
+#     every header under experiments/ it includes, the .cpp beside that header and its parts
+#     (HEADER_part.cpp, where the size limit split one header's code), except the
 #     shared machinery (experiments/kit/, report/, cli/, plugin/ and experiments/*.h);
 #   - a row is the first argument of cmp.add(...), cmp.add_exact(...) or cmp.add_rows(...) (the
 #     DocumentComparison variables are named cmp, prose or diag), read as a template:

@@ -9,6 +9,7 @@
 for bad usage). What it checks, and the rule that decides whether an experiment writes a named
 comparison row, are in the header of tests/cli/coverage.sh, which runs it.
 """
+import glob
 import os
 import re
 import sys
@@ -147,7 +148,10 @@ def source_set(start):
         for header in INCLUDE.findall(read(path)):
             if header.startswith(SHARED) or header.count("/") == 1:
                 continue
-            todo += [header, header[:-2] + ".cpp"]
+            # The header's .cpp, and its parts when the size limit split it (stem_part.cpp).
+            stem = os.path.join(ROOT, header[:-2])
+            parts = [os.path.relpath(p, ROOT) for p in sorted(glob.glob(stem + "_*.cpp"))]
+            todo += [header, header[:-2] + ".cpp"] + parts
     return seen
 
 
