@@ -91,7 +91,7 @@ assert res["total_gib"] == [0.25, 4.0, 64.0, 1024.0, 16384.0]
 assert 1.8 < res["naive_growth_exponent"] < 2.2, res["naive_growth_exponent"]
 assert 0.8 < res["blockwise_growth_exponent"] < 1.2, res["blockwise_growth_exponent"]
 assert res["naive_vs_blockwise_max_diff_T256"] < 1e-4
-# 002's "GPT-3 small-ish" 16 heads x 32 layers: nearest published sizes are Medium and Large
+# 002 calls 16 heads x 32 layers "GPT-3 small-ish": the nearest published sizes are Medium and Large
 assert res["gpt3_closest_to_profile"] == "Medium / Large", res["gpt3_closest_to_profile"]
 prof = [e for c in cmp if c["title"].endswith("the model profile") for e in c["entries"]]
 assert len(prof) == 1 and prof[0]["outcome"] == "DIFFERS", prof
