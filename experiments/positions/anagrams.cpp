@@ -127,9 +127,9 @@ void invariant_or_equivariant(const Model& model, double atol, RunContext& ctx) 
                            : equivariance <= atol ? "equivariant"
                                                   : "neither";
   const std::string why = fmt::format(
-      "permuting the words moves the output rows with them: max |out(PX) - P out(X)| = {} "
-      "(equivariant), max |out(PX) - out(X)| = {} (not invariant)",
-      sig(equivariance, 2), sig(invariance, 2));
+      "the equivariance error max |out(PX) - P out(X)| is {}, the invariance error "
+      "max |out(PX) - out(X)| is {} (tolerance {})",
+      sig(equivariance, 2), sig(invariance, 2), atol);
   Table t("No positions: which property holds? (P = the word permutation s1 -> s2 and s1 -> s3)",
           {"property", "equation", "max |diff|", "holds (atol)"});
   t.add_row(
