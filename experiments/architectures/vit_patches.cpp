@@ -116,8 +116,9 @@ void compare_positions(const MainRun& m,
                   dots_accuracy(m.with), dots_accuracy(w.plain), dots_gap,
                   two_standard_errors(dots_n)));
   cmp.add(
-      "without positions attention is permutation-invariant (003 Big Ideas): share of "
-      "predictions unchanged by shuffling the patches",
+      "without positions the [CLS] prediction ignores the patch order (attention is "
+      "permutation-equivariant; 003 Big Ideas): share of predictions unchanged by shuffling "
+      "the patches",
       1.0, agreement(w.plain, w.shuffled), 0.01);
   const double drop = m.with.accuracy - m.with_shuffled.accuracy;
   const double n = static_cast<double>(eval_size);

@@ -24,6 +24,7 @@
 // argument). PolaFormer's opposite-sign stream and learned powers need training; without it they
 // have nothing to learn, so they are left out.
 #include "experiments/common/distribution.h"
+#include "experiments/efficient/uniform_or_sharp.h"
 #include "experiments/kit/kit.h"
 #include "nn/attention/linear_attention.h"
 
@@ -356,6 +357,10 @@ void run(const Config& cfg, RunContext& ctx) {
   const Sweep s = recall_part(cfg, ms, ctx);
   const Capacity cap = capacity_part(cfg, ms, ctx);
   compare_with_document(cfg, s, cap, equivalence, ctx);
+  const auto rows_of = [&](size_t i) {
+    return MethodRows{s.names[i], s.entropy_ratio[i], s.max_weight[i]};
+  };
+  compare_uniformity_and_entropy({cfg.get_ints("n"), rows_of(0), rows_of(1), rows_of(2)}, ctx);
 }
 
 }  // namespace

@@ -185,8 +185,58 @@ void growth_part(const Measured& m, int64_t d, RunContext& ctx) {
   ctx.figure("peak_memory", line_plot_svg(p), "Naive grows like T^2, blockwise like T");
 }
 
+// The eight GPT-3 models of Brown et al. 2020, "Language Models are Few-Shot Learners",
+// Table 2.1 ("Sizes, architectures, and learning hyper-parameters of the models we trained"):
+// name, parameters, layers, model width, heads.
+struct PublishedSize {
+  const char* name;
+  const char* params;
+  int64_t layers, d_model, heads;
+};
+const std::vector<PublishedSize> kGpt3Sizes{
+    {"Small", "125M", 12, 768, 12},  {"Medium", "350M", 24, 1024, 16},
+    {"Large", "760M", 24, 1536, 16}, {"XL", "1.3B", 24, 2048, 24},
+    {"2.7B", "2.7B", 32, 2560, 32},  {"6.7B", "6.7B", 32, 4096, 32},
+    {"13B", "13B", 40, 5140, 40},    {"175B", "175B", 96, 12288, 96}};
+
+// 002 §39.3.2 calls h heads x L layers (16 x 32) a "GPT-3 small-ish" profile. The distance to a
+// published size is taken on a log scale, sqrt(ln(L/L')^2 + ln(h/h')^2), so that twice as many
+// layers counts as much as twice as many heads; ties name every nearest size.
+void gpt3_profile_part(const Config& cfg, RunContext& ctx) {
+  const int64_t h = cfg.get_int("nhead"), l = cfg.get_int("num_layers");
+  Table t(fmt::format("GPT-3's published sizes (Brown et al. 2020, Table 2.1) against h = {}, "
+                      "L = {}",
+                      h, l),
+          {"model", "parameters", "layers", "d_model", "heads", "log distance"});
+  std::vector<double> distance;
+  for (const PublishedSize& m : kGpt3Sizes) {
+    const double dl = std::log(static_cast<double>(l) / static_cast<double>(m.layers));
+    const double dh = std::log(static_cast<double>(h) / static_cast<double>(m.heads));
+    distance.push_back(std::sqrt(dl * dl + dh * dh));
+    t.add_row({m.name, m.params, std::to_string(m.layers), std::to_string(m.d_model),
+               std::to_string(m.heads), fixed(distance.back(), 3)});
+  }
+  const double nearest = *std::min_element(distance.begin(), distance.end());
+  std::vector<std::string> closest;
+  for (size_t i = 0; i < distance.size(); ++i)
+    if (distance[i] <= nearest + 1e-12) closest.push_back(kGpt3Sizes[i].name);
+  const std::string ours = fmt::format("{}", fmt::join(closest, " / "));
+  ctx.section("The document's profile against GPT-3's published sizes");
+  ctx.table(t);
+  ctx.result("gpt3_closest_to_profile", ours);
+  ctx.result("gpt3_log_distance_to_small", distance[0]);
+  DocumentComparison cmp("002 §39.3.2 vs ours: the model profile");
+  cmp.add_exact(fmt::format("closest published GPT-3 size to {} heads x {} layers", h, l), "Small",
+                ours,
+                fmt::format("GPT-3 Small has {} layers and {} heads (log distance {:.2f}); the "
+                            "nearest published size is at {:.2f}",
+                            kGpt3Sizes[0].layers, kGpt3Sizes[0].heads, distance[0], nearest));
+  ctx.compare(cmp);
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   counted_part(cfg, ctx);
+  gpt3_profile_part(cfg, ctx);
   if (cfg.get_bool("measure")) growth_part(measured_part(cfg, ctx), cfg.get_int("d"), ctx);
 }
 

@@ -11,6 +11,14 @@
 // (nn/positional/learned.h) positions are added to the embeddings before the projections.
 // We also check the stronger statement of Exercise 39.1: the output of the permuted input is
 // the permuted output (equivariance), row by row.
+//
+// 001 (positional encoding) and 003 (transformer architecture) call self-attention
+// "permutation-invariant". Both properties are measured on the same head, for P the word
+// permutation taking s1 to s2 and to s3:
+//   invariance    Attention(PX) = Attention(X)       error max_i |out(PX)[i] - out(X)[i]|
+//   equivariance  Attention(PX) = P Attention(X)     error max_i |out(PX)[i] - out(X)[P(i)]|
+// Only the second holds: row i of the output belongs to token i, and moving the token moves its
+// row. (A pooled summary of the rows — a mean, a [CLS] read-out — is invariant.)
 #include "experiments/kit/kit.h"
 #include "nn/positional/learned.h"
 #include "nn/positional/sinusoidal.h"
@@ -104,6 +112,42 @@ double equivariance_error(const Tensor& out_a,
   return m;
 }
 
+// 001's and 003's word "permutation-invariant" against both properties, without positions.
+void invariant_or_equivariant(const Model& model, double atol, RunContext& ctx) {
+  const Tensor o1 = model.attend(kS1, Positions::kNone);
+  double invariance = 0, equivariance = 0;
+  for (const Sentence* s : {&kS2, &kS3}) {
+    const Tensor o = model.attend(*s, Positions::kNone);
+    invariance = std::max(invariance, max_abs_diff(o1, o));  // row i against row i
+    equivariance = std::max(equivariance, equivariance_error(o1, o, word_permutation(kS1, *s)));
+  }
+  ctx.result("invariance_error_none", invariance);
+  ctx.result("equivariance_error_none_s2_s3", equivariance);
+  const std::string word = invariance <= atol     ? "invariant"
+                           : equivariance <= atol ? "equivariant"
+                                                  : "neither";
+  const std::string why = fmt::format(
+      "the equivariance error max |out(PX) - P out(X)| is {}, the invariance error "
+      "max |out(PX) - out(X)| is {} (tolerance {})",
+      sig(equivariance, 2), sig(invariance, 2), atol);
+  Table t("No positions: which property holds? (P = the word permutation s1 -> s2 and s1 -> s3)",
+          {"property", "equation", "max |diff|", "holds (atol)"});
+  t.add_row(
+      {"invariance", "out(PX) = out(X)", sig(invariance, 2), kit::yes_no(invariance <= atol)});
+  t.add_row({"equivariance", "out(PX) = P out(X)", sig(equivariance, 2),
+             kit::yes_no(equivariance <= atol)});
+  ctx.section("Invariant or equivariant?");
+  ctx.table(t);
+  for (const char* where : {"001 positional encoding", "003 transformer architecture"}) {
+    DocumentComparison cmp(fmt::format("{} vs ours", where));
+    cmp.add("no positions: max |out(PX) - out(X)|, zero if permutation-invariant", 0, invariance,
+            atol, why);
+    cmp.add_exact("no positions: under a permutation of its input, self-attention is", "invariant",
+                  word, why);
+    ctx.compare(cmp);
+  }
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   Generator gen(ctx.seed());
   const Model model(cfg.get_int("d_model"), cfg.get_int("d_k"), gen);
@@ -158,6 +202,7 @@ void run(const Config& cfg, RunContext& ctx) {
       "the claim of its text; its code only runs the no-position case.)",
       atol));
   ctx.compare(cmp);
+  invariant_or_equivariant(model, atol, ctx);
 }
 
 }  // namespace

@@ -16,7 +16,9 @@
 // attention costs a fixed call overhead plus ~4 T^2 d FLOPs at GEMM speed. So the ratio
 // RNN/attention first grows with T (the RNN pays per step, attention pays once) and then falls
 // once attention's T^2 term takes over.
+#include <cctype>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "experiments/kit/kit.h"
@@ -44,6 +46,54 @@ struct Cell {
   double rnn_min_ms() const { return rnn.min_s * 1e3; }
   double attn_min_ms() const { return attn.min_s * 1e3; }
 };
+
+// 000 §1.1's example of a long dependency: the subject "cat" of a sentence and
+// its verb "was" with a relative clause between them. The sentence is the document's; the
+// document says they are 12 words apart (and the RNN carries "cat" through 12 steps).
+const char* const kLongSentence =
+    "The cat, which we found in the garden last summer, was very friendly.";
+
+// The words of `text`, lower-cased, punctuation dropped ("cat," -> "cat").
+std::vector<std::string> words_of(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string token; in >> token;) {
+    std::string word;
+    for (char c : token)
+      if (std::isalpha(static_cast<unsigned char>(c)))
+        word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!word.empty()) words.push_back(word);
+  }
+  return words;
+}
+
+// The words between "cat" and "was" of the sentence, counted, and the RNN steps from one to the
+// other (the difference of their positions).
+void count_the_gap(RunContext& ctx) {
+  const std::vector<std::string> words = words_of(kLongSentence);
+  const auto at = [&](const char* w) {
+    const auto it = std::find(words.begin(), words.end(), w);
+    if (it == words.end()) throw Error(fmt::format("rnn-vs-attention: no '{}' in the sentence", w));
+    return static_cast<int64_t>(it - words.begin());
+  };
+  const int64_t cat = at("cat"), was = at("was");
+  const int64_t between = was - cat - 1, steps = was - cat;
+  ctx.result("words_between_cat_and_was", between);
+  ctx.result("rnn_steps_cat_to_was", steps);
+  DocumentComparison cmp("000 §1.1 vs ours");
+  const std::string why = fmt::format(
+      "the example sentence has {} words; between \"cat\" (word {}) and \"was\" (word {}) lie "
+      "{}: {}",
+      words.size(), cat + 1, was + 1, between,
+      fmt::join(words.begin() + cat + 1, words.begin() + was, " "));
+  cmp.add("words between \"cat\" and \"was\" of the example sentence", 12,
+          static_cast<double>(between), 0, why, 0)
+      .exact_quantity();
+  cmp.add("RNN steps from \"cat\" to \"was\"", 12, static_cast<double>(steps), 0,
+          "one step per word: the RNN reads the words after \"cat\" up to \"was\"", 0)
+      .exact_quantity();
+  ctx.compare(cmp);
+}
 
 // One quantity along a row of cells (one per length), e.g. column(row, &Cell::ratio).
 using kit::column;
@@ -298,6 +348,7 @@ void run(const Config& cfg, RunContext& ctx) {
       "backward, a rough convention).");
   compare_with_document(cells[0][0], lengths, cfg.get_int("d"), thread_counts[0], ctx);
   figures_part(cells, cfg, ctx);
+  count_the_gap(ctx);
 }
 
 }  // namespace

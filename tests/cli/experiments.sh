@@ -91,6 +91,10 @@ assert res["total_gib"] == [0.25, 4.0, 64.0, 1024.0, 16384.0]
 assert 1.8 < res["naive_growth_exponent"] < 2.2, res["naive_growth_exponent"]
 assert 0.8 < res["blockwise_growth_exponent"] < 1.2, res["blockwise_growth_exponent"]
 assert res["naive_vs_blockwise_max_diff_T256"] < 1e-4
+# 002 calls 16 heads x 32 layers "GPT-3 small-ish": the nearest published sizes are Medium and Large
+assert res["gpt3_closest_to_profile"] == "Medium / Large", res["gpt3_closest_to_profile"]
+prof = [e for c in cmp if c["title"].endswith("the model profile") for e in c["entries"]]
+assert len(prof) == 1 and prof[0]["outcome"] == "DIFFERS", prof
 '
 check attention-heatmap '
 assert res["attention_shape"] == [1, 22, 22] and res["output_shape"] == [1, 22, 16]
@@ -102,7 +106,14 @@ check anagrams '
 assert res["s1_vs_s2_none"] is True and res["s1_vs_s3_none"] is True
 for p in ("sinusoidal", "learned"):
     assert res["s1_vs_s2_" + p] is False and res["s1_vs_s3_" + p] is False, p
-assert all(e["outcome"] == "ok" for c in cmp for e in c["entries"]), cmp
+doc002 = [c for c in cmp if c["title"].startswith("002")]
+assert all(e["outcome"] == "ok" for c in doc002 for e in c["entries"]), doc002
+# 001 and 003 call attention permutation-invariant: it is equivariant (rounding), not invariant.
+assert res["equivariance_error_none_s2_s3"] < 1e-5 < 0.01 < res["invariance_error_none"], res
+pd = [c for c in cmp if c["title"].startswith(("001", "003"))]
+assert len(pd) == 2 and all(e["outcome"] == "DIFFERS" for c in pd for e in c["entries"]), pd
+assert all(e["ours"] == "equivariant" for c in pd for e in c["entries"]
+           if isinstance(e["ours"], str)), pd
 '
 check query-bars '
 assert res["positions"] == [0, 5, 10, 15, 21]

@@ -31,6 +31,10 @@ assert math.isfinite(res["rnn_growth_exponent_fwd"]) and math.isfinite(res["atte
 assert len(r["figures"]) == 3, r["figures"]
 names = [e["name"] for e in cmp[0]["entries"]]
 assert "attention faster at every T" in names, names
+# 000 §1.1: the example sentence has 8 words between "cat" and "was" (the document says 12)
+assert res["words_between_cat_and_was"] == 8 and res["rnn_steps_cat_to_was"] == 9, res
+gap = [e for c in cmp if c["title"].startswith("000") for e in c["entries"]]
+assert len(gap) == 2 and all(e["outcome"] == "DIFFERS" for e in gap), gap
 '
 
 check linear-attention '
