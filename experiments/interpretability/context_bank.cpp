@@ -1,7 +1,7 @@
 // context-bank [000, "dynamic topology": one word, two contexts]: "bank" has one static
 // embedding, but after attention its vector and its attention row depend on the words around it.
 //
-//   attnlab run context-bank                      # 3 seeds, ~20 s on 2 cores
+//   attnlab run context-bank                      # 3 seeds, ~25 s on 2 cores
 //   attnlab run context-bank --seeds 5 --num_layers 1
 //
 // The task (experiments/interpretability/context_bank_task.h): eight words with "bank" at
@@ -377,12 +377,12 @@ Experiment context_bank() {
   e.name = "context-bank";
   e.source = "000 (dynamic topology), 004 §1.3";
   e.purpose = "One word in two contexts: one static embedding, two attention rows and outputs";
-  e.typical_time = "~20 s";
+  e.typical_time = "~25 s";
   e.config.add_int("seeds", 3, "seeds (their spread sets the tolerances)", {.min = 1, .max = 20});
   add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2, .dim_ff = 64});
   add_optimizer_fields(e.config, {.steps = 400, .batch_size = 64, .lr = 3e-3});
   add_eval_fields(e.config, {.eval_size = 1000, .eval_every = 50});
-  e.quick = {{"steps", "40"}, {"seeds", "2"}, {"eval_size", "200"}, {"eval_every", "20"}};
+  e.quick = {{"steps", "150"}, {"seeds", "2"}, {"eval_size", "200"}, {"eval_every", "50"}};
   e.check = [](const Config& c) {
     check_model(c);
     if (c.get_int("eval_size") % 4 != 0)  // two halves, each with as many river as money rows
