@@ -44,6 +44,7 @@ namespace attn::experiments {
   X(head_ablation)               \
   X(attention_shuffle)           \
   X(winograd_shortcut)           \
+  X(context_bank)                \
   X(additive_vs_dot)             \
   X(pre_post_norm)               \
   X(ablate_block)                \

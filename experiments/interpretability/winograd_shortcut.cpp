@@ -12,7 +12,7 @@
 // Both are scored on fresh sentences where "it" names N1 (the shortcut set's distribution) and
 // where it names N2 (the shift), over --seeds seeds, with the attention row from "it" (each
 // layer, heads averaged): where the model looks when it answers. The seed spread sets the
-// tolerances. Step through: PronounModel::forward, then the last layer's self_attn.
+// tolerances. Step through: PositionReadout::forward, then the last layer's self_attn.
 #include "experiments/interpretability/winograd_task.h"
 #include "experiments/kit/kit.h"
 

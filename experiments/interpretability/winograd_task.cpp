@@ -2,9 +2,6 @@
 
 #include <string>
 
-#include "autograd/functional.h"
-#include "autograd/mode.h"
-
 namespace attn::experiments {
 
 namespace {
@@ -72,43 +69,22 @@ std::vector<std::string> winograd_words(const Tensor& ids, int64_t r) {
 }
 
 PronounModel::PronounModel(const train::options::ModelSettings& m, Generator& gen)
-    : Module("PronounModel"), d_model_(m.d_model) {
-  tok_ = register_module("tok",
-                         std::make_shared<nn::Embedding>(winograd_vocabulary(), m.d_model, gen));
-  pos_ = register_module(
-      "pos", std::make_shared<nn::LearnedPositionalEmbedding>(kSentenceLength, m.d_model, gen));
-  nn::TransformerLayerOptions o;
-  o.d_model = m.d_model;
-  o.nhead = m.nhead;
-  o.dim_feedforward = m.dim_ff;
-  o.dropout = 0;
-  o.norm_first = true;
-  layers_ =
-      register_module("layers", std::make_shared<nn::ModuleList<nn::TransformerEncoderLayer>>());
-  for (int64_t l = 0; l < m.num_layers; ++l)
-    layers_->append(std::make_shared<nn::TransformerEncoderLayer>(o, gen));
-  norm_ = register_module("norm", std::make_shared<nn::LayerNorm>(m.d_model));
-  head_ =
-      register_module("head", std::make_shared<nn::Linear>(m.d_model, winograd_nouns(), true, gen));
-}
-
-Var PronounModel::forward(const Tensor& ids) {
-  Var x = pos_->forward(tok_->forward(ids));
-  for (const auto& layer : *layers_) x = layer->forward(x);
-  const Var it = reshape(slice(x, 1, kItAt, kItAt + 1), {ids.size(0), d_model_});  // (B,d)
-  return head_->forward(norm_->forward(it));
-}
+    : PositionReadout("PronounModel",
+                      m,
+                      {.vocabulary = winograd_vocabulary(),
+                       .length = kSentenceLength,
+                       .read_at = kItAt,
+                       .classes = winograd_nouns()},
+                      gen) {}
 
 ItRow PronounModel::it_row(int64_t layer, const Tensor& ids) {
-  NoGrad off;
-  forward(ids);
-  const Tensor& w = (*layers_)[static_cast<size_t>(layer)].self_attn->last_weights();  // (B,H,T,T)
-  const int64_t rows = w.size(0) * w.size(1), t = kSentenceLength;
+  const Tensor rows = attention_rows(layer, ids);  // (B,9), heads averaged
+  const int64_t batch = rows.size(0), t = kSentenceLength;
   ItRow r;
   r.row.assign(static_cast<size_t>(t), 0.0);
-  for (int64_t bh = 0; bh < rows; ++bh)
+  for (int64_t b = 0; b < batch; ++b)
     for (int64_t k = 0; k < t; ++k)
-      r.row[static_cast<size_t>(k)] += w[(bh * t + kItAt) * t + k] / static_cast<double>(rows);
+      r.row[static_cast<size_t>(k)] += rows[b * t + k] / static_cast<double>(batch);
   r.first = r.row[kFirstNounAt];
   r.second = r.row[kSecondNounAt];
   return r;

@@ -18,18 +18,11 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <string>
 #include <vector>
 
 #include "autograd/generator.h"
-#include "autograd/var.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
-#include "nn/module.h"
-#include "nn/module_list.h"
-#include "nn/norms.h"
-#include "nn/positional/learned.h"
-#include "nn/transformer/encoder_layer.h"
+#include "experiments/interpretability/position_readout.h"
 #include "train/options/groups.h"
 
 namespace attn::experiments {
@@ -58,24 +51,13 @@ struct ItRow {
   std::vector<double> row;       // over the 9 positions
 };
 
-// ids (B,9) -> logits (B, nouns): token embeddings plus learned positions, num_layers pre-norm
-// encoder layers (bidirectional, no dropout), a final LayerNorm, and a linear readout of the
-// vector at the position of "it".
-class PronounModel : public nn::Module {
+// ids (B,9) -> logits (B, nouns): the shared PositionReadout encoder (position_readout.h) read
+// at the position of "it".
+class PronounModel : public PositionReadout {
  public:
   PronounModel(const train::options::ModelSettings& m, Generator& gen);
-  Var forward(const Tensor& ids);
   // Runs the model on ids (no gradient) and reads layer `layer`'s attention row from "it".
   ItRow it_row(int64_t layer, const Tensor& ids);
-  int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
-
- private:
-  int64_t d_model_;
-  std::shared_ptr<nn::Embedding> tok_;
-  std::shared_ptr<nn::LearnedPositionalEmbedding> pos_;
-  std::shared_ptr<nn::ModuleList<nn::TransformerEncoderLayer>> layers_;
-  std::shared_ptr<nn::LayerNorm> norm_;
-  std::shared_ptr<nn::Linear> head_;
 };
 
 }  // namespace attn::experiments
