@@ -37,21 +37,47 @@ struct DropoutMask {
 
   // out[j] = in[j] * m_{first + j} for j in [0, n), m_i = 0 if word_i < threshold else scale.
   // A product even where dropped, so a NaN or inf in `in` stays visible (NaN * 0), as with a
-  // stored mask. in == out is allowed. Philox words come in 4-word blocks: a start inside a
-  // block generates the block's earlier words too and skips them.
+  // stored mask. in == out is allowed.
   void apply(int64_t first, int64_t n, const real* in, real* out) const {
-    constexpr int64_t kStep = 1024;
-    uint32_t words[kStep + 4];
-    for (int64_t done = 0; done < n; done += kStep) {
-      const int64_t at = first + done, lead = at % 4, count = std::min(kStep, n - done);
-      philox_words(seed, at - lead, count + lead, words);
-      const uint32_t* w = words + lead;
+    for_each_step(first, n, [&](int64_t done, int64_t count, const uint32_t* w) {
       const real* src = in + done;
       real* dst = out + done;
       const uint32_t t = threshold;
       const real s = scale;
 #pragma omp simd
       for (int64_t j = 0; j < count; ++j) dst[j] = src[j] * (w[j] < t ? real(0) : s);
+    });
+  }
+
+  // The same mask on two arrays in place, one draw per element: a[j] *= m, b[j] *= m (an
+  // activation and its derivative).
+  void apply_to_both(int64_t first, int64_t n, real* a, real* b) const {
+    for_each_step(first, n, [&](int64_t done, int64_t count, const uint32_t* w) {
+      real* pa = a + done;
+      real* pb = b + done;
+      const uint32_t t = threshold;
+      const real s = scale;
+#pragma omp simd
+      for (int64_t j = 0; j < count; ++j) {
+        const real m = w[j] < t ? real(0) : s;
+        pa[j] *= m;
+        pb[j] *= m;
+      }
+    });
+  }
+
+ private:
+  // Calls body(done, count, words) for steps of at most kStep elements of [first, first + n):
+  // words[j] is the word of element first + done + j. Philox words come in 4-word blocks: a start
+  // inside a block generates the block's earlier words too and skips them.
+  template <class Body>
+  void for_each_step(int64_t first, int64_t n, Body&& body) const {
+    constexpr int64_t kStep = 1024;
+    uint32_t words[kStep + 4];
+    for (int64_t done = 0; done < n; done += kStep) {
+      const int64_t at = first + done, lead = at % 4, count = std::min(kStep, n - done);
+      philox_words(seed, at - lead, count + lead, words);
+      body(done, count, words + lead);
     }
   }
 };

@@ -11,7 +11,7 @@
 // also checks that the kernel's mask is the dropout op's.
 #include <fmt/format.h>
 
-#include "autograd/ops/fused/fused_attention.h"
+#include "autograd/ops/fused/fused_dropout.h"
 #include "autograd/registry/registry.h"
 
 namespace attn {

@@ -7,7 +7,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/mode.h"
-#include "autograd/ops/fused/fused_attention.h"
+#include "autograd/ops/fused/fused_dropout.h"
 #include "nn/init.h"
 
 namespace attn::nn {

@@ -1,6 +1,7 @@
 // The same numbers at any thread count (issue 32): a small transformer-like forward and backward
 // (linear layers, layer norm, GELU, plain, fused, triangular and blockwise attention, fused
-// attention with dropout of its weights through both backward schedules, a loss)
+// attention with dropout of its weights through both backward schedules, gelu_linear with
+// dropout, a loss)
 // and bare products near the small-GEMM and split thresholds, run at 1 and at 2 threads, must
 // give bit-identical values and gradients. Kernel choices and reduction splits depend on the
 // shapes and the call site, never on how many threads run.
@@ -15,7 +16,7 @@
 #include "autograd/generator.h"
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/ops/fused/fused_attention.h"
+#include "autograd/ops/fused/fused_dropout.h"
 #include "autograd/tensor.h"
 
 namespace attn {
@@ -81,7 +82,7 @@ std::vector<Tensor> forward_backward() {
                                     .v_col = 2 * kC,
                                     .scale = scale,
                                     .causal = true};
-  const AttentionDropout dropout{.p = real(0.1), .gen = &drop};
+  const FusedDropout dropout{.p = real(0.1), .gen = &drop};
   const Var dropped = fused_attention(qkv, qkv, qkv, per_head, dropout).out;
   FusedAttentionSpec one_key_head = per_head;
   one_key_head.kv_heads = 1, one_key_head.v_col = kC + kD, one_key_head.causal = false;
@@ -89,7 +90,10 @@ std::vector<Tensor> forward_backward() {
   const Var dropped_one = fused_attention(first, first, first, one_key_head, dropout).out;
   const Var heads = add(add(plain, tri), head_slice(add(fused, dropped), kH, 0, kC));
   const Var h = add(x, reshape(transpose(reshape(heads, {kB, kH, kT * kD})), {kB, kT, kC}));
-  const Var y = add(h, linear(gelu(linear(layer_norm(h, ln_w, ln_b), w_up)), w_down));
+  // The feed-forward twice: GELU and product apart, and gelu_linear with dropout of GELU(x).
+  const Var up = linear(layer_norm(h, ln_w, ln_b), w_up);
+  const Var y = add(add(h, linear(gelu(up), w_down)),
+                    gelu_linear(up, w_down, std::nullopt, GeluApprox::kNone, dropout));
   const Var loss = add(add(cross_entropy(linear(y, w_out), targets), sum(mul(block, block))),
                        sum(mul(dropped_one, dropped_one)));
   loss.backward();

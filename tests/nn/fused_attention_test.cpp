@@ -10,7 +10,7 @@
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
-#include "autograd/ops/fused/fused_attention.h"
+#include "autograd/ops/fused/fused_dropout.h"
 #include "nn/attention/sdpa.h"
 
 namespace attn::nn {

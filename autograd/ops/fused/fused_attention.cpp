@@ -13,7 +13,7 @@
 // Measured: W4's train step 0.96 and W1's 0.98 of the time before (against attention_weights +
 // tril_matmul, themselves faster than the elementary ops; docs/performance.md,
 // "`fused_attention`").
-// Dropout of the weights (fused_attention.h) replaces the dropout op between softmax and the
+// Dropout of the weights (fused_dropout.h) replaces the dropout op between softmax and the
 // value product: the mask is drawn per row block from Philox as dropout(weights) draws it
 // (kernels/dropout_mask.h) and regenerated in backward, never stored; a causal row draws only
 // the keys it sees (docs/performance.md, "Dropout inside fused_attention").
@@ -36,8 +36,8 @@
 #include "autograd/kernels/dropout_mask.h"
 #include "autograd/kernels/small_gemm.h"
 #include "autograd/kernels/vec_math.h"
-#include "autograd/ops/fused/fused_attention.h"
 #include "autograd/ops/fused/fused_attention_heads.h"
+#include "autograd/ops/fused/fused_dropout.h"
 
 namespace attn {
 
@@ -311,19 +311,15 @@ FusedAttentionOutput fused_attention(const Var& q,
                                      const Var& k,
                                      const Var& v,
                                      const FusedAttentionSpec& spec) {
-  return fused_attention(q, k, v, spec, AttentionDropout{});
+  return fused_attention(q, k, v, spec, FusedDropout{});
 }
 
 FusedAttentionOutput fused_attention(const Var& q,
                                      const Var& k,
                                      const Var& v,
                                      const FusedAttentionSpec& spec,
-                                     const AttentionDropout& dropout) {
-  if (!(dropout.p >= 0 && dropout.p <= 1) || (dropout.p > 0 && !dropout.gen))
-    throw Error(fmt::format(
-        "fused_attention: dropout p must be a probability in [0, 1] with a generator when p > 0, "
-        "got p = {}{}",
-        dropout.p, dropout.gen ? "" : " and no generator"));
+                                     const FusedDropout& dropout) {
+  check_fused_dropout("fused_attention", dropout);
   // One input per distinct tensor: q, k and v are often column blocks of one projection.
   std::vector<Var> inputs{q};
   int which[3] = {0, 0, 0};
