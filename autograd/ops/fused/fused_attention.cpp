@@ -16,7 +16,7 @@
 // Dropout of the weights (fused_dropout.h) replaces the dropout op between softmax and the
 // value product: the mask is drawn per row block from Philox as dropout(weights) draws it
 // (kernels/dropout_mask.h) and regenerated in backward, never stored; a causal row draws only
-// the keys it sees (docs/performance.md, "Dropout inside fused_attention").
+// the keys it sees (docs/performance.md, "Dropout inside the fused ops").
 //
 // Two records: fused_attention (out) and attention_probs (the weights as a Var of their own, for
 // plots and losses on them). Each owns its backward: the weights' gradient goes through

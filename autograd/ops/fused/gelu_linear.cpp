@@ -14,7 +14,7 @@
 // (gelu -> dropout -> linear): a = GELU(x) o M and s = GELU'(x) o M in the same pass, so the
 // backward is unchanged and no mask is kept or regenerated. That saves the dropout op's two passes
 // over the (B,T,d_ff) hidden tensor and keeps the GELU fused (docs/performance.md, "Dropout inside
-// fused_attention"); tests/nn/fused_dropout_test.cpp proves it equal to gelu -> dropout -> linear.
+// the fused ops"); tests/nn/fused_dropout_test.cpp proves it equal to gelu -> dropout -> linear.
 #include <optional>
 
 #include "autograd/functional.h"
