@@ -4,6 +4,8 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/mode.h"
+#include "autograd/ops/fused/fused_dropout.h"
 
 namespace attn::nn {
 
@@ -49,12 +51,16 @@ Var feed_forward(const Var& x,
                  Activation act,
                  const Dropout& dropout) {
   // ReLU rides in the first layer's op (linear_relu); a GELU in the second layer's
-  // (gelu_linear) unless dropout sits between them.
+  // (gelu_linear), and in the fast path the dropout between them too (the same draw and mask
+  // as the Dropout module's; autograd/ops/fused/fused_dropout.h).
   const bool gelu = act == Activation::kGELU || act == Activation::kGELUTanh;
   const bool dropping = dropout.p() > 0 && dropout.is_training();
-  if (gelu && !dropping)
-    return linear2.forward_after_gelu(
-        linear1.forward(x), act == Activation::kGELU ? GeluApprox::kNone : GeluApprox::kTanh);
+  const GeluApprox approx = act == Activation::kGELU ? GeluApprox::kNone : GeluApprox::kTanh;
+  if (gelu && !dropping) return linear2.forward_after_gelu(linear1.forward(x), approx);
+  if (gelu && !reference_mode())
+    return gelu_linear(linear1.forward(x), linear2.weight,
+                       linear2.has_bias() ? std::optional<Var>(linear2.bias) : std::nullopt, approx,
+                       {.p = static_cast<real>(dropout.p()), .gen = dropout.generator().get()});
   const Var hidden =
       act == Activation::kReLU ? linear1.forward_relu(x) : activate(linear1.forward(x), act);
   return linear2.forward(dropout.forward(hidden));

@@ -6,8 +6,12 @@
 // (cross-attention; the query columns start at 1, so x's column 0 gets no gradient); keys and
 // values reading the same columns of one tensor (their gradients add). Sizes: B Hkv >= 8 takes
 // the one-job-per-key-head backward on up to 4 threads, B Hkv = 1 the two-pass one.
+// Dropout rows: the kernel draws its mask from a fresh Generator(kDropoutSeed); PyTorch gets the
+// 0/1 mask dropout(weights) draws from the same generator state as an input (`keep`), so parity
+// also checks that the kernel's mask is the dropout op's.
 #include <fmt/format.h>
 
+#include "autograd/ops/fused/fused_dropout.h"
 #include "autograd/registry/registry.h"
 
 namespace attn {
@@ -21,6 +25,7 @@ struct FusedRow {
   bool causal;
   Layout layout;
   bool weights = false;  // the row's output: the weights instead of the attention's output
+  real dropout = 0;      // dropout of the weights (training)
 };
 
 constexpr real kScale = real(0.5);
@@ -66,9 +71,10 @@ OpCase fused_row(std::string name, const FusedRow& r) {
     scores =
         fmt::format("{}.masked_fill(torch.ones({}, {}, dtype=torch.bool).triu({}), float('-inf'))",
                     scores, r.tq, r.tk, 1 + r.tk - r.tq);
+  std::string mixed = fmt::format("torch.softmax({}, -1)", scores);
+  if (r.dropout > 0) mixed = fmt::format("({} * keep / (1 - {}))", mixed, r.dropout);
   const std::string body =
-      r.weights ? fmt::format("torch.softmax({}, -1)", scores)
-                : fmt::format("(torch.softmax({}, -1) @ v).transpose(1, 2).flatten(2)", scores);
+      r.weights ? mixed : fmt::format("({} @ v).transpose(1, 2).flatten(2)", mixed);
   const std::string torch = fmt::format("(lambda q, k, v: {})({}, {}, {})", body, q, k, v);
   const int64_t q_cols = one_input ? s.v_col + r.hkv * r.dv : s.q_col + r.h * r.d;
   const int64_t kv_cols = r.layout == Layout::kCross ? s.v_col + r.hkv * r.dv : r.hkv * r.d;
@@ -77,11 +83,16 @@ OpCase fused_row(std::string name, const FusedRow& r) {
             std::vector<CaseInput> in{float_input("x", Tensor::randn({r.b, r.tq, q_cols}, gen))};
             if (!one_input)
               in.push_back(float_input("m", Tensor::randn({r.b, r.tk, kv_cols}, gen)));
+            if (r.dropout > 0)
+              in.push_back(mask_input(
+                  "keep", dropout_keep_mask({r.b, r.h, r.tq, r.tk}, r.dropout, kDropoutSeed)));
             return in;
           },
-          [=](const std::vector<Var>& v) {
+          [=](const std::vector<Var>& v) {  // keep (the last input, if any) is only for PyTorch
             const Var& kv = one_input ? v[0] : v[1];
-            FusedAttentionOutput a = fused_attention(v[0], kv, kv, s);
+            Generator fresh(kDropoutSeed);
+            FusedAttentionOutput a =
+                fused_attention(v[0], kv, kv, s, {.p = r.dropout, .gen = &fresh});
             return r.weights ? a.weights : a.out;
           }};
 }
@@ -105,6 +116,12 @@ std::vector<OpCase> fused_attention_op_cases() {
       fused_row("fused_attention_two_pass", {1, 1, 1, 37, 37, 4, 4, true, Layout::kPacked}));
   rows.push_back(
       fused_row("fused_attention_two_pass_gqa", {1, 2, 1, 5, 11, 4, 3, true, Layout::kCross}));
+  // Dropout of the weights: causal with one job per key head; the two-pass backward with grouped
+  // heads over a cache and rows of an odd length (masks starting inside Philox's 4-word blocks).
+  rows.push_back(fused_row("fused_attention_dropout",
+                           {2, 4, 4, 6, 6, 4, 4, true, Layout::kPacked, false, real(0.3)}));
+  rows.push_back(fused_row("fused_attention_dropout_two_pass_gqa",
+                           {1, 2, 1, 5, 11, 4, 3, true, Layout::kCross, false, real(0.3)}));
   return rows;
 }
 

@@ -1,4 +1,5 @@
 // Registry rows for matmul and the shape ops (reshape, transpose, permute, concat, ...).
+#include "autograd/ops/fused/fused_dropout.h"
 #include "autograd/registry/registry.h"
 
 namespace attn {
@@ -92,6 +93,21 @@ std::vector<OpCase> linalg_shape_cases() {
   lin("linear_relu_panel_rows", {4, 5, 18}, 17, true, Act::kReLU);
   lin("gelu_linear_panel_rows", {3, 7, 20}, 19, true, Act::kGelu);
   lin("gelu_linear_tanh_panel_rows", {4, 5, 18}, 17, true, Act::kGeluTanh);
+  // gelu_linear with dropout of GELU(x) (ops/fused/fused_dropout.h): PyTorch gets the 0/1 mask
+  // dropout(gelu(x)) draws from a fresh Generator(kDropoutSeed) as `keep`.
+  rows.push_back(
+      {"gelu_linear_dropout",
+       "torch.nn.functional.linear(torch.nn.functional.gelu(x) * keep / (1 - 0.3), w, b)",
+       [](Generator& g) {
+         return std::vector{float_input("x", Tensor::randn({3, 7, 20}, g)),
+                            float_input("w", Tensor::randn({19, 20}, g)),
+                            float_input("b", Tensor::randn({19}, g)),
+                            mask_input("keep", dropout_keep_mask({3, 7, 20}, 0.3, kDropoutSeed))};
+       },
+       [](const std::vector<Var>& v) {  // keep (v[3]) is only for PyTorch
+         Generator fresh(kDropoutSeed);
+         return gelu_linear(v[0], v[1], v[2], GeluApprox::kNone, {.p = real(0.3), .gen = &fresh});
+       }});
 
   // One float input x of shape s, transformed by f.
   auto unary = [&](std::string name, Shape s, std::string torch, std::function<Var(Var)> f) {

@@ -12,21 +12,6 @@ Tensor random_ids(const Shape& shape, int64_t n, Generator& g) {
   return t;
 }
 
-// The dropout rows draw their mask from a fresh generator with this seed on every call, so the
-// gradcheck's repeated forward passes all see the same mask.
-constexpr uint64_t kDropoutSeed = 99;
-
-// The 0/1 keep mask that dropout(x, p) with a fresh Generator(kDropoutSeed) will use: the same
-// draws, taken by running the op on ones. PyTorch cannot reproduce our random stream, so the
-// parity expression receives this mask as an input instead.
-Tensor dropout_keep_mask(const Shape& shape, real p) {
-  Generator fresh(kDropoutSeed);
-  NoGrad off;
-  Tensor kept = dropout(Var::constant(Tensor::ones(shape)), p, fresh, true).value();
-  for (int64_t i = 0; i < kept.numel(); ++i) kept[i] = kept[i] != 0 ? 1 : 0;
-  return kept;
-}
-
 }  // namespace
 
 std::vector<OpCase> nn_op_cases() {
@@ -110,8 +95,9 @@ std::vector<OpCase> nn_op_cases() {
   });
   rows.push_back({"dropout_p03_same_mask", "x * keep / (1 - 0.3)",
                   [](Generator& g) {
-                    return std::vector{float_input("x", Tensor::randn({4, 5}, g)),
-                                       mask_input("keep", dropout_keep_mask({4, 5}, 0.3))};
+                    return std::vector{
+                        float_input("x", Tensor::randn({4, 5}, g)),
+                        mask_input("keep", dropout_keep_mask({4, 5}, 0.3, kDropoutSeed))};
                   },
                   [](const std::vector<Var>& v) {  // v[1] (keep) is only for PyTorch
                     Generator fresh(kDropoutSeed);

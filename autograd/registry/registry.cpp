@@ -14,6 +14,14 @@ CaseInput index_input(std::string name, Tensor value) {
   return {std::move(name), std::move(value), InputKind::kIndex, false};
 }
 
+Tensor dropout_keep_mask(const Shape& shape, real p, uint64_t seed) {
+  Generator fresh(seed);
+  NoGrad off;
+  Tensor kept = dropout(Var::constant(Tensor::ones(shape)), p, fresh, true).value();
+  for (int64_t i = 0; i < kept.numel(); ++i) kept[i] = kept[i] != 0 ? 1 : 0;
+  return kept;
+}
+
 CaseInput mask_input(std::string name, Tensor value) {
   return {std::move(name), std::move(value), InputKind::kMask, false};
 }

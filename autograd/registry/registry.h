@@ -43,6 +43,14 @@ CaseInput float_input(std::string name, Tensor value);
 CaseInput index_input(std::string name, Tensor value);  // whole numbers, no gradient
 CaseInput mask_input(std::string name, Tensor value);   // 0/1, no gradient
 
+// Rows with dropout draw their mask from a fresh generator with this seed on every call, so the
+// gradcheck's repeated forward passes all see the same mask.
+inline constexpr uint64_t kDropoutSeed = 99;
+// The 0/1 keep mask that dropout(x, p) of an x of this shape draws from a fresh Generator(seed)
+// (taken by running the op on ones). PyTorch cannot reproduce our random stream, so the parity
+// expression receives this mask as an input instead.
+Tensor dropout_keep_mask(const Shape& shape, real p, uint64_t seed);
+
 // The tables, one per family of ops (autograd/registry/*_cases.cpp).
 std::vector<OpCase> elementwise_cases();
 std::vector<OpCase> reduction_cases();

@@ -7,6 +7,7 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/mode.h"
+#include "autograd/ops/fused/fused_dropout.h"
 #include "nn/init.h"
 
 namespace attn::nn {
@@ -178,9 +179,8 @@ void MultiheadAttention::set_weights_hook(WeightsHook hook) {
 }
 
 bool MultiheadAttention::fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const {
-  const bool dropout = opt_.dropout > 0 && is_training();
   return !reference_mode() && opt_.score == AttentionScore::kScaledDot && !weights_hook_ &&
-         !opt_.rope && !dropout && !masks.key_padding_mask && !masks.attn_mask && !masks.bias &&
+         !opt_.rope && !masks.key_padding_mask && !masks.attn_mask && !masks.bias &&
          (!masks.causal || tq <= tk);
 }
 
@@ -198,7 +198,12 @@ AttentionOutput MultiheadAttention::fused_heads(const Projected& q,
                           .v_col = v.start,
                           .scale = opt_.scale ? static_cast<real>(1.0 / std::sqrt(double(d))) : 1,
                           .causal = causal};
-  FusedAttentionOutput f = fused_attention(q.x, k.x, v.x, spec);
+  // Dropout of the weights inside the kernel: the same draw and mask as sdpa's dropout op.
+  const bool dropout = opt_.dropout > 0 && is_training();
+  FusedAttentionOutput f =
+      fused_attention(q.x, k.x, v.x, spec,
+                      {.p = dropout ? static_cast<real>(opt_.dropout) : real(0),
+                       .gen = dropout ? dropout_gen_.get() : nullptr});
   return {f.out, f.weights};
 }
 

@@ -150,9 +150,9 @@ class MultiheadAttention : public Module {
                Projected& k,
                Projected& v) const;
   // In fast mode the fused kernel (autograd's fused_attention: the heads read in place, no head
-  // split or merge) serves every call without a cache, rotary positions, active dropout or a mask
-  // other than causal; the rest, and every call in reference mode (autograd/mode.h), take
-  // head_slice + scaled_dot_product_attention.
+  // split or merge; dropout of the weights applied inside it) serves every call without a cache,
+  // rotary positions or a mask other than causal; the rest, and every call in reference mode
+  // (autograd/mode.h), take head_slice + scaled_dot_product_attention.
   bool fusable(const AttentionMasks& masks, int64_t tq, int64_t tk) const;
   AttentionOutput fused_heads(const Projected& q,
                               const Projected& k,

@@ -1,5 +1,7 @@
 // The same numbers at any thread count (issue 32): a small transformer-like forward and backward
-// (linear layers, layer norm, GELU, plain, fused, triangular and blockwise attention, a loss)
+// (linear layers, layer norm, GELU, plain, fused, triangular and blockwise attention, fused
+// attention with dropout of its weights through both backward schedules, gelu_linear with
+// dropout, a loss)
 // and bare products near the small-GEMM and split thresholds, run at 1 and at 2 threads, must
 // give bit-identical values and gradients. Kernel choices and reduction splits depend on the
 // shapes and the call site, never on how many threads run.
@@ -14,6 +16,7 @@
 #include "autograd/generator.h"
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/ops/fused/fused_dropout.h"
 #include "autograd/tensor.h"
 
 namespace attn {
@@ -68,13 +71,34 @@ std::vector<Tensor> forward_backward() {
                                      .scale = scale,
                                      .causal = true})
                         .out;
-  const Var heads = add(add(plain, tri), head_slice(fused, kH, 0, kC));
+  // Dropout inside the kernel (its mask regenerated in backward): one job per head for the
+  // batch, and one batch entry with one key head, whose backward takes the two passes.
+  Generator drop(13);
+  const FusedAttentionSpec per_head{.heads = kH,
+                                    .kv_heads = kH,
+                                    .head_dim = kD,
+                                    .v_head_dim = kD,
+                                    .k_col = kC,
+                                    .v_col = 2 * kC,
+                                    .scale = scale,
+                                    .causal = true};
+  const FusedDropout dropout{.p = real(0.1), .gen = &drop};
+  const Var dropped = fused_attention(qkv, qkv, qkv, per_head, dropout).out;
+  FusedAttentionSpec one_key_head = per_head;
+  one_key_head.kv_heads = 1, one_key_head.v_col = kC + kD, one_key_head.causal = false;
+  const Var first = slice(qkv, 0, 0, 1);
+  const Var dropped_one = fused_attention(first, first, first, one_key_head, dropout).out;
+  const Var heads = add(add(plain, tri), head_slice(add(fused, dropped), kH, 0, kC));
   const Var h = add(x, reshape(transpose(reshape(heads, {kB, kH, kT * kD})), {kB, kT, kC}));
-  const Var y = add(h, linear(gelu(linear(layer_norm(h, ln_w, ln_b), w_up)), w_down));
-  const Var loss = add(cross_entropy(linear(y, w_out), targets), sum(mul(block, block)));
+  // The feed-forward twice: GELU and product apart, and gelu_linear with dropout of GELU(x).
+  const Var up = linear(layer_norm(h, ln_w, ln_b), w_up);
+  const Var y = add(add(h, linear(gelu(up), w_down)),
+                    gelu_linear(up, w_down, std::nullopt, GeluApprox::kNone, dropout));
+  const Var loss = add(add(cross_entropy(linear(y, w_out), targets), sum(mul(block, block))),
+                       sum(mul(dropped_one, dropped_one)));
   loss.backward();
-  return {loss.value(), y.value(),     block.value(), x.grad(),    w_qkv.grad(),
-          w_up.grad(),  w_down.grad(), w_out.grad(),  ln_w.grad(), ln_b.grad()};
+  return {loss.value(), y.value(),     block.value(), dropped_one.value(), x.grad(),   w_qkv.grad(),
+          w_up.grad(),  w_down.grad(), w_out.grad(),  ln_w.grad(),         ln_b.grad()};
 }
 
 // One product through gemm_split, one through gemm inside a parallel_for body, and one through

@@ -1,5 +1,6 @@
 // fused_attention against the unfused path it replaces in MultiheadAttention (head_slice, sdpa,
-// merge_heads): outputs, weights and gradients, through both of its backward schedules.
+// merge_heads): outputs, weights and gradients, through both of its backward schedules, without
+// and with dropout of the weights (the same generator state on both sides: the same mask).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/mode.h"
+#include "autograd/ops/fused/fused_dropout.h"
 #include "nn/attention/sdpa.h"
 
 namespace attn::nn {
@@ -21,14 +24,21 @@ struct Config {
 
 struct Result {
   Tensor out, weights, dx, dm;
+  uint64_t next_draw = 0;  // the dropout generator's next word after the call
 };
+
+// Which attention computes the result: the fused kernel, sdpa's fast path (attention_weights,
+// dropout, tril_matmul) or the reference path (matmul, mul_scalar, masked_fill, softmax, dropout,
+// matmul: the elementary ops).
+enum class Path { kFused, kSdpa, kReference };
 
 // Queries from x (B,Tq,1 + H D) at column 1; keys and values side by side in m (B,Tk,2 Hkv D).
 // The loss reads the output and, with weights_loss, the weights, each weighted by fixed random
 // values. Without the weights in the loss the backward takes its other softmax route (the dots
-// <dO_i, O_i>, and dS written by the score gradient's store where small_gemm takes it).
-Result run(const Config& c, bool fused, bool weights_loss) {
-  Generator gen(7);
+// <dO_i, O_i>, and dS written by the score gradient's store where small_gemm takes it). With
+// p > 0 the weights are dropped in training, the mask drawn from a generator seeded 11.
+Result run(const Config& c, Path path, bool weights_loss, real p = 0) {
+  Generator gen(7), drop(11);
   const int64_t kv = c.hkv * c.d;
   Var x = Var::parameter(Tensor::randn({c.b, c.tq, 1 + c.h * c.d}, gen));
   Var m = Var::parameter(Tensor::randn({c.b, c.tk, 2 * kv}, gen));
@@ -36,7 +46,7 @@ Result run(const Config& c, bool fused, bool weights_loss) {
   const Var r_w = Var::constant(Tensor::randn({c.b, c.h, c.tq, c.tk}, gen));
   const real scale = real(1 / std::sqrt(double(c.d)));
   Var out, weights;
-  if (fused) {
+  if (path == Path::kFused) {
     FusedAttentionOutput a = fused_attention(x, m, m,
                                              {.heads = c.h,
                                               .kv_heads = c.hkv,
@@ -46,10 +56,12 @@ Result run(const Config& c, bool fused, bool weights_loss) {
                                               .k_col = 0,
                                               .v_col = kv,
                                               .scale = scale,
-                                              .causal = c.causal});
+                                              .causal = c.causal},
+                                             {.p = p, .gen = &drop});
     out = a.out, weights = a.weights;
   } else {
-    SdpaOptions opt;
+    ReferenceModeScope mode(path == Path::kReference);
+    SdpaOptions opt{.dropout_p = p, .dropout_gen = &drop, .training = p > 0};
     opt.masks.causal = c.causal;
     AttentionOutput a = scaled_dot_product_attention(head_slice(x, c.h, 1, 1 + c.h * c.d),
                                                      head_slice(m, c.hkv, 0, kv),
@@ -60,7 +72,7 @@ Result run(const Config& c, bool fused, bool weights_loss) {
     add(sum(mul(out, r_out)), sum(mul(weights, r_w))).backward();
   else
     sum(mul(out, r_out)).backward();
-  return {out.value(), weights.value(), x.grad(), m.grad()};
+  return {out.value(), weights.value(), x.grad(), m.grad(), drop.next_u64()};
 }
 
 void check_same(const Tensor& a, const Tensor& b, const char* what) {
@@ -74,16 +86,30 @@ void check_same(const Tensor& a, const Tensor& b, const char* what) {
   CHECK(worst / scale < 2e-6);
 }
 
+void check_same(const Result& f, const Result& r) {
+  check_same(f.out, r.out, "out");
+  check_same(f.weights, r.weights, "weights");
+  check_same(f.dx, r.dx, "dx");
+  check_same(f.dm, r.dm, "dm");
+  CHECK(f.next_draw == r.next_draw);  // as many draws from the dropout generator
+}
+
 void check_config(const Config& c) {
   for (const bool weights_loss : {true, false}) {
     CAPTURE(weights_loss);
-    const Result f = run(c, true, weights_loss), r = run(c, false, weights_loss);
-    check_same(f.out, r.out, "out");
-    check_same(f.weights, r.weights, "weights");
-    check_same(f.dx, r.dx, "dx");
-    check_same(f.dm, r.dm, "dm");
+    const Result f = run(c, Path::kFused, weights_loss);
+    check_same(f, run(c, Path::kSdpa, weights_loss));
     // x's column 0 is read by no head: its gradient is exactly 0.
     for (int64_t row = 0; row < c.b * c.tq; ++row) CHECK(f.dx[row * f.dx.size(2)] == 0);
+    // Dropout of the weights: the reference draws its mask over the whole (B,H,Tq,Tk) weights,
+    // the kernel row by row over the keys each row sees; the masks must be the same. The output
+    // with dropout differs from the one without (the test sees the mask act), and both
+    // unfused paths agree with the kernel.
+    const real p = real(0.3);
+    const Result fd = run(c, Path::kFused, weights_loss, p);
+    CHECK(max_abs_diff(fd.out, f.out) > 1e-3);
+    check_same(fd, run(c, Path::kSdpa, weights_loss, p));
+    check_same(fd, run(c, Path::kReference, weights_loss, p));
   }
 }
 

@@ -13,6 +13,10 @@
 // Measured: W4's train step 0.96 and W1's 0.98 of the time before (against attention_weights +
 // tril_matmul, themselves faster than the elementary ops; docs/performance.md,
 // "`fused_attention`").
+// Dropout of the weights (fused_dropout.h) replaces the dropout op between softmax and the
+// value product: the mask is drawn per row block from Philox as dropout(weights) draws it
+// (kernels/dropout_mask.h) and regenerated in backward, never stored; a causal row draws only
+// the keys it sees (docs/performance.md, "Dropout inside the fused ops").
 //
 // Two records: fused_attention (out) and attention_probs (the weights as a Var of their own, for
 // plots and losses on them). Each owns its backward: the weights' gradient goes through
@@ -29,8 +33,11 @@
 #include "autograd/functional.h"
 #include "autograd/kernels/blas.h"
 #include "autograd/kernels/causal_blocks.h"
+#include "autograd/kernels/dropout_mask.h"
 #include "autograd/kernels/small_gemm.h"
 #include "autograd/kernels/vec_math.h"
+#include "autograd/ops/fused/fused_attention_heads.h"
+#include "autograd/ops/fused/fused_dropout.h"
 
 namespace attn {
 
@@ -38,25 +45,14 @@ using kernels::Triangle;
 
 namespace {
 
-// The heads of one operand (or of its gradient, T = real) inside a (B,T,C) tensor: head h of
-// batch entry b is the T x width block at rows b T.., columns col + h width.., row stride
-// ld = C.
-template <class T>
-struct Heads {
-  T* base = nullptr;
-  int64_t t = 0, ld = 0, col = 0, width = 0;
-  T* head(int64_t b, int64_t h) const { return base + b * t * ld + col + h * width; }
-};
-using HeadView = Heads<const real>;
-using GradView = Heads<real>;
-
 // Above this many weights per thread (the scratch of one key head's query heads), the backward
 // no longer fits in L2 and the per-head jobs lose their point: it takes two phases instead.
 constexpr int64_t kMaxScratch = 256 * 1024;
 
-// Per-thread buffers of the backward, each grown to the largest size asked for, then kept: a
-// job's weight gradients (the fast backward's scratch) and its rows' <dO_i, O_i>.
-enum class Buffer { kScores, kDots };
+// Per-thread buffers, each grown to the largest size asked for, then kept: a job's weight
+// gradients (the fast backward's scratch), its rows' <dO_i, O_i>, and its dropped weights
+// (with dropout: the forward's rows, the fast backward's heads).
+enum class Buffer { kScores, kDots, kDropped };
 template <Buffer>
 real* thread_buffer(int64_t n) {
   thread_local std::vector<real> buffer;
@@ -66,177 +62,14 @@ real* thread_buffer(int64_t n) {
 
 }  // namespace
 
-// The head layout of one attention call and the weights it computed: filled by the forward,
-// read-only afterwards, shared by the two records (FusedAttentionOp, AttentionProbsOp).
-struct AttentionHeads {
-  FusedAttentionSpec spec;
-  std::vector<Tensor> saved;      // the inputs (shared storage, no copy)
-  int view_input[3] = {0, 0, 0};  // which input q, k and v read
-  int64_t b = 0, h = 0, hkv = 0, group = 1, d = 0, dv = 0;
-  kernels::CausalRows tri;
-  Tensor p;  // (B,H,Tq,Tk): the weights, which the derivatives need (0 where hidden)
-
-  int64_t tq() const { return tri.rows; }
-  int64_t tk() const { return tri.cols; }
-  int64_t out_ld() const { return h * dv; }
-
-  HeadView view(int which) const {
-    const Tensor& x = saved[view_input[which]];
-    const int64_t col = which == 0 ? spec.q_col : which == 1 ? spec.k_col : spec.v_col;
-    return {x.data(), x.size(1), x.size(2), col, which == 2 ? dv : d};
-  }
-
-  void check() const {
-    const char* names[3] = {"q", "k", "v"};
-    for (int i = 0; i < 3; ++i)
-      if (saved[view_input[i]].rank() != 3)
-        throw Error(fmt::format("fused_attention: {} must be (B,T,C), got {}", names[i],
-                                shape_str(saved[view_input[i]].shape())));
-    const Tensor &q = saved[view_input[0]], &k = saved[view_input[1]], &v = saved[view_input[2]];
-    const int64_t cols[3] = {spec.q_col, spec.k_col, spec.v_col};
-    const int64_t widths[3] = {spec.heads * spec.head_dim, spec.kv_heads * spec.head_dim,
-                               spec.kv_heads * spec.v_head_dim};
-    bool ok = spec.heads > 0 && spec.kv_heads > 0 && spec.heads % spec.kv_heads == 0 &&
-              spec.head_dim > 0 && spec.v_head_dim > 0 && k.size(0) == q.size(0) &&
-              v.size(0) == q.size(0) && v.size(1) == k.size(1) &&
-              (!spec.causal || q.size(1) <= k.size(1));
-    for (int i = 0; i < 3; ++i)
-      ok = ok && cols[i] >= 0 && cols[i] + widths[i] <= saved[view_input[i]].size(2);
-    if (!ok)
-      throw Error(fmt::format(
-          "fused_attention: q {} k {} v {} do not fit heads={} kv_heads={} head_dim={} "
-          "v_head_dim={} at columns q {} k {} v {} (need equal B, equal T for k and v, heads a "
-          "multiple of kv_heads, each head block inside its tensor{})",
-          shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape()), spec.heads,
-          spec.kv_heads, spec.head_dim, spec.v_head_dim, spec.q_col, spec.k_col, spec.v_col,
-          spec.causal ? ", and Tq <= Tk (causal)" : ""));
-  }
-
-  // dQ rows [r0, r1) of head `mat` from its dS rows (row i at ds + i Tk):  dQ = scale dS K.
-  void query_grad(int64_t mat, int64_t r0, int64_t r1, const real* ds, const GradView& dq) const {
-    const int64_t bi = mat / h, hi = mat % h, tk_ = tk();
-    const HeadView kv = view(1);
-    kernels::gemm({.m = r1 - r0,
-                   .n = d,
-                   .k = tk_,
-                   .alpha = spec.scale,
-                   .a = ds + r0 * tk_,
-                   .lda = tk_,
-                   .b = kv.head(bi, hi / group),
-                   .ldb = kv.ld,
-                   .c = dq.head(bi, hi) + r0 * dq.ld,
-                   .ldc = dq.ld,
-                   .triangle = tri.triangle(Triangle::Part::kLowerA, r0)});
-  }
-
-  // Key rows (columns of the weights) [c0, c1) of key head `kv_mat`, summed over the query heads
-  // reading it:  dK = scale sum_h dS_h^T Q_h,  dV = sum_h P_h^T dO_h;  ds_of(mat) is head mat's
-  // dS, dout the output's gradient (B,Tq,H*Dv) (read only for dV).
-  template <class DsOf>
-  void key_value_grads(int64_t kv_mat,
-                       int64_t c0,
-                       int64_t c1,
-                       DsOf&& ds_of,
-                       const real* dout,
-                       const GradView* dk,
-                       const GradView* dvw) const {
-    const int64_t bi = kv_mat / hkv, kh = kv_mat % hkv, tq_ = tq(), tk_ = tk();
-    const HeadView qv = view(0);
-    const Triangle upper = tri.triangle(Triangle::Part::kUpperA, c0);
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const int64_t hi = kh * group + gi, mat = bi * h + hi;
-      const real beta = gi == 0 ? 0 : 1;
-      if (dk)
-        kernels::gemm({.trans_a = true,
-                       .m = c1 - c0,
-                       .n = d,
-                       .k = tq_,
-                       .alpha = spec.scale,
-                       .a = ds_of(mat) + c0,
-                       .lda = tk_,
-                       .b = qv.head(bi, hi),
-                       .ldb = qv.ld,
-                       .beta = beta,
-                       .c = dk->head(bi, kh) + c0 * dk->ld,
-                       .ldc = dk->ld,
-                       .triangle = upper});
-      if (dvw)
-        kernels::gemm({.trans_a = true,
-                       .m = c1 - c0,
-                       .n = dv,
-                       .k = tq_,
-                       .a = p.data() + mat * tq_ * tk_ + c0,
-                       .lda = tk_,
-                       .b = dout + bi * tq_ * out_ld() + hi * dv,
-                       .ldb = out_ld(),
-                       .beta = beta,
-                       .c = dvw->head(bi, kh) + c0 * dvw->ld,
-                       .ldc = dvw->ld,
-                       .triangle = upper});
-    }
-  }
-};
-
-// The gradient buffers of one backward: one per input, shared by the views that read it when
-// their columns do not overlap (zeroed unless they cover every column, which the products then
-// all write); a zeroed one per view otherwise (k and v reading the same columns, say), summed at
-// the end. Only the views in `use` (q, k, v) that need a gradient get one.
-struct HeadGrads {
-  std::vector<std::optional<Tensor>> grads;
-  std::optional<Tensor> per_view[3];
-  GradView views[3];
-  bool wanted[3] = {false, false, false};
-
-  template <class NeedsGrad>
-  HeadGrads(const AttentionHeads& s, const bool (&use)[3], NeedsGrad&& needs_grad)
-      : grads(s.saved.size()) {
-    for (int w = 0; w < 3; ++w) wanted[w] = use[w] && needs_grad(s.view_input[w]);
-    for (size_t i = 0; i < s.saved.size(); ++i) {
-      std::vector<std::pair<int64_t, int64_t>> spans;  // [col, col + width) of each view of i
-      for (int w = 0; w < 3; ++w)
-        if (wanted[w] && s.view_input[w] == static_cast<int>(i)) {
-          const HeadView v = s.view(w);
-          spans.push_back({v.col, v.col + v.width * (w == 0 ? s.h : s.hkv)});
-        }
-      if (spans.empty()) continue;
-      std::sort(spans.begin(), spans.end());
-      bool disjoint = true, covers = spans.front().first == 0;
-      for (size_t k = 1; k < spans.size(); ++k) {
-        disjoint = disjoint && spans[k].first >= spans[k - 1].second;
-        covers = covers && spans[k].first == spans[k - 1].second;
-      }
-      covers = covers && disjoint && spans.back().second == s.saved[i].size(2);
-      if (disjoint)
-        grads[i] = covers ? Tensor::empty(s.saved[i].shape()) : Tensor::zeros(s.saved[i].shape());
-      for (int w = 0; w < 3; ++w) {
-        if (!wanted[w] || s.view_input[w] != static_cast<int>(i)) continue;
-        if (!disjoint) per_view[w] = Tensor::zeros(s.saved[i].shape());
-        Tensor& target = disjoint ? *grads[i] : *per_view[w];
-        const HeadView v = s.view(w);
-        views[w] = {target.data(), v.t, v.ld, v.col, v.width};
-      }
-    }
-  }
-
-  const GradView* view(int w) const { return wanted[w] ? &views[w] : nullptr; }
-
-  // Hands every buffer to its input: accumulate(input index, gradient).
-  template <class Accumulate>
-  void hand_over(const AttentionHeads& s, Accumulate&& accumulate) const {
-    for (size_t i = 0; i < grads.size(); ++i)
-      if (grads[i]) accumulate(i, *grads[i]);
-    for (int w = 0; w < 3; ++w)
-      if (per_view[w]) accumulate(s.view_input[w], *per_view[w]);
-  }
-};
-
 struct FusedAttentionOp final : Op {
-  std::shared_ptr<AttentionHeads> heads;  // shared with the attention_probs record
-  Tensor o;                               // (B,Tq,H*Dv): the output, for the softmax dots
+  std::shared_ptr<AttentionHeads> heads;     // shared with the attention_probs record
+  Tensor o;                                  // (B,Tq,H*Dv): the output, for the softmax dots
+  std::optional<kernels::DropoutMask> drop;  // the weights' dropout mask M, if any
 
-  // out[b, i, h Dv + :] = sum_j p_ij v_j with p = softmax(scale q_i k_j^T) over the keys query i
-  // sees (causal: j <= i + Tk - Tq; else all), q_i the row of head h, k and v of its key head
-  // h / (H / Hkv).
+  // out[b, i, h Dv + :] = sum_j a_ij v_j with a = p (or p o M with dropout) and
+  // p = softmax(scale q_i k_j^T) over the keys query i sees (causal: j <= i + Tk - Tq; else all),
+  // q_i the row of head h, k and v of its key head h / (H / Hkv).
   Tensor forward(const std::vector<Tensor>& inputs,
                  const int (&which)[3],
                  const FusedAttentionSpec& spec) {
@@ -271,10 +104,16 @@ struct FusedAttentionOp final : Op {
                          .ldc = tk_,
                          .triangle = s.tri.triangle(Triangle::Part::kLowerC, r0)});
           kernels::softmax_visible_rows(s.tri, pm, r0, r1);
+          const real* a = pm + r0 * tk_;  // the weights the values are mixed with
+          if (drop) {
+            real* dropped = thread_buffer<Buffer::kDropped>((r1 - r0) * tk_);
+            drop_rows(mat, r0, r1, dropped);
+            a = dropped;
+          }
           kernels::gemm({.m = r1 - r0,
                          .n = dv,
                          .k = tk_,
-                         .a = pm + r0 * tk_,
+                         .a = a,
                          .lda = tk_,
                          .b = vv.head(bi, hi / group),
                          .ldb = vv.ld,
@@ -286,13 +125,33 @@ struct FusedAttentionOp final : Op {
     return out;
   }
 
+  // Rows [r0, r1) of head mat's dropped weights A = P o M into a (row i at a + (i - r0) Tk). Row
+  // i's mask words are those of its flat indices in the (B,H,Tq,Tk) weights, (mat Tq + i) Tk + j,
+  // as dropout(weights) draws them; only the visible(i) keys it sees are drawn, and A is 0 from
+  // there to the row's vector width, as P.
+  void drop_rows(int64_t mat, int64_t r0, int64_t r1, real* a) const {
+    const AttentionHeads& s = *heads;
+    const int64_t tq_ = s.tq(), tk_ = s.tk();
+    const real* pm = s.p.data() + mat * tq_ * tk_;
+    for (int64_t i = r0; i < r1; ++i) {
+      real* row = a + (i - r0) * tk_;
+      const int64_t seen = s.tri.visible(i);
+      drop->apply((mat * tq_ + i) * tk_, seen, pm + i * tk_, row);
+      std::fill(row + seen, row + s.tri.vector_width(i), real(0));
+    }
+  }
+
   // Rows [r0, r1) of head `mat`, with O = P V, S = scale Q K^T, P = softmax(S) (per row):
   //   dP = dO V^T,  dS_i = P_i (dP_i - <P_i, dP_i>)  (softmax),  dQ = scale dS K.
   // <P_i, dP_i> = <P_i, dO_i V^T> = <dO_i, O_i>: Dv products instead of Tk, known before dP is,
   // so small_gemm's store can write dS straight from dP's tiles; else (when the product is too
   // big for it) one pass over each row after the product.
   // dS goes to ds (row i at ds + i Tk; its hidden part is never read).
-  void backward_rows(int64_t mat, int64_t r0, int64_t r1, real* ds, const GradView* dq) const {
+  // With dropout (O = A V, A = P o M): dA = dO V^T, dP = M o dA, and still <P_i, dP_i> =
+  // <A_i, dA_i> = <dO_i, O_i>, so dS_i = A_i o dA_i - <dO_i, O_i> P_i, one pass over the row after
+  // the product; A (the mask regenerated) goes to a (row i at a + i Tk) for dV = A^T dO.
+  void backward_rows(
+      int64_t mat, int64_t r0, int64_t r1, real* ds, real* a, const GradView* dq) const {
     const AttentionHeads& s = *heads;
     const int64_t bi = mat / s.h, hi = mat % s.h, tq_ = s.tq(), tk_ = s.tk(), dv = s.dv;
     const HeadView vv = s.view(2);
@@ -317,7 +176,19 @@ struct FusedAttentionOp final : Op {
                                .c = ds + r0 * tk_,
                                .ldc = tk_,
                                .triangle = s.tri.triangle(Triangle::Part::kLowerC, r0)};
-    if (kernels::small_gemm_fits(dp)) {
+    if (drop) {
+      drop_rows(mat, r0, r1, a + r0 * tk_);
+      kernels::gemm(dp);
+      for (int64_t i = r0; i < r1; ++i) {
+        real* row = ds + i * tk_;
+        const real *p_i = pm + i * tk_, *a_i = a + i * tk_;
+        const real dot = dot_of_row(i);
+        const int64_t seen = s.tri.visible(i);
+#pragma omp simd
+        for (int64_t j = 0; j < seen; ++j) row[j] = a_i[j] * row[j] - dot * p_i[j];
+        std::fill(row + seen, row + s.tri.vector_width(i), real(0));
+      }
+    } else if (kernels::small_gemm_fits(dp)) {
       // The dots first, then dP's tiles turn into dS before they are stored.
       real* dots = thread_buffer<Buffer::kDots>(r1 - r0);
       for (int64_t i = r0; i < r1; ++i) dots[i - r0] = dot_of_row(i);
@@ -357,27 +228,35 @@ struct FusedAttentionOp final : Op {
     if (kv_jobs >= 2 * kernels::kSplitThreads && group * per_head <= kMaxScratch) {
       kernels::parallel_for(kv_jobs, work, [&](int64_t kv_mat) {
         real* scratch = thread_buffer<Buffer::kScores>(group * per_head);
+        real* dropped = drop ? thread_buffer<Buffer::kDropped>(group * per_head) : nullptr;
         const int64_t first = (kv_mat / s.hkv) * h + (kv_mat % s.hkv) * group;
         for (int64_t gi = 0; gi < group; ++gi)
-          backward_rows(first + gi, 0, tq_, scratch + gi * per_head, dq);
+          backward_rows(first + gi, 0, tq_, scratch + gi * per_head,
+                        dropped ? dropped + gi * per_head : nullptr, dq);
+        auto a_of = [&](int64_t mat) {
+          return dropped ? dropped + (mat - first) * per_head : s.p.data() + mat * per_head;
+        };
         if (need_cols)
           s.key_value_grads(
-              kv_mat, 0, tk_, [&](int64_t mat) { return scratch + (mat - first) * per_head; }, dout,
-              dk, dvw);
+              kv_mat, 0, tk_, [&](int64_t mat) { return scratch + (mat - first) * per_head; }, a_of,
+              dout, dk, dvw);
       });
       return;
     }
     Tensor ds = Tensor::empty({s.b * h, tq_, tk_});
+    Tensor dropped = drop ? Tensor::empty({s.b * h, tq_, tk_}) : s.p;  // A: P o M, or P
+    real* a = drop ? dropped.data() : nullptr;
     kernels::parallel_triangles(s.b * h, tq_, per_head * (s.d + s.dv),
                                 [&](int64_t mat, int64_t r0, int64_t r1) {
-                                  backward_rows(mat, r0, r1, ds.data() + mat * per_head, dq);
+                                  backward_rows(mat, r0, r1, ds.data() + mat * per_head,
+                                                a ? a + mat * per_head : nullptr, dq);
                                 });
     if (!need_cols) return;
     kernels::parallel_triangles(
         kv_jobs, tk_, group * per_head * (s.d + s.dv), [&](int64_t kv_mat, int64_t c0, int64_t c1) {
           s.key_value_grads(
-              kv_mat, c0, c1, [&](int64_t mat) { return ds.data() + mat * per_head; }, dout, dk,
-              dvw);
+              kv_mat, c0, c1, [&](int64_t mat) { return ds.data() + mat * per_head; },
+              [&](int64_t mat) { return dropped.data() + mat * per_head; }, dout, dk, dvw);
         });
   }
 
@@ -419,8 +298,8 @@ struct AttentionProbsOp final : Op {
       kernels::parallel_triangles(
           s.b * s.hkv, tk_, s.group * per_head * s.d, [&](int64_t kv_mat, int64_t c0, int64_t c1) {
             s.key_value_grads(
-                kv_mat, c0, c1, [&](int64_t mat) { return ds.data() + mat * per_head; }, nullptr,
-                dk, nullptr);
+                kv_mat, c0, c1, [&](int64_t mat) { return ds.data() + mat * per_head; },
+                [&](int64_t mat) { return s.p.data() + mat * per_head; }, nullptr, dk, nullptr);
           });
     g.hand_over(s, [&](size_t i, const Tensor& d) { accumulate(i, d); });
   }
@@ -432,6 +311,15 @@ FusedAttentionOutput fused_attention(const Var& q,
                                      const Var& k,
                                      const Var& v,
                                      const FusedAttentionSpec& spec) {
+  return fused_attention(q, k, v, spec, FusedDropout{});
+}
+
+FusedAttentionOutput fused_attention(const Var& q,
+                                     const Var& k,
+                                     const Var& v,
+                                     const FusedAttentionSpec& spec,
+                                     const FusedDropout& dropout) {
+  check_fused_dropout("fused_attention", dropout);
   // One input per distinct tensor: q, k and v are often column blocks of one projection.
   std::vector<Var> inputs{q};
   int which[3] = {0, 0, 0};
@@ -445,6 +333,8 @@ FusedAttentionOutput fused_attention(const Var& q,
   std::vector<Tensor> values;
   for (const Var& x : inputs) values.push_back(x.value());
   auto op = std::make_unique<FusedAttentionOp>();
+  // One draw, where dropout(weights, p, gen) would make it: the same mask as the reference path.
+  if (dropout.p > 0) op->drop = kernels::DropoutMask::make(dropout.gen->next_u64(), dropout.p);
   Tensor out_value = op->forward(values, which, spec);
   std::shared_ptr<const AttentionHeads> heads = op->heads;
   Var out = record(std::move(op), inputs, std::move(out_value));
