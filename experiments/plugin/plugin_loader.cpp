@@ -3,6 +3,9 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <map>
 
@@ -35,6 +38,39 @@ void plugin_code(const std::string& who, const std::string& when, Work&& work) {
   }
 }
 
+// The file dlopen is loading, for the terminate handler below.
+std::string& file_being_opened() {
+  static std::string file;
+  return file;
+}
+
+// dlopen runs the plugin's static constructors; an exception one of them throws cannot cross the
+// dynamic loader's C frames, so the C++ runtime calls std::terminate (exit 134, "terminate
+// called after throwing..."), and no catch here can stop that. While dlopen runs, terminate
+// instead names the file and the exception and exits with 2, as every other refused plugin
+// does (nothing is written yet: plugins load before any run folder exists).
+void* dlopen_naming_throws(const std::string& file, const std::string& path) {
+  file_being_opened() = file;
+  const std::terminate_handler previous = std::set_terminate([] {
+    std::string what = "a non-std exception";
+    try {
+      if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr,
+                 "attnlab: --plugin %s: a static constructor threw while the library "
+                 "loaded: %s\n",
+                 file_being_opened().c_str(), what.c_str());
+    std::fflush(stderr);
+    std::_Exit(2);
+  });
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::set_terminate(previous);
+  return handle;
+}
+
 // Steps 1-3 of plugin_loader.h: the library, its symbol, its stamp.
 const AttnPluginInfo& open_plugin(const std::string& file) {
   namespace fs = std::filesystem;
@@ -44,7 +80,7 @@ const AttnPluginInfo& open_plugin(const std::string& file) {
   // A name without '/' would be searched for on the library path, not in this folder.
   const std::string path = file.find('/') == std::string::npos ? "./" + file : file;
   // RTLD_NOW: an attnlab symbol the plugin needs but this executable lacks fails here, by name.
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen_naming_throws(file, path);
   if (!handle)
     throw UsageError(
         fmt::format("--plugin {}: not a shared library attnlab can load: {}", file, ::dlerror()));

@@ -1,6 +1,8 @@
 // libFuzzer harness: the command-line parsing behind `attnlab run <experiment> --field value`
 // and `attnlab train [<task>] --key value` (parse_run_args, Config::set, set_train_option,
-// validate_train_config). Nothing is run: only the words are parsed and checked.
+// validate_train_config, the experiment's `check` hook). Nothing is run: only the words are
+// parsed and checked. tests/fuzz/corpus/options/exp_<experiment>_<k> seed every field of every
+// experiment (its own and its shared groups') with its default, so each is reached from the start.
 //
 //   scripts/fuzz options 600
 //
@@ -42,9 +44,11 @@ std::vector<std::string> split_words(const std::string& text) {
 }
 
 // `attnlab run`: the experiment's config takes the overrides; each accepted field's printed
-// value must parse back to itself.
+// value must parse back to itself. Then the experiment's own cross-field check (its `check`
+// hook, which reads the shared groups: check_model, read_optimizer, ...) accepts or throws.
 void check_run(const ex::RunRequest& r) {
-  const ex::Config cfg = ex::resolve_config(ex::find_experiment(r.name), r);
+  const ex::Experiment& e = ex::find_experiment(r.name);
+  const ex::Config cfg = ex::resolve_config(e, r);
   for (const ex::Field& f : cfg.fields()) {
     ex::Config again = cfg;
     const std::string text = ex::format_value(f.value);
@@ -52,6 +56,7 @@ void check_run(const ex::RunRequest& r) {
     if (ex::format_value(again.fields()[&f - cfg.fields().data()].value) != text)
       bug("field " + f.name + " does not round-trip through '" + text + "'");
   }
+  if (e.check) e.check(cfg);
 }
 
 // `attnlab train`: the same for TrainConfig.
