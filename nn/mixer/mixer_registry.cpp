@@ -23,7 +23,7 @@ bool valid_name(const std::string& name) {
   });
 }
 
-// A refused name as the message quotes it: control bytes as \xNN. A NUL would end what() inside
+// A name or file as a refusal quotes it: control bytes as \xNN. A NUL would end what() inside
 // the quotes, and an escape sequence from a plugin's name would reach the terminal.
 std::string shown(const std::string& name) {
   std::string out;
@@ -35,7 +35,7 @@ std::string shown(const std::string& name) {
 }
 
 std::string who(const MixerRow& row) {
-  return row.origin.empty() ? std::string("built in") : "from " + row.origin;
+  return row.origin.empty() ? std::string("built in") : "from " + shown(row.origin);
 }
 
 void add_builtins(MixerRegistry& r) {

@@ -118,6 +118,17 @@ TEST_SUITE("nn") {
             "mixer name 'ab\\x00c\\x1b[2J' must be non-empty and use only letters, digits, "
             "'_', '-' and '.'");
     }
+    row = square_row(false);
+    row.origin = "odd\x1b[2J.so";  // the holder's file, quoted the same way
+    r.add(row);
+    row.name = "Square";
+    try {
+      r.add(row);
+      FAIL("a taken name was accepted");
+    } catch (const UsageError& e) {
+      CHECK(std::string(e.what()) ==
+            "mixer name 'Square' is taken (mixer 'square', from odd\\x1b[2J.so); choose another");
+    }
   }
 }
 
