@@ -44,11 +44,16 @@ std::string& file_being_opened() {
   return file;
 }
 
-// dlopen runs the plugin's static constructors; an exception one of them throws cannot cross the
-// dynamic loader's C frames, so the C++ runtime calls std::terminate (exit 134, "terminate
-// called after throwing..."), and no catch here can stop that. While dlopen runs, terminate
-// instead names the file and the exception and exits with 2, as every other refused plugin
-// does (nothing is written yet: plugins load before any run folder exists).
+std::string static_throw_message(const std::string& file, const std::string& what) {
+  return fmt::format("--plugin {}: a static constructor threw while the library loaded: {}", file,
+                     what);
+}
+
+// dlopen runs the plugin's static constructors. An exception one of them throws either crosses
+// the dynamic loader's frames (the clang build: caught below) or cannot, and the C++ runtime
+// calls std::terminate (the GCC build: exit 134, "terminate called after throwing ..."). Both
+// end as every other refused plugin does: exit 2 naming the file and the exception, nothing
+// written (plugins load before any run folder exists).
 void* dlopen_naming_throws(const std::string& file, const std::string& path) {
   file_being_opened() = file;
   const std::terminate_handler previous = std::set_terminate([] {
@@ -59,14 +64,20 @@ void* dlopen_naming_throws(const std::string& file, const std::string& path) {
       what = e.what();
     } catch (...) {
     }
-    std::fprintf(stderr,
-                 "attnlab: --plugin %s: a static constructor threw while the library "
-                 "loaded: %s\n",
-                 file_being_opened().c_str(), what.c_str());
+    std::fprintf(stderr, "attnlab: %s\n", static_throw_message(file_being_opened(), what).c_str());
     std::fflush(stderr);
     std::_Exit(2);
   });
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = nullptr;
+  try {
+    handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  } catch (const std::exception& e) {
+    std::set_terminate(previous);
+    throw UsageError(static_throw_message(file, e.what()));
+  } catch (...) {
+    std::set_terminate(previous);
+    throw UsageError(static_throw_message(file, "a non-std exception"));
+  }
   std::set_terminate(previous);
   return handle;
 }
