@@ -19,6 +19,7 @@
 #include "experiments/cli/commands.h"
 #include "experiments/config.h"
 #include "experiments/registry.h"
+#include "tests/fuzz/split_words.h"
 #include "train/run/train_config.h"
 
 namespace {
@@ -29,18 +30,6 @@ namespace tr = attn::train;
 [[noreturn]] void bug(const std::string& what) {
   std::fprintf(stderr, "fuzz_options: %s\n", what.c_str());
   std::abort();
-}
-
-std::vector<std::string> split_words(const std::string& text) {
-  std::vector<std::string> words;
-  size_t start = 0;
-  while (words.size() < 24) {
-    const size_t nl = text.find('\n', start);
-    words.push_back(text.substr(start, nl - start));
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return words;
 }
 
 // `attnlab run`: the experiment's config takes the overrides; each accepted field's printed
@@ -79,7 +68,7 @@ void check_train(const ex::RunRequest& r) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<std::string> args =
-      split_words(std::string(reinterpret_cast<const char*>(data), size));
+      attn::fuzz::split_words(std::string(reinterpret_cast<const char*>(data), size), 24);
   ex::RunRequest r;
   try {
     r = ex::parse_run_args(args, false);

@@ -30,6 +30,7 @@
 #include "experiments/report/table.h"
 #include "nn/mixer/mixer_registry.h"
 #include "nn/mixer/plugin.h"
+#include "tests/fuzz/split_words.h"
 
 namespace {
 
@@ -39,18 +40,6 @@ namespace nn = attn::nn;
 [[noreturn]] void bug(const std::string& what) {
   std::fprintf(stderr, "fuzz_plugin: %s\n", what.c_str());
   std::abort();
-}
-
-std::vector<std::string> split_words(const std::string& text) {
-  std::vector<std::string> words;
-  size_t start = 0;
-  while (words.size() < 41) {  // the file and up to ten rows
-    const size_t nl = text.find('\n', start);
-    words.push_back(text.substr(start, nl - start));
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return words;
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {
@@ -185,7 +174,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   (void)ready;
   std::vector<std::string> words =
-      split_words(std::string(reinterpret_cast<const char*>(data), size));
+      attn::fuzz::split_words(std::string(reinterpret_cast<const char*>(data), size), 41);
   check_plugin_flags(words);
   if (words[0].empty()) words[0] = "p.so";  // the loader never gets an empty file (refused above)
   check_table(words[0], check_rows(words));
