@@ -49,11 +49,11 @@ std::string static_throw_message(const std::string& file, const std::string& wha
                      what);
 }
 
-// dlopen runs the plugin's static constructors. An exception one of them throws either crosses
-// the dynamic loader's frames (the clang build: caught below) or cannot, and the C++ runtime
-// calls std::terminate (the GCC build: exit 134, "terminate called after throwing ..."). Both
-// end as every other refused plugin does: exit 2 naming the file and the exception, nothing
-// written (plugins load before any run folder exists).
+// dlopen runs the plugin's static constructors. An exception one of them throws crosses the
+// dynamic loader's frames and is caught below; where the runtime cannot pass it through, it
+// calls std::terminate (exit 134, "terminate called after throwing ..."), and the handler set
+// here takes over. Both end as every other refused plugin does: exit 2 naming the file and the
+// exception, nothing written (plugins load before any run folder exists).
 void* dlopen_naming_throws(const std::string& file, const std::string& path) {
   file_being_opened() = file;
   const std::terminate_handler previous = std::set_terminate([] {
@@ -68,9 +68,13 @@ void* dlopen_naming_throws(const std::string& file, const std::string& path) {
     std::fflush(stderr);
     std::_Exit(2);
   });
+  // glibc declares dlopen noexcept, so a compiler drops a handler around a call it knows is
+  // dlopen (clang did, through a const pointer too: the exception flew past to main, exit 1). A
+  // volatile pointer hides the callee, so the handler stays.
+  static void* (*volatile open_library)(const char*, int) = ::dlopen;
   void* handle = nullptr;
   try {
-    handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    handle = open_library(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   } catch (const std::exception& e) {
     std::set_terminate(previous);
     throw UsageError(static_throw_message(file, e.what()));
