@@ -5,6 +5,7 @@
 #   fuzz_options      `attnlab run X --field value` and `attnlab train --key value` parsing
 #   fuzz_utf8         the UTF-8 splitter and the char/word tokenizers
 #   fuzz_claims       the claims ledger's reader of results.json / config.json
+#   fuzz_plugin       what a --plugin library declares: the --plugin words, its mixer rows
 # Every library the harnesses link is compiled with coverage (fuzzer-no-link) plus ASan and
 # UBSan, so a crash, a memory error or undefined behaviour anywhere in the loader stops the run.
 option(ATTN_FUZZ "Build the libFuzzer harnesses (needs clang)" OFF)
@@ -46,6 +47,7 @@ attn_add_fuzzer(fuzz_safetensors attn_autograd)
 attn_add_fuzzer(fuzz_checkpoint attn_train attn_nn attn_data attn_autograd)
 attn_add_fuzzer(fuzz_options attn_experiments)
 attn_add_fuzzer(fuzz_utf8 attn_data attn_autograd)
+attn_add_fuzzer(fuzz_plugin attn_experiments)
 # The reader needs only fmt and nlohmann::json: its one source is compiled into the harness
 # (instrumented), so fuzzing it does not wait for the experiments' library.
 add_executable(fuzz_claims ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_claims.cpp

@@ -110,6 +110,11 @@ Experiment cat_sat_mat() {
       .add_reals("g", {1, -1, 0.5, 2, -1.5, 0.5},
                  "the fixed upstream gradient G = dL/dout of the loss L = sum(out o G) (3 x 2)");
   e.reference = true;  // its point is the computation: the elementary ops on the tape
+  // The two matrices' sizes, before the run folder exists (run() reads them the same way).
+  e.check = [](const Config& cfg) {
+    (void)matrix_from(3, 2, cfg.get_reals("x"), "--x");
+    (void)matrix_from(3, 2, cfg.get_reals("g"), "--g");
+  };
   e.run = run;
   return e;
 }

@@ -79,15 +79,26 @@ void prose_and_hand_check(const AttentionSteps& s,
         gap0, gap2, 1 / std::sqrt(2.0), hand0[0]));
 }
 
-void run(const Config& cfg, RunContext& ctx) {
+// The matrices from the fields: X (T x d_model), W_V (d_model x d_model), G (T x d_model). A
+// list of the wrong length is a UsageError naming its flag; `check` calls this too, so a bad
+// list is refused before the run folder exists.
+struct Inputs {
+  int64_t t, d;
+  Tensor x, wv, g;
+};
+Inputs read_inputs(const Config& cfg) {
   const int64_t d = cfg.get_int("d_model");
   const auto& xv = cfg.get_reals("x");
   if (xv.size() % static_cast<size_t>(d) != 0)
     throw UsageError(
         fmt::format("--x: {} numbers do not split into rows of d_model = {}", xv.size(), d));
   const int64_t t = static_cast<int64_t>(xv.size()) / d;
-  const Tensor x = matrix_from(t, d, xv, "--x");
-  const Tensor wv = matrix_from(d, d, cfg.get_reals("w_v"), "--w_v");
+  return {t, d, matrix_from(t, d, xv, "--x"), matrix_from(d, d, cfg.get_reals("w_v"), "--w_v"),
+          matrix_from(t, d, cfg.get_reals("g"), "--g")};
+}
+
+void run(const Config& cfg, RunContext& ctx) {
+  const auto [t, d, x, wv, g] = read_inputs(cfg);
   const double scale = cfg.get_bool("scaled") ? 1 / std::sqrt(static_cast<double>(d)) : 1.0;
   const auto tok = index_labels(t, "x");
 
@@ -147,7 +158,7 @@ void run(const Config& cfg, RunContext& ctx) {
                               .w_k = identity(d),
                               .w_v = wv,
                               .scale = scale,
-                              .g = matrix_from(t, d, cfg.get_reals("g"), "--g"),
+                              .g = g,
                               .tokens = tok});
 }
 
@@ -167,6 +178,7 @@ Experiment worked_example() {
                  "the fixed upstream gradient G = dL/dout of the loss L = sum(out o G), row-major "
                  "(T x d_model)");
   e.reference = true;  // its point is the computation: the elementary ops on the tape
+  e.check = [](const Config& cfg) { (void)read_inputs(cfg); };
   e.run = run;
   return e;
 }

@@ -3,6 +3,9 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <map>
 
@@ -35,6 +38,54 @@ void plugin_code(const std::string& who, const std::string& when, Work&& work) {
   }
 }
 
+// The file dlopen is loading, for the terminate handler below.
+std::string& file_being_opened() {
+  static std::string file;
+  return file;
+}
+
+std::string static_throw_message(const std::string& file, const std::string& what) {
+  return fmt::format("--plugin {}: a static constructor threw while the library loaded: {}", file,
+                     what);
+}
+
+// dlopen runs the plugin's static constructors. An exception one of them throws crosses the
+// dynamic loader's frames and is caught below; where the runtime cannot pass it through, it
+// calls std::terminate (exit 134, "terminate called after throwing ..."), and the handler set
+// here takes over. Both end as every other refused plugin does: exit 2 naming the file and the
+// exception, nothing written (plugins load before any run folder exists).
+void* dlopen_naming_throws(const std::string& file, const std::string& path) {
+  file_being_opened() = file;
+  const std::terminate_handler previous = std::set_terminate([] {
+    std::string what = "a non-std exception";
+    try {
+      if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr, "attnlab: %s\n", static_throw_message(file_being_opened(), what).c_str());
+    std::fflush(stderr);
+    std::_Exit(2);
+  });
+  // glibc declares dlopen noexcept, so a compiler drops a handler around a call it knows is
+  // dlopen (clang did, through a const pointer too: the exception flew past to main, exit 1). A
+  // volatile pointer hides the callee, so the handler stays.
+  static void* (*volatile open_library)(const char*, int) = ::dlopen;
+  void* handle = nullptr;
+  try {
+    handle = open_library(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  } catch (const std::exception& e) {
+    std::set_terminate(previous);
+    throw UsageError(static_throw_message(file, e.what()));
+  } catch (...) {
+    std::set_terminate(previous);
+    throw UsageError(static_throw_message(file, "a non-std exception"));
+  }
+  std::set_terminate(previous);
+  return handle;
+}
+
 // Steps 1-3 of plugin_loader.h: the library, its symbol, its stamp.
 const AttnPluginInfo& open_plugin(const std::string& file) {
   namespace fs = std::filesystem;
@@ -44,7 +95,7 @@ const AttnPluginInfo& open_plugin(const std::string& file) {
   // A name without '/' would be searched for on the library path, not in this folder.
   const std::string path = file.find('/') == std::string::npos ? "./" + file : file;
   // RTLD_NOW: an attnlab symbol the plugin needs but this executable lacks fails here, by name.
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen_naming_throws(file, path);
   if (!handle)
     throw UsageError(
         fmt::format("--plugin {}: not a shared library attnlab can load: {}", file, ::dlerror()));

@@ -9,7 +9,9 @@
 // Loading a file, in order (each failure is an attn::UsageError naming the file, before
 // anything runs or is written):
 //   1. the file exists and dlopen() loads it (a shared library whose every symbol resolves
-//      against the attnlab executable, which exports its symbols for this);
+//      against the attnlab executable, which exports its symbols for this); a static
+//      constructor of the plugin that throws is refused the same way (with GCC the exception
+//      cannot leave dlopen: a terminate handler names the file and exits with 2);
 //   2. it defines `attnlab_plugin_info` (what ATTN_PLUGIN writes);
 //   3. its ABI stamp equals this attnlab's (version, plugin API, real type, C++ ABI);
 //   4. its registration function returns without throwing, and each row's name is free

@@ -23,8 +23,19 @@ bool valid_name(const std::string& name) {
   });
 }
 
+// A name or file as a refusal quotes it: control bytes as \xNN. A NUL would end what() inside
+// the quotes, and an escape sequence from a plugin's name would reach the terminal.
+std::string shown(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    const auto b = static_cast<unsigned char>(c);
+    out += b < 0x20 || b == 0x7f ? fmt::format("\\x{:02x}", b) : std::string(1, c);
+  }
+  return out;
+}
+
 std::string who(const MixerRow& row) {
-  return row.origin.empty() ? std::string("built in") : "from " + row.origin;
+  return row.origin.empty() ? std::string("built in") : "from " + shown(row.origin);
 }
 
 void add_builtins(MixerRegistry& r) {
@@ -49,7 +60,7 @@ void MixerRegistry::add(MixerRow row) {
     throw UsageError(
         fmt::format("mixer name '{}' must be non-empty and use only letters, "
                     "digits, '_', '-' and '.'",
-                    row.name));
+                    shown(row.name)));
   if (!row.make) throw UsageError(fmt::format("mixer '{}' has no factory (.make)", row.name));
   for (const MixerRow& r : rows_)
     if (lowered(r.name) == lowered(row.name))

@@ -118,9 +118,41 @@ bad() {
 # The key with '-' or '_' (messages spell it with '_').
 key_re() { sed 's/[-_]/[-_]/g' <<<"$1"; }
 
+# Zero, -1 and a huge number are bad for some fields and valid for others (a seed of 0, no
+# warm-up, a window of 0 for "none"). in_range ARGS... asks attnlab itself without running
+# anything: `ARGS --help` parses and range-checks every value first (exit 2 when one is out of
+# range, 0 when all are in), and reads or writes no file. A refused value is then checked as a
+# bad input (exit 2, the field named, nothing written); an accepted one is listed in the table
+# as in range.
+in_range() { "$bin" "$@" --help >/dev/null 2>&1 </dev/null; }
+
+# ok_or_refused ARGS...: a value its field's range accepts, run for real (lists only: their
+# length and order are checked by the experiment, after the range): it must run (exit 0; its
+# folder is removed) or refuse as a bad input does: exit 1 or 2, nothing written. Never a crash.
+ok_or_refused() {
+  local out rc verdict=""
+  out=$(timeout 300 "$bin" "$@" 2>&1 </dev/null); rc=$?
+  if [[ $rc -eq 0 ]]; then
+    rm -rf new-run
+  elif [[ $rc -ne 1 && $rc -ne 2 ]]; then
+    verdict="exit $rc (a crash or a hang)"
+  elif [[ "$before" != "$(fingerprint)" ]]; then
+    verdict="exit $rc but it changed the folder"
+    rm -rf new-run runs
+  fi
+  before=$(fingerprint)
+  total=$((total + 1))
+  if [[ -n "$verdict" ]]; then
+    failures=$((failures + 1))
+    echo "FAIL attnlab $*: $verdict"
+    echo "     output: $(grep -av '^\s*$' <<<"$out" | head -2 | tr '\n' ' ' | cut -c1-160)"
+  fi
+}
+
 # ---- attnlab train: every option from --help, bad values by the type of its default ---------
 section "attnlab train: flags"
 tr=(train reversal "${small[@]}" --steps 2 --out new-run)
+train_in_range=()
 bad 2 "needs a value|--out" train reversal --out
 bad 2 "unknown|did you mean" train reversal --stepz 5
 bad 2 "unexpected argument|extra" train reversal copy
@@ -135,8 +167,11 @@ while read -r key type rest; do
     out | save | resume | text_file | task | model) continue ;;  # files, names: below
   esac
   case "$type" in
-    "<real>") for v in abc -3 nan 1e999 ""; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;
-    "<int>") for v in abc 2.5 -7 99999999999999999999; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;
+    "<real>") for v in abc -3 nan 1e999 ""; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;&
+    "<int>") for v in abc 2.5 -7 99999999999999999999; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;&
+    "<int>" | "<real>")  # zero: bad only where the range says so
+      if in_range "${tr[@]}" "--$k" 0; then train_in_range+=("--$k 0")
+      else bad 2 "$re" "${tr[@]}" "--$k" 0; fi ;;
     "<bool>") bad 2 "$re" "${tr[@]}" "--$k" maybe ;;
     *)
       if [[ "$k" == alphabet ]]; then
@@ -147,6 +182,8 @@ while read -r key type rest; do
       fi ;;
   esac
 done < <("$bin" train --help | grep -E '^  --[a-z_]+ <')
+printf '| `attnlab train [small] --<int or real flag> 0` | 0 | in range, not a bad value (not run): %s |\n' \
+  "$(md "${train_in_range[*]:-none}")" >>"$rows"
 bad 2 "task|did you mean" "${tr[@]}" --task bogus
 bad 2 "tape-dot.*does not exist" "${tr[@]}" --tape-dot files/missing-dir/graph.dot
 bad 2 "model|did you mean" "${tr[@]}" --model bogus
@@ -198,22 +235,52 @@ section "attnlab run: fields of every experiment (bad value per type)"
 for e in $("$bin" list | awk '/^  [a-z]/ && $1 != "experiment" {print $1}'); do
   before_total=$total before_fail=$failures
   quiet=1
+  accepted=()
   while read -r key type rest; do
     k=${key#--}
     re=$(key_re "$k")
+    # Always bad: not a number, a fraction for an int, past 64 bits or double, an empty or
+    # half-numeric list, a word for a bool, a name outside a choice. Bad by the field's range
+    # (asked with in_range): zero, -1, 1e308.
     case "$type" in
-      "<int>") vals=(abc 2.5) ;;
-      "<real>") vals=(abc 1e999) ;;
-      "<bool>") vals=(maybe) ;;
-      "<ints>" | "<reals>") vals=("1,abc") ;;
-      *) vals=() ;;  # strings: any text may be valid
+      "<int>") vals=(abc 2.5 99999999999999999999) ranged=(0 -1) ;;
+      "<real>") vals=(abc 1e999) ranged=(0 -1 1e308) ;;
+      "<bool>") vals=(maybe) ranged=() ;;
+      "<ints>" | "<reals>") vals=("1,abc" "") ranged=(0 -1) ;;
+      *) vals=() ranged=()  # strings: any text may be valid, except outside a list of choices
+         [[ "$rest" == *"; one of "* ]] && vals=(no-such-choice) ;;
     esac
     for v in "${vals[@]}"; do bad 2 "$re" run "$e" "--$k" "$v" --out new-run; done
+    for v in "${ranged[@]}"; do
+      if ! in_range run "$e" "--$k" "$v"; then
+        bad 2 "$re" run "$e" "--$k" "$v" --out new-run
+      else
+        accepted+=("--$k $v")
+        [[ "$type" == "<ints>" || "$type" == "<reals>" ]] &&
+          ok_or_refused run "$e" --quick --threads 1 "--$k" "$v" --out new-run
+      fi
+    done
   done < <("$bin" run "$e" --help | grep -E '^  --[a-z_]+ <')
   quiet=0
   n=$((total - before_total)) f=$((failures - before_fail))
-  printf '| `attnlab run %s --<each field> <bad value>` | 2 | %d cases, %s |\n' "$e" "$n" \
-    "$([[ $f -eq 0 ]] && echo "each names its field" || echo "**$f FAILED**")" >>"$rows"
+  printf '| `attnlab run %s --<each field> <bad value>` | 2 | %d cases, %s%s |\n' "$e" "$n" \
+    "$([[ $f -eq 0 ]] && echo "each names its field or runs" || echo "**$f FAILED**")" \
+    "$([[ ${#accepted[@]} -gt 0 ]] && echo "; in range: $(md "${accepted[*]}")")" >>"$rows"
+done
+
+# ---- --plugin ----------------------------------------------------------------------------------
+# The plugins that need a compiler (no registration symbol, another attnlab's stamp, a taken
+# name, a throw while loading, registering or building, a wrong gradient) are tests/cli/plugin.sh's,
+# which checks the same three things for each: exit code, message, no run folder.
+section "attnlab --plugin"
+for cmd in "list" "run worked-example --out new-run" "train reversal ${small[*]} --steps 2 --out new-run"; do
+  read -ra c <<<"$cmd"
+  bad 2 "--plugin files/missing\.so: no such file" "${c[@]}" --plugin files/missing.so
+  bad 2 "--plugin files/a-file: not a shared library" "${c[@]}" --plugin files/a-file
+  bad 2 "--plugin files/a-directory: no such file" "${c[@]}" --plugin files/a-directory
+  bad 2 "--plugin needs a file" "${c[@]}" --plugin
+  bad 2 "--plugin needs a file" "${c[@]}" --plugin=
+  bad 2 "--plugin needs a file" "${c[@]}" --plugin --threads 1
 done
 
 # ---- attnlab parity ----------------------------------------------------------------------------

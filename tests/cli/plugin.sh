@@ -6,27 +6,60 @@
 # `attnlab train --model mixer`. Small bad plugins are built here too; each is refused with exit 2
 # (1 for a wrong gradient), a message naming the file, and no run folder:
 # a missing path, a text file named .so, no registration symbol, another attnlab version's
-# stamp, a name a built-in has, a throw while registering, a throw while building the mixer,
-# and a backward that is off by a factor.
+# stamp, a name a built-in has, a throw from a static constructor (inside dlopen), a throw while
+# registering, a throw while building the mixer, and a backward that is off by a factor.
 #   tests/cli/plugin.sh BUILD_DIR
+#   tests/cli/plugin.sh BUILD_DIR --from-source    (scripts/sanitize: build/fuzz)
+# --from-source: no install (a tree that built only attnlab, such as the sanitized build/fuzz,
+# has no package to install); BUILD_DIR/attnlab loads plugins compiled straight from the source
+# tree's headers, laid out as an installation would (include/attnlab/...). Every plugin is
+# compiled by the tree's own C++ compiler (the ABI stamp holds the compiler's ABI version), with
+# the flags in $ATTN_PLUGIN_FLAGS added (scripts/sanitize passes the sanitizers' flags, so the
+# plugin's own code is checked too; the ASan runtime is the executable's).
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 build=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
+from_source=0
+[[ "${2:-}" == --from-source ]] && from_source=1
+cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+[[ -n "$cxx" ]] || cxx=g++
+read -ra plugin_flags <<<"${ATTN_PLUGIN_FLAGS:-}"
 prefix="$tmp/prefix"
 
-if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
-  fail "cmake --install failed:"; tail -n 20 "$tmp/install.log"; finish
+if [[ $from_source -eq 1 ]]; then
+  mkdir -p "$prefix/include"
+  ln -s "$root" "$prefix/include/attnlab"  # <attnlab/nn/...> as installed; autograd/... too
+  config_version="$build/attnlabConfigVersion.cmake"
+else
+  if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
+    fail "cmake --install failed:"; tail -n 20 "$tmp/install.log"; finish
+  fi
+  bin="$prefix/bin/attnlab"  # the installed attnlab loads the plugins from here on
+  config_version="$prefix/lib/cmake/attnlab/attnlabConfigVersion.cmake"
 fi
-bin="$prefix/bin/attnlab"  # the installed attnlab loads the plugins from here on
-version=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' \
-  "$prefix/lib/cmake/attnlab/attnlabConfigVersion.cmake")
-[[ -n "$version" ]] || { fail "no PACKAGE_VERSION in the installed package"; finish; }
+version=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' "$config_version")
+[[ -n "$version" ]] || { fail "no PACKAGE_VERSION in $config_version"; finish; }
+
+# plugin_cxx OUT SOURCES... [-DNAME=...]: a plugin compiled as attnlab::plugin would (headers only).
+plugin_cxx() {
+  local out=$1; shift
+  "$cxx" -std=c++20 -O1 -g -shared -fPIC "${plugin_flags[@]}" -I"$prefix/include/attnlab" \
+    -I"$prefix/include" "$@" -o "$out"
+}
 
 # The coursework plugin, built as a student would: find_package(attnlab), attnlab::plugin.
 cp -r "$root/examples/coursework" "$tmp/coursework"
 cw="$tmp/coursework"
-if cmake -S "$cw" -B "$cw/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cw_config.log" 2>&1 &&
+if [[ $from_source -eq 1 ]]; then
+  mkdir -p "$cw/build"
+  if plugin_cxx "$cw/build/libgated_attention.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
+      "$cw/gated_attention_plugin.cpp" "$cw/gated_attention.cpp" >"$tmp/cw_build.log" 2>&1; then
+    pass "examples/coursework's plugin builds from the source tree's headers ($cxx ${plugin_flags[*]})"
+  else
+    fail "the coursework plugin did not build:"; tail -n 30 "$tmp/cw_build.log"; finish
+  fi
+elif cmake -S "$cw" -B "$cw/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cw_config.log" 2>&1 &&
     cmake --build "$cw/build" -j2 --target gated_attention >"$tmp/cw_build.log" 2>&1; then
   pass "examples/coursework's plugin builds against the installed attnlab"
 else
@@ -95,13 +128,12 @@ else
 fi
 
 # ---- bad plugins ---------------------------------------------------------------------------
-# bad NAME VERSION BODY: a plugin built straight with g++ against the installed headers.
+# bad NAME VERSION BODY: a plugin built straight with the tree's compiler against the headers.
 bad() {
   local name=$1 stamp=$2 body=$3
   printf '%s\n' '#include <attnlab/nn/mixer/plugin.h>' '#include <attnlab/autograd/functional.h>' \
     '#include <stdexcept>' "$body" >"$tmp/$name.cpp"
-  g++ -std=c++20 -O0 -shared -fPIC -I"$prefix/include/attnlab" -I"$prefix/include" \
-    "-DATTN_PLUGIN_VERSION=\"$stamp\"" "$tmp/$name.cpp" -o "$tmp/$name.so" 2>"$tmp/$name.log" ||
+  plugin_cxx "$tmp/$name.so" "-DATTN_PLUGIN_VERSION=\"$stamp\"" "$tmp/$name.cpp" 2>"$tmp/$name.log" ||
     { fail "could not build the test plugin $name: $(head -5 "$tmp/$name.log")"; }
 }
 # row NAME MAKE: one add_mixer call; linear_make builds a built-in mixer.
@@ -116,6 +148,11 @@ bad collides "$version" "ATTN_PLUGIN(c) { $(row Linformer "$linear_make") }"
 bad throws_registering "$version" \
   'ATTN_PLUGIN(t) { throw std::runtime_error("no config file for my layer"); }'
 bad throws_building "$version" "ATTN_PLUGIN(t) { $(row odd-only "$throwing_make") }"
+# A global object whose constructor throws: it runs inside dlopen, before any attnlab code.
+bad throws_loading "$version" '
+struct NeedsAFile { NeedsAFile() { throw std::runtime_error("no weights next to the plugin"); } };
+static NeedsAFile needs_a_file;
+ATTN_PLUGIN(t) {}' 
 # A square whose backward forgets the factor 2: dx = dy x.
 bad wrong_gradient "$version" '
 struct HalfSquareOp final : attn::Op {
@@ -164,6 +201,8 @@ refused 2 "--plugin $tmp/throws_registering.so: ATTN_PLUGIN(t) threw while regis
   "$tmp/throws_registering.so"
 refused 2 "--plugin $tmp/throws_building.so: mixer 'odd-only' threw while being built or run: d_model must be odd" \
   "$tmp/throws_building.so"
+refused 2 "--plugin $tmp/throws_loading.so: a static constructor threw while the library loaded: no weights next to the plugin" \
+  "$tmp/throws_loading.so"
 refused 1 "--plugin $tmp/wrong_gradient.so: mixer 'half-square' failed its gradient check, so nothing trains it" \
   "$tmp/wrong_gradient.so"
 expect 2 "--plugin needs a file" list --plugin

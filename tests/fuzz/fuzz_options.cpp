@@ -1,6 +1,8 @@
 // libFuzzer harness: the command-line parsing behind `attnlab run <experiment> --field value`
 // and `attnlab train [<task>] --key value` (parse_run_args, Config::set, set_train_option,
-// validate_train_config). Nothing is run: only the words are parsed and checked.
+// validate_train_config, the experiment's `check` hook). Nothing is run: only the words are
+// parsed and checked. tests/fuzz/corpus/options/exp_<experiment>_<k> seed every field of every
+// experiment (its own and its shared groups') with its default, so each is reached from the start.
 //
 //   scripts/fuzz options 600
 //
@@ -17,6 +19,7 @@
 #include "experiments/cli/commands.h"
 #include "experiments/config.h"
 #include "experiments/registry.h"
+#include "tests/fuzz/split_words.h"
 #include "train/run/train_config.h"
 
 namespace {
@@ -29,22 +32,12 @@ namespace tr = attn::train;
   std::abort();
 }
 
-std::vector<std::string> split_words(const std::string& text) {
-  std::vector<std::string> words;
-  size_t start = 0;
-  while (words.size() < 24) {
-    const size_t nl = text.find('\n', start);
-    words.push_back(text.substr(start, nl - start));
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return words;
-}
-
 // `attnlab run`: the experiment's config takes the overrides; each accepted field's printed
-// value must parse back to itself.
+// value must parse back to itself. Then the experiment's own cross-field check (its `check`
+// hook, which reads the shared groups: check_model, read_optimizer, ...) accepts or throws.
 void check_run(const ex::RunRequest& r) {
-  const ex::Config cfg = ex::resolve_config(ex::find_experiment(r.name), r);
+  const ex::Experiment& e = ex::find_experiment(r.name);
+  const ex::Config cfg = ex::resolve_config(e, r);
   for (const ex::Field& f : cfg.fields()) {
     ex::Config again = cfg;
     const std::string text = ex::format_value(f.value);
@@ -52,6 +45,7 @@ void check_run(const ex::RunRequest& r) {
     if (ex::format_value(again.fields()[&f - cfg.fields().data()].value) != text)
       bug("field " + f.name + " does not round-trip through '" + text + "'");
   }
+  if (e.check) e.check(cfg);
 }
 
 // `attnlab train`: the same for TrainConfig.
@@ -74,7 +68,7 @@ void check_train(const ex::RunRequest& r) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<std::string> args =
-      split_words(std::string(reinterpret_cast<const char*>(data), size));
+      attn::fuzz::split_words(std::string(reinterpret_cast<const char*>(data), size), 24);
   ex::RunRequest r;
   try {
     r = ex::parse_run_args(args, false);

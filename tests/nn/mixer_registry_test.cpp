@@ -103,6 +103,33 @@ TEST_SUITE("nn") {
     CHECK(r.plugin_rows().size() == 1);
     CHECK(mixer_registry().find("square") == nullptr);
   }
+
+  // Found by fuzz_plugin: the refusal printed the name as it was, so a NUL ended the message
+  // inside the quotes (what() is a C string) and an escape sequence reached the terminal.
+  TEST_CASE("mixer registry: a refused name is quoted with its control bytes visible") {
+    MixerRegistry r = mixer_registry();
+    MixerRow row = square_row(false);
+    row.name = std::string("ab\0c\x1b[2J", 8);
+    try {
+      r.add(row);
+      FAIL("a name with control bytes was accepted");
+    } catch (const UsageError& e) {
+      CHECK(std::string(e.what()) ==
+            "mixer name 'ab\\x00c\\x1b[2J' must be non-empty and use only letters, digits, "
+            "'_', '-' and '.'");
+    }
+    row = square_row(false);
+    row.origin = "odd\x1b[2J.so";  // the holder's file, quoted the same way
+    r.add(row);
+    row.name = "Square";
+    try {
+      r.add(row);
+      FAIL("a taken name was accepted");
+    } catch (const UsageError& e) {
+      CHECK(std::string(e.what()) ==
+            "mixer name 'Square' is taken (mixer 'square', from odd\\x1b[2J.so); choose another");
+    }
+  }
 }
 
 }  // namespace attn::nn
