@@ -21,6 +21,7 @@
 #include "experiments/interpretability/context_bank_task.h"
 #include "experiments/interpretability/position_readout.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 
 namespace attn::experiments {
 
@@ -195,17 +196,12 @@ Outcome train_one(const Settings& w,
   return o;
 }
 
-// The mean over seeds and its sample standard deviation (0 for one seed).
-struct Spread {
-  double mean = 0, sd = 0;
-};
+using kit::Spread;
+// One reading's mean over seeds and its sample standard deviation.
 Spread spread(const std::vector<Outcome>& runs, bool trained, double Reading::*field) {
   std::vector<double> xs;
   for (const Outcome& o : runs) xs.push_back((trained ? o.trained : o.untrained).*field);
-  Spread s{kit::mean_of(xs), 0};
-  for (double x : xs) s.sd += (x - s.mean) * (x - s.mean);
-  if (xs.size() > 1) s.sd = std::sqrt(s.sd / static_cast<double>(xs.size() - 1));
-  return s;
+  return kit::spread_of(xs);
 }
 
 // Layer `layer`'s weights per word, averaged over seeds.

@@ -15,6 +15,7 @@
 // tolerances. Step through: PositionReadout::forward, then the last layer's self_attn.
 #include "experiments/interpretability/winograd_task.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 
 namespace attn::experiments {
 
@@ -84,17 +85,11 @@ Outcome train_one(const Settings& w,
   return o;
 }
 
-// The mean over seeds and its sample standard deviation (0 for one seed).
-struct Spread {
-  double mean = 0, sd = 0;
-};
+using kit::Spread;
+// One field's mean over seeds and its sample standard deviation.
 template <class Field>
 Spread spread(const std::vector<Outcome>& runs, Field field) {
-  const std::vector<double> xs = kit::column(runs, field);
-  Spread s{kit::mean_of(xs), 0};
-  for (double x : xs) s.sd += (x - s.mean) * (x - s.mean);
-  if (xs.size() > 1) s.sd = std::sqrt(s.sd / static_cast<double>(xs.size() - 1));
-  return s;
+  return kit::spread_of(kit::column(runs, field));
 }
 
 std::string with_sd(const Spread& s) {
