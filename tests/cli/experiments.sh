@@ -157,6 +157,11 @@ for key in ("two_head_long_position_term_document_code", "two_head_long_content_
     assert f"{res[key]:.3f}" in claim["reason"], (key, claim["reason"])
 pos_bin = res["two_head_long_position_term_binary_code"]
 assert f"its position term: {pos_bin:.3f}" in html, "the note carries the measured term"
+# the averaged map (P + C) / 2 loses |P - C|^2 / 2 = 0.25 per row where the planted key is not
+# the target (3 of 4 positions): 0.1875 up to sampling; quick has one seed, so not judged
+assert abs(res["average_map_loss_document_code"] - 0.1875) < 0.01, res
+plateau = [x for x in cmp[0]["entries"] if x["name"].startswith("1 head plateaus")][0]
+assert plateau["status"] == "not judged" and "one seed" in plateau["not_judged"], plateau
 '
 
 # ---- determinism: the same seed gives the same numbers, another seed other numbers ----
