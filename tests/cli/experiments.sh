@@ -131,6 +131,12 @@ check attention-flops '
 assert res["flops_attention_matmul"] == 4 * 1000**2 * 64
 assert res["flops_rnn"] == 1000 * (4 * 64**2 + 3 * 64)
 assert res["attention_gflops"] > 0 and res["rnn_gflops"] > 0
+# 002 §39.3 on the tape: one recorded step per position for the RNN, a fixed count otherwise;
+# output 63 reaches input 0 after 1 attention layer, 63/2 contiguous kernel-3 convolutions, and
+# ceil(log_3 64) = 4 dilated ones
+assert res["sequential_ops_exponent_rnn"] > 0.95, res
+assert res["sequential_ops_exponent_attention"] == 0 == res["sequential_ops_exponent_conv"], res
+assert (res["path_length_attention"], res["path_length_conv"], res["path_length_dilated_conv"]) == (1, 32, 4), res
 '
 check two-relation '
 # the comparisons read the tail (the last 10% of the steps: 15 of the 150 in --quick), not one batch
