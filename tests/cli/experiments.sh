@@ -95,6 +95,10 @@ assert res["naive_vs_blockwise_max_diff_T256"] < 1e-4
 assert res["gpt3_closest_to_profile"] == "Medium / Large", res["gpt3_closest_to_profile"]
 prof = [e for c in cmp if c["title"].endswith("the model profile") for e in c["entries"]]
 assert len(prof) == 1 and prof[0]["outcome"] == "DIFFERS", prof
+# 001: the weights of a real 1,000-token forward hold a million entries
+assert res["entries_built_t1000"] == 1e6, res
+flash = [e for c in cmp if "FlashAttention" in c["title"] for e in c["entries"]]
+assert [e["ours"] for e in flash] == [res["naive_growth_exponent"], res["blockwise_growth_exponent"]], flash
 '
 check attention-heatmap '
 assert res["attention_shape"] == [1, 22, 22] and res["output_shape"] == [1, 22, 16]
