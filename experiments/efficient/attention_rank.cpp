@@ -1,6 +1,6 @@
 // attention-rank [004 §2.4, §4.1]: how many directions an attention matrix really uses.
 //
-//   attnlab run attention-rank                  # three parts, ~1.5 min on 2 cores
+//   attnlab run attention-rank                  # three parts, about 1 min on 2 idle cores
 //   attnlab run attention-rank --lengths 64,256 --widths 2,8,32 --logit_scales 0.01,1,10
 //
 // 1. 004 §2.4: QK^T has rank at most d; softmax "raises the rank"; without softmax (linear
@@ -69,10 +69,11 @@ Series normalised(const std::string& name, const std::vector<double>& s, bool da
 }
 
 void spectrum_figure(const RandomCell& c, RunContext& ctx) {
-  LinePlot p = kit::line_plot(
-      fmt::format("Singular values, T = {}, d = {} (logit scale 1)", c.t, c.d), "index i",
-      "s_i / s_1", kit::Axes::kLogY);
-  p.series = {normalised("QK^T / sqrt(d)", c.scores), normalised("softmax(QK^T / sqrt(d))", c.weights),
+  LinePlot p =
+      kit::line_plot(fmt::format("Singular values, T = {}, d = {} (logit scale 1)", c.t, c.d),
+                     "index i", "s_i / s_1", kit::Axes::kLogY);
+  p.series = {normalised("QK^T / sqrt(d)", c.scores),
+              normalised("softmax(QK^T / sqrt(d))", c.weights),
               normalised("linear: phi(Q) phi(K)^T, rows normalised", c.linear, true)};
   p.refs = {{RefLine::kHorizontal, rank_threshold(c.t), "rank threshold T eps32"},
             {RefLine::kVertical, static_cast<double>(c.d), "d"}};
@@ -165,12 +166,13 @@ void check(const Config& c) {
                                  c.get_int("steps"), c.get_int("warmup")));
   const auto& lengths = c.get_ints("lengths");
   const auto& widths = c.get_ints("widths");
-  if (!std::is_sorted(lengths.begin(), lengths.end()) || !std::is_sorted(widths.begin(), widths.end()))
+  if (!std::is_sorted(lengths.begin(), lengths.end()) ||
+      !std::is_sorted(widths.begin(), widths.end()))
     throw UsageError("attention-rank: --lengths and --widths must be increasing");
   if (lengths.front() <= widths.back())  // at T <= d no matrix can have rank above d
-    throw UsageError(fmt::format(
-        "attention-rank: every --lengths T must exceed every --widths d (T {} <= d {})",
-        lengths.front(), widths.back()));
+    throw UsageError(
+        fmt::format("attention-rank: every --lengths T must exceed every --widths d (T {} <= d {})",
+                    lengths.front(), widths.back()));
   if (c.get_int("top_k") >= c.get_int("block_len"))
     throw UsageError(fmt::format("attention-rank: --top_k {} must be below --block_len {}",
                                  c.get_int("top_k"), c.get_int("block_len")));
@@ -189,8 +191,9 @@ Experiment attention_rank() {
   Experiment e;
   e.name = "attention-rank";
   e.source = "004 §2.4, §4.1";
-  e.purpose = "Rank of QK^T, softmax and linear attention; spectra of trained attention; Linformer k";
-  e.typical_time = "~1.5 min";
+  e.purpose =
+      "Rank of QK^T, softmax and linear attention; spectra of trained attention; Linformer k";
+  e.typical_time = "~1 min";
   e.config.add_ints("lengths", {32, 64, 128}, "part 1: sequence lengths T", {.min = 2, .max = 256})
       .add_ints("widths", {4, 8, 16}, "part 1: head widths d", {.min = 1, .max = 256})
       .add_reals("logit_scales", {0.01, 0.1, 1, 4}, "part 1: factors on the scores",
@@ -211,9 +214,11 @@ Experiment attention_rank() {
       {.steps = 400, .batch_size = 32, .lr = 3e-3, .schedule = "cosine", .warmup = 40, .clip = 1});
   add_data_fields(e.config, {.block_len = 64});
   add_eval_fields(e.config, {.eval_size = 500});
-  e.quick = {{"lengths", "16,32"},     {"widths", "2,4"},        {"steps", "30"},
-             {"warmup", "5"},          {"seeds", "2"},           {"heldout_windows", "4"},
-             {"recall_steps", "40"},   {"linformer_ranks", "1,4"}, {"eval_size", "100"}};
+  e.quick = {{"lengths", "16,32"},   {"widths", "2,4"},
+             {"steps", "30"},        {"warmup", "5"},
+             {"seeds", "2"},         {"heldout_windows", "4"},
+             {"recall_steps", "40"}, {"linformer_ranks", "1,4"},
+             {"eval_size", "100"}};
   e.check = check;
   e.run = run;
   return e;

@@ -104,8 +104,7 @@ void spectra_figure(const std::vector<ModelSpectra>& trained,
                     int64_t k,
                     RunContext& ctx) {
   LinePlot p = kit::line_plot("Attention energy in the top i singular values (T x T, causal)",
-                              "i (singular values kept)", "share of sum s^2",
-                              kit::Axes::kLogX);
+                              "i (singular values kept)", "share of sum s^2", kit::Axes::kLogX);
   for (size_t l = 0; l < untrained.cumulative.size(); ++l) {
     std::vector<double> mean(untrained.cumulative[l].size(), 0.0), x;
     for (const ModelSpectra& m : trained)
@@ -127,8 +126,8 @@ void spectra_figure(const std::vector<ModelSpectra>& trained,
 void trained_layers_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   const int64_t k = cfg.get_int("top_k"), seeds = cfg.get_int("seeds");
   const int64_t block = cfg.get_int("block_len");
-  ctx.section(fmt::format("Part 2: spectra of a trained character LM's attention, {} seeds",
-                          seeds));
+  ctx.section(
+      fmt::format("Part 2: spectra of a trained character LM's attention, {} seeds", seeds));
   const data::CharCorpus corpus(data::toy_grammar_text(kSentences, 7));
   const data::LanguageModelTask val(corpus, block, data::Split::kValidation);
   std::vector<data::Example> windows = val.all_windows();
@@ -164,15 +163,16 @@ void trained_layers_part(const Config& cfg, RunContext& ctx, DocumentComparison&
     ctx.result(fmt::format("top_energy_layer{}", l + 1), e);
     ctx.result(fmt::format("top_energy_untrained_layer{}", l + 1), untrained.top_energy[l]);
 
-    const std::string half_row = fmt::format(
-        "layer {}: the top {} of {} singular values hold most (> 1/2) of the energy", l + 1, k,
-        block);
+    const std::string half_row =
+        fmt::format("layer {}: the top {} of {} singular values hold most (> 1/2) of the energy",
+                    l + 1, k, block);
     const double margin = per_layer[l].mean - 0.5, tol = se_factor * per_layer[l].sd;
     cmp.add_exact(half_row, "yes", kit::yes_no(margin > 0),
                   "the trained matrices spread their energy over more directions")
         .not_judged_if(std::abs(margin) <= tol, "within three standard errors of 1/2 over seeds")
         .not_judged_if(seeds < 3, "fewer than 3 seeds: no spread")
-        .not_judged_if(nll.mean >= baseline, "the LM predicts no better than character frequencies");
+        .not_judged_if(nll.mean >= baseline,
+                       "the LM predicts no better than character frequencies");
     if (l == 0) continue;
     cmp.add_exact(fmt::format("layer {} more concentrated than layer {} (top-{} energy higher)",
                               l + 1, l, k),
@@ -180,7 +180,8 @@ void trained_layers_part(const Config& cfg, RunContext& ctx, DocumentComparison&
         .not_judged_if(std::abs(d.mean) <= se_factor * d.sd,
                        "the change is within three standard errors over seeds")
         .not_judged_if(seeds < 3, "fewer than 3 seeds: no spread")
-        .not_judged_if(nll.mean >= baseline, "the LM predicts no better than character frequencies");
+        .not_judged_if(nll.mean >= baseline,
+                       "the LM predicts no better than character frequencies");
   }
   ctx.table(t);
   kit::record(ctx, {{"heldout_nll", kit::column(trained, &ModelSpectra::heldout_nll)},

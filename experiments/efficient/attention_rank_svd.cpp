@@ -32,12 +32,14 @@ std::vector<double> tall_columns(const Tensor& a, int64_t& r, int64_t& c) {
 // beta = |y|^2, gamma = x.y, the angle solves tan(2 theta) = 2 gamma / (beta - alpha) (Golub &
 // Van Loan, §8.6.3): zeta = (beta - alpha) / (2 gamma), t = sign(zeta) / (|zeta| +
 // sqrt(1 + zeta^2)), c = 1 / sqrt(1 + t^2), s = c t; then x' = c x - s y, y' = s x + c y.
-// Returns false when the pair is already orthogonal to double rounding.
+// Returns false when the pair is already orthogonal to the rounding of an r-term dot product
+// (|x.y| <= r eps |x| |y|: asking for less than that never ends, the rounding of the sums
+// keeps a residue of that size).
 bool rotate(double* x, double* y, int64_t r) {
   double alpha = 0, beta = 0, gamma = 0;
   for (int64_t i = 0; i < r; ++i) alpha += x[i] * x[i], beta += y[i] * y[i], gamma += x[i] * y[i];
-  constexpr double kEps = std::numeric_limits<double>::epsilon();
-  if (std::abs(gamma) <= kEps * std::sqrt(alpha * beta) || gamma == 0) return false;
+  const double tol = static_cast<double>(r) * std::numeric_limits<double>::epsilon();
+  if (gamma == 0 || std::abs(gamma) <= tol * std::sqrt(alpha * beta)) return false;
   const double zeta = (beta - alpha) / (2 * gamma);
   const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
   const double c = 1 / std::sqrt(1 + t * t), s = c * t;
@@ -53,11 +55,11 @@ bool rotate(double* x, double* y, int64_t r) {
 
 std::vector<double> singular_values(const Tensor& a) {
   if (a.rank() != 2)
-    throw Error(fmt::format("attention-rank: singular_values needs a matrix, got rank {}",
-                            a.rank()));
+    throw Error(
+        fmt::format("attention-rank: singular_values needs a matrix, got rank {}", a.rank()));
   int64_t r = 0, c = 0;
   std::vector<double> cols = tall_columns(a, r, c);
-  constexpr int kMaxSweeps = 60;
+  constexpr int kMaxSweeps = 100;
   bool rotated = true;
   for (int sweep = 0; sweep < kMaxSweeps && rotated; ++sweep) {
     rotated = false;
@@ -65,7 +67,7 @@ std::vector<double> singular_values(const Tensor& a) {
       for (int64_t q = p + 1; q < c; ++q)
         rotated |= rotate(&cols[static_cast<size_t>(p * r)], &cols[static_cast<size_t>(q * r)], r);
   }
-  if (rotated) throw Error("attention-rank: Jacobi SVD did not converge in 60 sweeps");
+  if (rotated) throw Error("attention-rank: Jacobi SVD did not converge in 100 sweeps");
   std::vector<double> s(static_cast<size_t>(c));
   for (int64_t j = 0; j < c; ++j) {
     const double* col = &cols[static_cast<size_t>(j * r)];
