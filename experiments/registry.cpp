@@ -54,6 +54,7 @@ namespace attn::experiments {
   X(mqa_gqa)                     \
   X(sparse_challenge)            \
   X(attention_zoo)               \
+  X(attention_rank)              \
   X(vit_patches)                 \
   X(scaling_law)                 \
   X(selective_ssm)               \
