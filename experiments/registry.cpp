@@ -56,6 +56,7 @@ namespace attn::experiments {
   X(attention_zoo)               \
   X(vit_patches)                 \
   X(scaling_law)                 \
+  X(emergence)                   \
   X(selective_ssm)               \
   X(triangle_tradeoff)
 // ---------------------------------------------------------------------------------------------
