@@ -1,7 +1,7 @@
 // emergence [003 "Scaling laws and emergent abilities"]: does an ability "appear suddenly" above
 // a model size, or does the metric make it look so? The same models, two metrics.
 //
-//   attnlab run emergence                      # 6 sizes x 2 seeds, ~2 min on 2 cores
+//   attnlab run emergence                      # 6 sizes x 2 seeds, ~1 min of CPU
 //   attnlab run emergence --quick              # seconds; every row not judged
 //   attnlab run emergence --digits 5 --d_models 8,16,24,32,48,64,96 --seeds 3
 //
@@ -18,8 +18,8 @@
 // drawn for training). emergence_report.cpp measures each curve's abruptness (its largest step
 // between adjacent sizes as a share of its whole movement) and compares exact match with p^L.
 // Step through: score_additions, then abruptness.
-#include "experiments/kit/kit.h"
 #include "experiments/scaling/emergence.h"
+#include "experiments/kit/kit.h"
 
 namespace attn::experiments {
 
@@ -62,8 +62,8 @@ SizePoint train_size(const Settings& w,
       model, s,
       [&](const train::BatchPart& part) {
         const AdditionSet b = task.draw(s.batch_size, data);
-        return train::StepLoss{cross_entropy(model.forward(part.rows(b.ids)),
-                                             part.rows(b.targets), data::kIgnoreIndex)};
+        return train::StepLoss{cross_entropy(model.forward(part.rows(b.ids)), part.rows(b.targets),
+                                             data::kIgnoreIndex)};
       },
       [&](int64_t) {
         const AdditionScore sc = score_additions(model, held);
@@ -76,8 +76,9 @@ SizePoint train_size(const Settings& w,
 
 void run(const Config& cfg, RunContext& ctx) {
   const auto ev = read_eval(cfg);
-  Settings w{cfg.get_ints("d_models"), read_model(cfg),      read_optimizer(cfg), ev.eval_size,
-             ev.eval_every,            cfg.get_int("seeds"), ctx.seed()};
+  Settings w{
+      cfg.get_ints("d_models"), read_model(cfg), read_optimizer(cfg), ev.eval_size, ev.eval_every,
+      cfg.get_int("seeds"),     ctx.seed()};
   std::sort(w.d_models.begin(), w.d_models.end());
   AdditionTask task(cfg.get_int("digits"));
   Generator held_gen(w.seed + 999);
@@ -103,8 +104,8 @@ Experiment emergence() {
   Experiment e;
   e.name = "emergence";
   e.source = "003 \"Scaling laws and emergent abilities\"";
-  e.purpose = "Exact match jumps with model size while per-token log-likelihood improves smoothly";
-  e.typical_time = "~2 min";
+  e.purpose = "Exact match vs per-token log-likelihood across sizes: a jump, or the metric?";
+  e.typical_time = "~1 min";
   e.config.add_int("digits", 6, "digits per operand (the answer has digits + 1)",
                    {.min = 1, .max = 9});
   e.config.add_ints("d_models", {6, 8, 12, 16, 24, 32},
@@ -114,15 +115,14 @@ Experiment emergence() {
                    {.min = 1, .max = 20});
   add_model_fields(e.config, {.nhead = 2, .num_layers = 2});
   add_optimizer_fields(
-      e.config,
-      {.steps = 600, .batch_size = 64, .lr = 3e-3, .schedule = "cosine", .warmup = 100});
+      e.config, {.steps = 600, .batch_size = 64, .lr = 3e-3, .schedule = "cosine", .warmup = 100});
   add_eval_fields(e.config, {.eval_size = 1000, .eval_every = 200});
   e.quick = {{"steps", "60"}, {"seeds", "1"}, {"eval_size", "200"}, {"eval_every", "30"}};
   e.check = [](const Config& c) {
     const auto& d = c.get_ints("d_models");
     if (d.size() < 3)
-      throw UsageError(fmt::format("emergence: --d_models needs at least 3 widths, got {}",
-                                   d.size()));
+      throw UsageError(
+          fmt::format("emergence: --d_models needs at least 3 widths, got {}", d.size()));
     for (int64_t x : d)
       if (x % c.get_int("nhead") != 0)
         throw UsageError(fmt::format("emergence: --nhead {} does not divide --d_models entry {}",

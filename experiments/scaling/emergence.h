@@ -38,7 +38,8 @@ double abruptness(const std::vector<double>& y);
 template <class Metric>
 std::vector<double> seed_curve(const EmergenceGrid& g, size_t seed, Metric metric) {
   std::vector<double> out;
-  for (const auto& size : g.points) out.push_back(static_cast<double>(std::invoke(metric, size[seed].score)));
+  for (const auto& size : g.points)
+    out.push_back(static_cast<double>(std::invoke(metric, size[seed].score)));
   return out;
 }
 

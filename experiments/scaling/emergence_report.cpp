@@ -107,7 +107,6 @@ void figure(const EmergenceGrid& g, RunContext& ctx) {
              "Exact match against the per-token metrics of the same models, by size");
 }
 
-
 // "yes" when the seeds' mean is above `threshold` by more than `tolerance`, "no" when below by
 // more; the row is not judged in between (the seeds do not agree on the side).
 Comparison& add_side(DocumentComparison& cmp,
@@ -151,18 +150,21 @@ void compare(const EmergenceGrid& g, RunContext& ctx) {
   const double largest = em_mean.back();
   const bool one_seed = seeds < 2;
 
-  DocumentComparison cmp(fmt::format(
-      "003 \"Scaling laws and emergent abilities\" and the metric-choice account vs ours ({} sizes, "
-      "mean of {} seeds)",
-      g.points.size(), seeds));
-  add_side(cmp, "exact match appears suddenly: one step between adjacent sizes holds over half "
-           "its rise (003)", "yes", em, 0.5, 3 * em.sd,
-           "exact match rises over several sizes")
+  DocumentComparison cmp(
+      fmt::format("003 \"Scaling laws and emergent abilities\" and the metric-choice account vs "
+                  "ours ({} sizes, "
+                  "mean of {} seeds)",
+                  g.points.size(), seeds));
+  add_side(cmp,
+           "exact match appears suddenly: one step between adjacent sizes holds over half "
+           "its rise (003)",
+           "yes", em, 0.5, 3 * em.sd, "exact match rises over several sizes")
       .needs_training(largest, three_se, "largest model's exact match")
       .not_judged_if(one_seed, "one seed: no spread");
-  add_side(cmp, "per-token log-likelihood moves mostly in one step: over half its rise between two "
-           "adjacent sizes (metric-choice account: no, it improves smoothly)", "no", ll, 0.5, 3 * ll.sd,
-           "the log-likelihood moves mostly in one step")
+  add_side(cmp,
+           "per-token log-likelihood moves mostly in one step: over half its rise between two "
+           "adjacent sizes (metric-choice account: no, it improves smoothly)",
+           "no", ll, 0.5, 3 * ll.sd, "the log-likelihood moves mostly in one step")
       .not_judged_if(one_seed, "one seed: no spread");
   add_side(cmp, "exact match is more abrupt than per-token log-likelihood (metric-choice account)",
            "yes", d, 0.0, 3 * d.sd, "the per-token metric is as abrupt as exact match")
@@ -170,7 +172,8 @@ void compare(const EmergenceGrid& g, RunContext& ctx) {
       .not_judged_if(one_seed, "one seed: no spread");
   const bool prediction_holds =
       cmp.add(fmt::format("exact match at each size vs p^{} from per-token accuracy p (document "
-                          "column: p^{} of this run)", L, L),
+                          "column: p^{} of this run)",
+                          L, L),
               pred_mean, em_mean, std::max(3 * sd_gap, three_se),
               kit::mean_of(em_mean) > kit::mean_of(pred_mean)
                   ? "errors cluster in the same problems (carry chains), so more answers are "
@@ -179,9 +182,11 @@ void compare(const EmergenceGrid& g, RunContext& ctx) {
           .needs_training(largest, three_se, "largest model's exact match")
           .not_judged_if(one_seed, "one seed: no spread")
           .agrees;
-  cmp.add_exact("loss curves tell almost nothing about the ability: p^L does not predict exact "
-                "match (003 Big Ideas)", "yes", kit::yes_no(!prediction_holds),
-                "the per-token accuracy predicts exact match as p^L: the jump is foretold")
+  cmp.add_exact(
+         "loss curves tell almost nothing about the ability: p^L does not predict exact "
+         "match (003 Big Ideas)",
+         "yes", kit::yes_no(!prediction_holds),
+         "the per-token accuracy predicts exact match as p^L: the jump is foretold")
       .needs_training(largest, three_se, "largest model's exact match")
       .not_judged_if(one_seed, "one seed: no spread");
   ctx.compare(cmp);
@@ -201,11 +206,11 @@ void report_emergence(const EmergenceGrid& g, RunContext& ctx) {
                     {"abruptness_log_likelihood_sd", ll.sd},
                     {"abruptness_token_accuracy", acc.mean},
                     {"abruptness_token_accuracy_sd", acc.sd}});
-  ctx.note(fmt::format("Abruptness (largest step / whole movement; {} = equal steps): exact match "
-                       "{} ± {}, per-token log-likelihood {} ± {}, per-token accuracy {} ± {}",
-                       fixed(1.0 / static_cast<double>(g.points.size() - 1)), fixed(em.mean),
-                       fixed(em.sd), fixed(ll.mean), fixed(ll.sd), fixed(acc.mean),
-                       fixed(acc.sd)));
+  ctx.note(
+      fmt::format("Abruptness (largest step / whole movement; {} = equal steps): exact match "
+                  "{} ± {}, per-token log-likelihood {} ± {}, per-token accuracy {} ± {}",
+                  fixed(1.0 / static_cast<double>(g.points.size() - 1)), fixed(em.mean),
+                  fixed(em.sd), fixed(ll.mean), fixed(ll.sd), fixed(acc.mean), fixed(acc.sd)));
   compare(g, ctx);
 }
 
