@@ -117,8 +117,14 @@ Experiment emergence() {
   add_optimizer_fields(
       e.config, {.steps = 600, .batch_size = 64, .lr = 3e-3, .schedule = "cosine", .warmup = 100});
   add_eval_fields(e.config, {.eval_size = 1000, .eval_every = 200});
-  e.quick = {{"steps", "60"}, {"seeds", "1"}, {"eval_size", "200"}, {"eval_every", "30"}};
+  e.quick = {{"steps", "60"},
+             {"warmup", "10"},
+             {"seeds", "1"},
+             {"eval_size", "200"},
+             {"eval_every", "30"}};
   e.check = [](const Config& c) {
+    check_model(c);
+    check_optimizer(c);  // cosine: --steps must exceed --warmup
     const auto& d = c.get_ints("d_models");
     if (d.size() < 3)
       throw UsageError(

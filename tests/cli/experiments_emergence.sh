@@ -11,6 +11,7 @@ expect 2 "--d_models needs at least 3 widths" run emergence --d_models 8,16 --ou
 [[ -e "$tmp/bad" ]] && fail "a refused emergence wrote $tmp/bad" || pass "no folder for bad"
 expect 2 "--nhead 4 does not divide --d_models entry 6" run emergence --nhead 4 --out "$tmp/bad2"
 expect 2 "--digits" run emergence --digits 12 --out "$tmp/bad3"
+expect 2 "warmup" run emergence --steps 50 --out "$tmp/bad4"
 check emergence '
 import math
 L = res["answer_length"]
