@@ -93,8 +93,8 @@ void report_table(const EmergenceGrid& g, RunContext& ctx) {
 
 void figure(const EmergenceGrid& g, RunContext& ctx) {
   const auto L = g.answer_length;
-  LinePlot p = kit::line_plot("The same models, two metrics (mean over seeds)",
-                              "parameters (log scale)", "held-out score", kit::Axes::kLogX);
+  LinePlot p = kit::line_plot("The same models, two metrics (mean over seeds)", "parameters",
+                              "held-out score", kit::Axes::kLogX);
   const auto n = parameters(g);
   p.series = {
       {"exact match (whole answer right)", n, mean_curve(g, &AdditionScore::exact_match)},
@@ -167,7 +167,7 @@ void compare(const EmergenceGrid& g, RunContext& ctx) {
            "no", ll, 0.5, 3 * ll.sd, "the log-likelihood moves mostly in one step")
       .not_judged_if(one_seed, "one seed: no spread");
   add_side(cmp, "exact match is more abrupt than per-token log-likelihood (metric-choice account)",
-           "yes", d, 0.0, 3 * d.sd, "the per-token metric is as abrupt as exact match")
+           "yes", d, 0.0, 3 * d.sd, "the per-token metric is at least as abrupt as exact match")
       .needs_training(largest, three_se, "largest model's exact match")
       .not_judged_if(one_seed, "one seed: no spread");
   const bool prediction_holds =
