@@ -57,6 +57,7 @@ namespace attn::experiments {
   X(attention_rank)              \
   X(vit_patches)                 \
   X(scaling_law)                 \
+  X(emergence)                   \
   X(selective_ssm)               \
   X(triangle_tradeoff)
 // ---------------------------------------------------------------------------------------------
