@@ -11,7 +11,7 @@
 //   3. a toy set of facts ("qzk=m": a random letter for each three-letter name) memorised by a
 //      one-block model at several dim_feedforward widths over seeds: recall against width.
 //
-//   attnlab run ffn-memory                       # ~1.5 min on 2 cores
+//   attnlab run ffn-memory                       # ~1 min on 2 cores (75 s of CPU)
 //   attnlab run ffn-memory --widths 4,16,64,256 --seeds 5
 //
 // Step through: batch_keys() in ffn_memory_keys.cpp rebuilds the last block from its parts (keys
@@ -274,7 +274,7 @@ Experiment ffn_memory() {
   e.name = "ffn-memory";
   e.source = "001 (the transformer block)";
   e.purpose = "The feed-forward block read as a key-value memory; memorised facts against width";
-  e.typical_time = "~1.5 min";
+  e.typical_time = "~1 min";
   e.config.add_int("sentences", 4000, "sentences of the built-in corpus",
                    {.min = 200, .max = 100000});
   e.config.add_int("keys", 16, "strongest keys read", {.min = 2, .max = 4096});

@@ -6,7 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 
-listed ffn-memory "001 (the transformer block)"
+listed ffn-memory "001"
 expect 2 "widths must hold at least two increasing" run ffn-memory --widths 32,8 --out "$tmp/bad"
 [[ -e "$tmp/bad" ]] && fail "a refused ffn-memory wrote $tmp/bad" || pass "no folder for bad"
 expect 2 "fact_nhead 3 must divide --fact_d_model 32" run ffn-memory --fact_nhead 3 --out "$tmp/bad2"
