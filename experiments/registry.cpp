@@ -45,6 +45,7 @@ namespace attn::experiments {
   X(attention_shuffle)           \
   X(winograd_shortcut)           \
   X(context_bank)                \
+  X(ffn_memory)                  \
   X(additive_vs_dot)             \
   X(pre_post_norm)               \
   X(ablate_block)                \
