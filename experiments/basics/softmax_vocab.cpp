@@ -124,7 +124,23 @@ struct VocabRow {
   double log2_v = 0, entropy = 0, avg_depth = 0, max_depth = 0;
   double ppl_optimal = 0, ppl_unigram = 0;
   double ppl[3] = {0, 0, 0}, us_per_token[3] = {0, 0, 0};
+  double macs[3] = {0, 0, 0};  // multiply-adds of the output layer's forward, per token
 };
+
+// Expected forward multiply-adds per token of each head on the Zipf marginal: full V d; adaptive
+// (c0 + clusters) d for the head, plus for a token of cluster i (probability P_i) d h_i + h_i
+// size_i; hierarchical d per decision on the path.
+void count_macs(VocabRow& row, const Zipf& z, const nn::AdaptiveLogSoftmax& a, double d) {
+  row.macs[0] = static_cast<double>(row.v) * d;
+  row.macs[1] = static_cast<double>(a.head->out_features()) * d;
+  for (size_t i = 0; i < a.clusters(); ++i) {
+    double p = 0;
+    for (int64_t t = a.cluster_start(i); t < a.cluster_end(i); ++t) p += z.p[static_cast<size_t>(t)];
+    const auto hidden = static_cast<double>(a.tail(i).proj->out_features());
+    row.macs[1] += p * hidden * (d + static_cast<double>(a.cluster_end(i) - a.cluster_start(i)));
+  }
+  row.macs[2] = row.avg_depth * d;
+}
 
 std::vector<int64_t> cutoffs_for(const Config& cfg, int64_t v) {
   const auto c0 = std::max<int64_t>(1, static_cast<int64_t>(cfg.get_real("shortlist_frac") * v));
@@ -163,6 +179,7 @@ VocabRow run_vocab(const Config& cfg, RunContext& ctx, int64_t v) {
     }
     models.push_back(std::move(m));
   }
+  count_macs(row, z, *models[1]->adaptive, static_cast<double>(d));
   // Time per token of one training step's forward and backward, the heads in alternation.
   Generator tgen(ctx.seed() + 5);
   const Pairs b = draw_pairs(z, q, read_optimizer(cfg).batch_size, tgen);
@@ -202,7 +219,10 @@ namespace {
 
 void report_rows(RunContext& ctx, const std::vector<VocabRow>& rows) {
   Table cost("Hierarchical softmax: binary decisions per token (Huffman tree, Zipf frequencies)",
-             {"V", "log2 V", "entropy H (bits)", "average depth", "max depth", "full: dot products"});
+             {"V", "log2 V", "entropy H (bits)", "average depth", "max depth"});
+  Table macs("Forward multiply-adds of the output layer per token (expected under the Zipf law)",
+             {"V", "full softmax", "adaptive", "hierarchical", "full / adaptive",
+              "full / hierarchical"});
   Table ppl("Held-out perplexity after the same training (lower is better)",
             {"V", "full softmax", "adaptive", "hierarchical", "best possible", "unigram"});
   Table time("Time per token of a training step (forward + backward), median, the heads in "
@@ -211,7 +231,9 @@ void report_rows(RunContext& ctx, const std::vector<VocabRow>& rows) {
               "full / hierarchical"});
   for (const VocabRow& r : rows) {
     cost.add_row({std::to_string(r.v), fixed(r.log2_v, 2), fixed(r.entropy, 2), fixed(r.avg_depth, 2),
-                  fixed(r.max_depth, 0), std::to_string(r.v)});
+                  fixed(r.max_depth, 0)});
+    macs.add_row({std::to_string(r.v), fixed(r.macs[0], 0), fixed(r.macs[1], 0), fixed(r.macs[2], 0),
+                  fixed(r.macs[0] / r.macs[1], 1), fixed(r.macs[0] / r.macs[2], 1)});
     ppl.add_row({std::to_string(r.v), fixed(r.ppl[0], 1), fixed(r.ppl[1], 1), fixed(r.ppl[2], 1),
                  fixed(r.ppl_optimal, 1), fixed(r.ppl_unigram, 1)});
     time.add_row({std::to_string(r.v), fixed(r.us_per_token[0], 2), fixed(r.us_per_token[1], 2),
@@ -219,6 +241,7 @@ void report_rows(RunContext& ctx, const std::vector<VocabRow>& rows) {
                   fixed(r.us_per_token[0] / r.us_per_token[2], 2)});
   }
   ctx.table(cost);
+  ctx.table(macs);
   ctx.table(ppl);
   ctx.table(time);
 }
@@ -280,6 +303,13 @@ void vocab_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   ctx.result("ppl_full", ppl[0]);
   ctx.result("ppl_adaptive", ppl[1]);
   ctx.result("ppl_hierarchical", ppl[2]);
+  std::vector<double> mac_ratio[2];
+  for (const VocabRow& r : rows) {
+    mac_ratio[0].push_back(r.macs[0] / r.macs[1]);
+    mac_ratio[1].push_back(r.macs[0] / r.macs[2]);
+  }
+  ctx.result("mac_ratio_adaptive", mac_ratio[0]);
+  ctx.result("mac_ratio_hierarchical", mac_ratio[1]);
   ctx.result("speedup_adaptive", ratio_adaptive);
   ctx.result("speedup_hierarchical", ratio_huffman);
   const VocabRow& top = rows.back();

@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/functional.h"
 #include "nn/parity/parity_layers.h"
 #include "nn/softmax_heads/adaptive_softmax.h"
 
@@ -28,7 +29,7 @@ std::vector<ParityLayerSpec> softmax_head_parity_layers() {
       {"adaptive_log_softmax",
        "nn.AdaptiveLogSoftmaxWithLoss: in_features=8 n_classes=20 cutoff_1=5 cutoff_2=12 "
        "cutoff_3=(none) div_value=2 head_bias=false mode=log_prob|loss; inputs x (N,in), "
-       "target (N) ids for mode=loss (y = the mean loss) ",
+       "target (N) ids for mode=loss (y = the mean loss, shape (1))",
        [](LayerConfig& c, Generator& gen) {
          const int64_t in = c.get_int("in_features", 8), classes = c.get_int("n_classes", 20);
          const std::vector<int64_t> cuts = read_cutoffs(c);
@@ -37,7 +38,8 @@ std::vector<ParityLayerSpec> softmax_head_parity_layers() {
                                                        c.get_bool("head_bias", false));
          const bool loss = c.get_choice("mode", "log_prob", {"log_prob", "loss"}) == "loss";
          return ParityLayer{m, [m, loss](LayerInputs& in) {
-                              return loss ? m->loss(in.input("x"), in.indices("target"))
+                              // the loss as shape (1): the exchange stores no rank-0 tensors
+                              return loss ? reshape(m->loss(in.input("x"), in.indices("target")), {1})
                                           : m->log_prob(in.input("x"));
                             }};
        },

@@ -64,6 +64,7 @@ class AdaptiveLogSoftmax : public Module {
   size_t clusters() const { return tails_->size(); }
   int64_t cluster_start(size_t i) const { return cutoffs_[i]; }
   int64_t cluster_end(size_t i) const { return cutoffs_[i + 1]; }
+  const AdaptiveTail& tail(size_t i) const { return (*tails_)[i]; }
 
   std::shared_ptr<Linear> head;
 

@@ -35,7 +35,8 @@ def config(in_features, n_classes, cutoffs, div_value, head_bias, mode):
 
 def cases(run):
     log_prob = lambda m, i: m.log_prob(i["x"])  # noqa: E731
-    loss = lambda m, i: m(i["x"], i["target"]).loss  # noqa: E731
+    # the mean loss as a 1-element tensor: the exchange stores no rank-0 tensors
+    loss = lambda m, i: m(i["x"], i["target"]).loss.reshape(1)  # noqa: E731
     for seed, (d, v, cuts, div, bias) in enumerate([(8, 20, [5, 12], 2.0, False),
                                                     (16, 60, [10, 30, 45], 2.0, True),
                                                     (12, 33, [4], 2.0, False)]):
