@@ -59,8 +59,12 @@ double max_error(const Tensor& a, const std::vector<double>& b) {
 using Form = std::function<Var(const Var&)>;
 
 // The three ways, each from the project's ops on the tape.
-Var direct(const Var& x) { return log_softmax(x); }
-Var log_of_softmax(const Var& x) { return log(softmax(x)); }
+Var direct(const Var& x) {
+  return log_softmax(x);
+}
+Var log_of_softmax(const Var& x) {
+  return log(softmax(x));
+}
 Var log_of_exp_ratio(const Var& x) {
   const Var e = exp(x);
   return log(div(e, sum(e, 1, true)));
@@ -122,12 +126,15 @@ double masked_weight(const Tensor& scores, const Tensor& mask, double fill) {
 
 }  // namespace
 
-std::vector<MaskFill> mask_fill_table(int64_t n, int64_t masked, const std::vector<double>& scales) {
+std::vector<MaskFill> mask_fill_table(int64_t n,
+                                      int64_t masked,
+                                      const std::vector<double>& scales) {
   const double inf = std::numeric_limits<real>::infinity();
-  std::vector<MaskFill> fills = {{.name = "-1e4", .value = -1e4},
-                                 {.name = "-1e9", .value = -1e9},
-                                 {.name = "float32 lowest", .value = std::numeric_limits<real>::lowest()},
-                                 {.name = "-inf", .value = -inf}};
+  std::vector<MaskFill> fills = {
+      {.name = "-1e4", .value = -1e4},
+      {.name = "-1e9", .value = -1e9},
+      {.name = "float32 lowest", .value = std::numeric_limits<real>::lowest()},
+      {.name = "-inf", .value = -inf}};
   Tensor mask = Tensor::zeros({1, n}), all = Tensor::zeros({1, n});
   for (int64_t j = 0; j < n; ++j) {
     mask[j] = j >= n - masked ? 1 : 0;

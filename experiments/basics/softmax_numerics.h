@@ -30,8 +30,8 @@ struct LogSoftmaxSweepSettings {
 struct LogSoftmaxForm {
   std::string name;
   std::vector<double> value_error, grad_error;  // one per scale
-  double first_bad_value = 0;  // smallest scale with a non-finite value; 0: none in the sweep
-  double first_bad_grad = 0;   // the same for the gradient
+  double first_bad_value = 0;       // smallest scale with a non-finite value; 0: none in the sweep
+  double first_bad_grad = 0;        // the same for the gradient
   double largest_finite_error = 0;  // max value_error over the scales where it is finite
 };
 

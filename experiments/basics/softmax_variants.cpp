@@ -24,12 +24,16 @@ namespace attn::experiments {
 
 namespace {
 
-std::string scale_or_none(double s) { return s == 0 ? "none" : fixed(s, 2); }
+std::string scale_or_none(double s) {
+  return s == 0 ? "none" : fixed(s, 2);
+}
 
 // The float32 limits the breaking scales should meet: e^v overflows above ln(FLT_MAX) = 88.72;
 // e^-v rounds to 0 (even as a denormal) beyond ln(denorm_min / 2) = -103.97; 1/p overflows
 // when p < 1/FLT_MAX, i.e. log p < -88.72.
-double ln_float_max() { return std::log(static_cast<double>(std::numeric_limits<real>::max())); }
+double ln_float_max() {
+  return std::log(static_cast<double>(std::numeric_limits<real>::max()));
+}
 double ln_half_denorm() {
   return std::log(static_cast<double>(std::numeric_limits<real>::denorm_min()) / 2);
 }
@@ -75,9 +79,10 @@ void log_softmax_part(const Config& cfg, RunContext& ctx, DocumentComparison& cm
       ln_float_max(), s_top));
   const LogSoftmaxForm &d = sw.forms[0], &l = sw.forms[1];
   const bool direct_ok = d.first_bad_value == 0 && d.first_bad_grad == 0;
-  cmp.add_exact(fmt::format("2.4: log-softmax: values and gradients finite at every scale up to {:.0f}",
-                            s_top),
-                "yes", direct_ok ? "yes" : "no");
+  cmp.add_exact(
+      fmt::format("2.4: log-softmax: values and gradients finite at every scale up to {:.0f}",
+                  s_top),
+      "yes", direct_ok ? "yes" : "no");
   cmp.add_exact("2.4: log(softmax(x)) breaks at large logits where log-softmax does not", "yes",
                 l.first_bad_value > 0 && direct_ok ? "yes" : "no",
                 fmt::format("values from s = {}, gradients from s = {}",
@@ -86,13 +91,18 @@ void log_softmax_part(const Config& cfg, RunContext& ctx, DocumentComparison& cm
 
 std::vector<double> half_decades(double top) {
   std::vector<double> s;
-  for (int k = 0; std::pow(10.0, k / 2.0) <= top * 1.0001; ++k) s.push_back(std::pow(10.0, k / 2.0));
+  for (int k = 0; std::pow(10.0, k / 2.0) <= top * 1.0001; ++k)
+    s.push_back(std::pow(10.0, k / 2.0));
   return s;
 }
 
-std::string leak_scale(double s) { return s == 0 ? "none" : sci(s, 1); }
+std::string leak_scale(double s) {
+  return s == 0 ? "none" : sci(s, 1);
+}
 
-std::string weight_cell(double w) { return w == 0 ? "0" : std::isnan(w) ? "NaN" : sci(w); }
+std::string weight_cell(double w) {
+  return w == 0 ? "0" : std::isnan(w) ? "NaN" : sci(w);
+}
 
 void mask_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   const int64_t n = cfg.get_int("mask_keys"), masked = cfg.get_int("mask_masked");
@@ -121,10 +131,10 @@ void mask_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   ctx.table(full);
   ctx.result("mask_scales", scales);
   for (const MaskFill& f : fills) {
-    const std::string key = f.name == "-1e4"                ? "fill_1e4"
-                            : f.name == "-1e9"              ? "fill_1e9"
+    const std::string key = f.name == "-1e4"             ? "fill_1e4"
+                            : f.name == "-1e9"           ? "fill_1e9"
                             : f.name == "float32 lowest" ? "fill_lowest"
-                                                            : "fill_inf";
+                                                         : "fill_inf";
     ctx.result(key + "_centred", f.centred);
     ctx.result(key + "_negative", f.negative);
     ctx.result(key + "_first_leak_negative", f.first_leak_negative);
@@ -179,10 +189,12 @@ Experiment softmax_variants() {
   e.config.add_real("mask_max_scale", 1e12, "largest score scale of the mask table",
                     {.min = 1, .max = 1e30});
   add_vocab_fields(e.config);
-  e.quick = {{"vocab_sizes", "200,800"}, {"steps", "40"}, {"eval_size", "512"}, {"time_reps", "3"},
+  e.quick = {{"vocab_sizes", "200,800"},
+             {"steps", "40"},
+             {"eval_size", "512"},
+             {"time_reps", "3"},
              {"per_octave", "4"}};
-  e.nondeterministic = {"times the three output layers",
-                        {"^speedup_", "cheaper per token"}};
+  e.nondeterministic = {"times the three output layers", {"^speedup_", "cheaper per token"}};
   e.check = [](const Config& c) {
     if (c.get_int("mask_masked") >= c.get_int("mask_keys"))
       throw UsageError(fmt::format(

@@ -73,11 +73,17 @@ const char* head_name(Head h) {
 
 class VocabLm : public nn::Module {
  public:
-  VocabLm(Head kind, int64_t v, int64_t d, const Zipf& z, const std::vector<int64_t>& cutoffs,
-          double div_value, Generator& gen)
+  VocabLm(Head kind,
+          int64_t v,
+          int64_t d,
+          const Zipf& z,
+          const std::vector<int64_t>& cutoffs,
+          double div_value,
+          Generator& gen)
       : Module("VocabLm"), kind_(kind) {
     emb = register_module("emb", std::make_shared<nn::Embedding>(v, d, gen));
-    if (kind == Head::kFull) full = register_module("head", std::make_shared<nn::Linear>(d, v, true, gen));
+    if (kind == Head::kFull)
+      full = register_module("head", std::make_shared<nn::Linear>(d, v, true, gen));
     if (kind == Head::kAdaptive)
       adaptive = register_module(
           "head", std::make_shared<nn::AdaptiveLogSoftmax>(d, v, cutoffs, gen, div_value));
@@ -103,7 +109,8 @@ class VocabLm : public nn::Module {
 // The held-out pairs, drawn in chunks of at most 512 (one evaluation batch each).
 std::vector<Pairs> draw_heldout(const Zipf& z, double q, int64_t n, Generator& gen) {
   std::vector<Pairs> chunks;
-  for (int64_t s = 0; s < n; s += 512) chunks.push_back(draw_pairs(z, q, std::min<int64_t>(512, n - s), gen));
+  for (int64_t s = 0; s < n; s += 512)
+    chunks.push_back(draw_pairs(z, q, std::min<int64_t>(512, n - s), gen));
   return chunks;
 }
 
@@ -135,7 +142,8 @@ void count_macs(VocabRow& row, const Zipf& z, const nn::AdaptiveLogSoftmax& a, d
   row.macs[1] = static_cast<double>(a.head->out_features()) * d;
   for (size_t i = 0; i < a.clusters(); ++i) {
     double p = 0;
-    for (int64_t t = a.cluster_start(i); t < a.cluster_end(i); ++t) p += z.p[static_cast<size_t>(t)];
+    for (int64_t t = a.cluster_start(i); t < a.cluster_end(i); ++t)
+      p += z.p[static_cast<size_t>(t)];
     const auto hidden = static_cast<double>(a.tail(i).proj->out_features());
     row.macs[1] += p * hidden * (d + static_cast<double>(a.cluster_end(i) - a.cluster_start(i)));
   }
@@ -164,7 +172,8 @@ VocabRow run_vocab(const Config& cfg, RunContext& ctx, int64_t v) {
   std::vector<std::unique_ptr<VocabLm>> models;
   for (Head h : {Head::kFull, Head::kAdaptive, Head::kHuffman}) {
     Generator init(ctx.seed()), data(ctx.seed() * 31 + static_cast<uint64_t>(v));
-    auto m = std::make_unique<VocabLm>(h, v, d, z, cutoffs_for(cfg, v), cfg.get_real("div_value"), init);
+    auto m =
+        std::make_unique<VocabLm>(h, v, d, z, cutoffs_for(cfg, v), cfg.get_real("div_value"), init);
     train::FitSettings s =
         kit::fit_settings(ctx, fmt::format("{} V={}", head_name(h), v), read_optimizer(cfg));
     train::fit(*m, s, [&](const train::BatchPart& part) {
@@ -189,9 +198,11 @@ VocabRow run_vocab(const Config& cfg, RunContext& ctx, int64_t v) {
       m->loss(b.prev, b.next).backward();
       m->zero_grad();
     });
-  const std::vector<Timing> t = time_interleaved(works, static_cast<int>(cfg.get_int("time_reps")), 3.0);
+  const std::vector<Timing> t =
+      time_interleaved(works, static_cast<int>(cfg.get_int("time_reps")), 3.0);
   for (int h = 0; h < 3; ++h)
-    row.us_per_token[h] = 1e6 * t[static_cast<size_t>(h)].median_s / static_cast<double>(b.prev.numel());
+    row.us_per_token[h] =
+        1e6 * t[static_cast<size_t>(h)].median_s / static_cast<double>(b.prev.numel());
   return row;
 }
 
@@ -200,7 +211,8 @@ VocabRow run_vocab(const Config& cfg, RunContext& ctx, int64_t v) {
 void add_vocab_fields(Config& c) {
   c.add_ints("vocab_sizes", {500, 2000, 8000}, "vocabulary sizes V of the toy language model",
              {.min = 4, .max = 100000});
-  c.add_real("zipf_exponent", 1.0, "Zipf exponent a: token k has weight 1/(k+1)^a", {.min = 0.1, .max = 4});
+  c.add_real("zipf_exponent", 1.0, "Zipf exponent a: token k has weight 1/(k+1)^a",
+             {.min = 0.1, .max = 4});
   c.add_real("repeat_prob", 0.3, "probability that the next token repeats the previous one",
              {.min = 0, .max = 0.99});
   c.add_real("shortlist_frac", 0.05, "adaptive softmax: share of V in the head's shortlist",
@@ -220,20 +232,22 @@ namespace {
 void report_rows(RunContext& ctx, const std::vector<VocabRow>& rows) {
   Table cost("Hierarchical softmax: binary decisions per token (Huffman tree, Zipf frequencies)",
              {"V", "log2 V", "entropy H (bits)", "average depth", "max depth"});
-  Table macs("Forward multiply-adds of the output layer per token (expected under the Zipf law)",
-             {"V", "full softmax", "adaptive", "hierarchical", "full / adaptive",
-              "full / hierarchical"});
+  Table macs(
+      "Forward multiply-adds of the output layer per token (expected under the Zipf law)",
+      {"V", "full softmax", "adaptive", "hierarchical", "full / adaptive", "full / hierarchical"});
   Table ppl("Held-out perplexity after the same training (lower is better)",
             {"V", "full softmax", "adaptive", "hierarchical", "best possible", "unigram"});
-  Table time("Time per token of a training step (forward + backward), median, the heads in "
-             "alternation",
-             {"V", "full softmax (us)", "adaptive (us)", "hierarchical (us)", "full / adaptive",
-              "full / hierarchical"});
+  Table time(
+      "Time per token of a training step (forward + backward), median, the heads in "
+      "alternation",
+      {"V", "full softmax (us)", "adaptive (us)", "hierarchical (us)", "full / adaptive",
+       "full / hierarchical"});
   for (const VocabRow& r : rows) {
-    cost.add_row({std::to_string(r.v), fixed(r.log2_v, 2), fixed(r.entropy, 2), fixed(r.avg_depth, 2),
-                  fixed(r.max_depth, 0)});
-    macs.add_row({std::to_string(r.v), fixed(r.macs[0], 0), fixed(r.macs[1], 0), fixed(r.macs[2], 0),
-                  fixed(r.macs[0] / r.macs[1], 1), fixed(r.macs[0] / r.macs[2], 1)});
+    cost.add_row({std::to_string(r.v), fixed(r.log2_v, 2), fixed(r.entropy, 2),
+                  fixed(r.avg_depth, 2), fixed(r.max_depth, 0)});
+    macs.add_row({std::to_string(r.v), fixed(r.macs[0], 0), fixed(r.macs[1], 0),
+                  fixed(r.macs[2], 0), fixed(r.macs[0] / r.macs[1], 1),
+                  fixed(r.macs[0] / r.macs[2], 1)});
     ppl.add_row({std::to_string(r.v), fixed(r.ppl[0], 1), fixed(r.ppl[1], 1), fixed(r.ppl[2], 1),
                  fixed(r.ppl_optimal, 1), fixed(r.ppl_unigram, 1)});
     time.add_row({std::to_string(r.v), fixed(r.us_per_token[0], 2), fixed(r.us_per_token[1], 2),
@@ -260,8 +274,8 @@ void report_figures(RunContext& ctx, const std::vector<VocabRow>& rows) {
   }
   LinePlot t = kit::line_plot("Time per token of a training step", "vocabulary size V",
                               "microseconds per token", kit::Axes::kLogLog);
-  LinePlot p = kit::line_plot("Held-out perplexity", "vocabulary size V", "perplexity",
-                              kit::Axes::kLogLog);
+  LinePlot p =
+      kit::line_plot("Held-out perplexity", "vocabulary size V", "perplexity", kit::Axes::kLogLog);
   for (Head h : {Head::kFull, Head::kAdaptive, Head::kHuffman}) {
     t.series.push_back({head_name(h), vs, series[static_cast<int>(h)]});
     p.series.push_back({head_name(h), vs, ppls[static_cast<int>(h)]});
@@ -271,7 +285,8 @@ void report_figures(RunContext& ctx, const std::vector<VocabRow>& rows) {
   ctx.figure("perplexity", line_plot_svg(p), "Same model, same training, three output layers");
   LinePlot d = kit::line_plot("Hierarchical softmax: decisions per token", "vocabulary size V",
                               "binary decisions", kit::Axes::kLogX);
-  d.series = {{"Huffman tree, average", vs, depth}, {"log2 V (a balanced tree)", vs, log2v, "", true}};
+  d.series = {{"Huffman tree, average", vs, depth},
+              {"log2 V (a balanced tree)", vs, log2v, "", true}};
   ctx.figure("decisions", line_plot_svg(d), "A Huffman tree puts frequent tokens near the root");
 }
 
@@ -313,17 +328,20 @@ void vocab_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   ctx.result("speedup_adaptive", ratio_adaptive);
   ctx.result("speedup_hierarchical", ratio_huffman);
   const VocabRow& top = rows.back();
-  cmp.add_exact("2.4: hierarchical softmax needs about log2 V binary decisions per token "
-                "(Huffman average at most log2 V, every V)",
-                "yes", under_log2 ? "yes" : "no",
-                fmt::format("at V = {}: {:.2f} on average against log2 V = {:.2f} (max depth {:.0f})",
-                            top.v, top.avg_depth, top.log2_v, top.max_depth));
-  cmp.add_exact(fmt::format("2.4: hierarchical softmax cheaper per token than full softmax (V = {})", top.v),
-                "yes", ratio_huffman.back() > 1 ? "yes" : "no",
-                fmt::format("full / hierarchical time {:.2f}", ratio_huffman.back()));
-  cmp.add_exact(fmt::format("2.4: adaptive softmax cheaper per token than full softmax (V = {})", top.v),
-                "yes", ratio_adaptive.back() > 1 ? "yes" : "no",
-                fmt::format("full / adaptive time {:.2f}", ratio_adaptive.back()));
+  cmp.add_exact(
+      "2.4: hierarchical softmax needs about log2 V binary decisions per token "
+      "(Huffman average at most log2 V, every V)",
+      "yes", under_log2 ? "yes" : "no",
+      fmt::format("at V = {}: {:.2f} on average against log2 V = {:.2f} (max depth {:.0f})", top.v,
+                  top.avg_depth, top.log2_v, top.max_depth));
+  cmp.add_exact(
+      fmt::format("2.4: hierarchical softmax cheaper per token than full softmax (V = {})", top.v),
+      "yes", ratio_huffman.back() > 1 ? "yes" : "no",
+      fmt::format("full / hierarchical time {:.2f}", ratio_huffman.back()));
+  cmp.add_exact(
+      fmt::format("2.4: adaptive softmax cheaper per token than full softmax (V = {})", top.v),
+      "yes", ratio_adaptive.back() > 1 ? "yes" : "no",
+      fmt::format("full / adaptive time {:.2f}", ratio_adaptive.back()));
 }
 
 }  // namespace attn::experiments

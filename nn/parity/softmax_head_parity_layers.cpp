@@ -39,7 +39,8 @@ std::vector<ParityLayerSpec> softmax_head_parity_layers() {
          const bool loss = c.get_choice("mode", "log_prob", {"log_prob", "loss"}) == "loss";
          return ParityLayer{m, [m, loss](LayerInputs& in) {
                               // the loss as shape (1): the exchange stores no rank-0 tensors
-                              return loss ? reshape(m->loss(in.input("x"), in.indices("target")), {1})
+                              return loss ? reshape(m->loss(in.input("x"), in.indices("target")),
+                                                    {1})
                                           : m->log_prob(in.input("x"));
                             }};
        },

@@ -16,7 +16,9 @@ AdaptiveTail::AdaptiveTail(int64_t in_features, int64_t hidden, int64_t size, Ge
   out = register_module("1", std::make_shared<Linear>(hidden, size, false, gen));
 }
 
-Var AdaptiveTail::forward(const Var& x) const { return out->forward(proj->forward(x)); }
+Var AdaptiveTail::forward(const Var& x) const {
+  return out->forward(proj->forward(x));
+}
 
 AdaptiveLogSoftmax::AdaptiveLogSoftmax(int64_t in_features,
                                        int64_t n_classes,
@@ -71,9 +73,10 @@ Var AdaptiveLogSoftmax::log_prob(const Var& x) const {
 Var AdaptiveLogSoftmax::loss(const Var& x, const Tensor& targets) const {
   const int64_t n = x.value().rank() == 2 ? x.value().shape()[0] : -1;
   if (n < 1 || x.value().shape()[1] != in_ || targets.numel() != n)
-    throw Error(fmt::format("AdaptiveLogSoftmax.loss: x must be (N, {}) and targets (N), got {} "
-                            "and {}",
-                            in_, shape_str(x.value().shape()), shape_str(targets.shape())));
+    throw Error(
+        fmt::format("AdaptiveLogSoftmax.loss: x must be (N, {}) and targets (N), got {} "
+                    "and {}",
+                    in_, shape_str(x.value().shape()), shape_str(targets.shape())));
   // -log p(t) = -log p_head(h(t)) - [t in cluster i] log p_i(t - c_i), where h(t) is t in the
   // shortlist and c0 + i in cluster i. Each cluster's softmax runs on its own rows only.
   const int64_t c0 = shortlist();
@@ -82,9 +85,10 @@ Var AdaptiveLogSoftmax::loss(const Var& x, const Tensor& targets) const {
   for (int64_t r = 0; r < n; ++r) {
     const auto t = static_cast<int64_t>(targets[r]);
     if (t < 0 || t >= n_classes_ || static_cast<real>(t) != targets[r])
-      throw Error(fmt::format("AdaptiveLogSoftmax.loss: target {} of row {} is not a class id in "
-                              "[0, {})",
-                              targets[r], r, n_classes_));
+      throw Error(
+          fmt::format("AdaptiveLogSoftmax.loss: target {} of row {} is not a class id in "
+                      "[0, {})",
+                      targets[r], r, n_classes_));
     size_t c = 0;
     while (c < clusters() && t >= cutoffs_[c + 1]) ++c;
     const bool in_head = t < c0;

@@ -12,7 +12,9 @@
 
 namespace attn::nn {
 
-HuffmanSoftmax::HuffmanSoftmax(int64_t in_features, const std::vector<double>& counts, Generator& gen)
+HuffmanSoftmax::HuffmanSoftmax(int64_t in_features,
+                               const std::vector<double>& counts,
+                               Generator& gen)
     : Module("HuffmanSoftmax"), in_(in_features) {
   const auto v = static_cast<int64_t>(counts.size());
   if (v < 2) throw Error(fmt::format("HuffmanSoftmax: needs at least 2 classes, got {}", v));
