@@ -55,8 +55,10 @@ namespace attn::experiments {
   X(mqa_gqa)                     \
   X(sparse_challenge)            \
   X(attention_zoo)               \
+  X(attention_rank)              \
   X(vit_patches)                 \
   X(scaling_law)                 \
+  X(emergence)                   \
   X(selective_ssm)               \
   X(triangle_tradeoff)
 // ---------------------------------------------------------------------------------------------

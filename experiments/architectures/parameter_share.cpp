@@ -214,6 +214,33 @@ void compare_with_documents(const std::vector<Row>& rows, RunContext& ctx) {
   ctx.compare(cmp);
 }
 
+// Splitting d_model over heads: 004 §2.2 (8 heads of a 512-wide model are 512 / 8 wide) and 002
+// §39.7 (eight heads of 8 cost what one head of 64 costs: the projections are d x d whatever h
+// is, only reshaped). Both read constructed nn::MultiheadAttention modules.
+void compare_head_split(const Config& cfg, Generator& gen, RunContext& ctx) {
+  const int64_t d = cfg.get_int("d_model"), h = cfg.get_int("nhead");
+  const nn::MultiheadAttention split(d, h, gen), one_of_64(64, 1, gen), eight_of_8(64, 8, gen);
+  ctx.section("Splitting the width over heads");
+  Table t("nn::MultiheadAttention as constructed", {"model", "heads", "head width", "parameters"});
+  for (const auto* m : {&split, &one_of_64, &eight_of_8})
+    t.add_row({fmt::format("d_model {}", m->embed_dim()), std::to_string(m->num_heads()),
+               std::to_string(m->head_dim()), std::to_string(m->num_parameters())});
+  ctx.table(t);
+  kit::record(ctx, {{"head_width", split.head_dim()},
+                    {"parameters_one_head_of_64", one_of_64.num_parameters()},
+                    {"parameters_eight_heads_of_8", eight_of_8.num_parameters()}});
+  DocumentComparison cmp("004 §2.2 and 002 §39.7 vs constructed modules");
+  cmp.add("004 §2.2: head width of 8 heads in a 512-wide model", 64,
+          static_cast<double>(split.head_dim()), 0,
+          fmt::format("built with --d_model {} --nhead {}", d, h), 0)
+      .not_judged_if(d != 512 || h != 8, "the document's sizes are --d_model 512 --nhead 8");
+  cmp.add("002 §39.7: parameters of 8 heads of 8 (one head of 64: the document's side)",
+          static_cast<double>(one_of_64.num_parameters()),
+          static_cast<double>(eight_of_8.num_parameters()), 0,
+          "the four projections are 64 x 64 (+ bias) in both; the heads only reshape Q, K, V", 0);
+  ctx.compare(cmp);
+}
+
 // The shares of every row, stacked to 1.
 void plot_shares(const std::vector<Row>& rows, RunContext& ctx) {
   BarChart b;
@@ -292,6 +319,7 @@ void run(const Config& cfg, RunContext& ctx) {
       whole.share(Component::kEmbeddings), whole.qkv_share()));
 
   compare_with_documents(rows, ctx);
+  compare_head_split(cfg, gen, ctx);
   plot_shares(rows, ctx);
 }
 

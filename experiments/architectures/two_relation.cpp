@@ -17,6 +17,7 @@
 //    planted one: no single head can reach zero on that term, with either code.
 #include "data/tasks/two_relation.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 #include "experiments/kit/trained_model_report.h"
 
 namespace attn::experiments {
@@ -157,6 +158,26 @@ double position_floor(const data::TwoRelationTask& task) {
   return (1 - 1 / m) / static_cast<double>(task.config().seq_len);
 }
 
+// The loss of the compromise the document describes for one head: the average of the two
+// targets, W = (P + C) / 2, which is also the best single map for the sum of the two MSE terms
+// (the minimiser of |W - P|^2 + |W - C|^2). Its loss is |P - C|^2 / 2 averaged, read from
+// `batches` sampled batches: it depends on how often the planted key is the target position.
+double average_map_loss(const data::TwoRelationTask& task, int64_t batch, uint64_t seed) {
+  Generator gen(seed);
+  const int batches = 200;
+  double total = 0;
+  for (int i = 0; i < batches; ++i) {
+    const data::TwoRelationBatch b = task.sample(batch, gen);
+    double ss = 0;
+    for (int64_t j = 0; j < b.target_position.numel(); ++j) {
+      const double d = b.target_position[j] - b.target_content[j];
+      ss += d * d / 2;  // (W - P)^2 + (W - C)^2 with W = (P + C) / 2
+    }
+    total += ss / static_cast<double>(b.target_position.numel());
+  }
+  return total / batches;
+}
+
 // The longer study for one position code: per seed, the tail means of one head and of two heads
 // (total and its two terms).
 struct Study {
@@ -292,6 +313,20 @@ void judge_long_study(const Settings& w,
                     {"two_head_long_content_term_binary_code", bin_content},
                     {"two_heads_lower_every_seed", lower_every_seed}});
   const bool near_zero = worst_two_doc < kNearZero;
+  // 002: "the single head plateaus at the average of the two targets". The tolerance is three
+  // standard deviations of the one-head tail means over seeds (the run-to-run noise).
+  const double average_loss = average_map_loss(doc_task, w.batch, w.seed);
+  const kit::Spread one_doc = kit::spread_of(doc.one_total);
+  ctx.result("average_map_loss_document_code", average_loss);
+  cmp.add("1 head plateaus at the average of the two targets (loss of the averaged map)",
+          average_loss, one_doc.mean, 3 * one_doc.sd,
+          fmt::format("the averaged map (P + C) / 2 scores {:.4f}, the best any single map can do; "
+                      "one head ends at {:.4f} (sd {:.4f} over {} seed{}) and stays there: a head "
+                      "cannot draw that map, as its position half needs positions {} told apart "
+                      "(one code) and its content half the planted key singled out",
+                      average_loss, one_doc.mean, one_doc.sd, w.seeds, w.seeds == 1 ? "" : "s",
+                      fmt::join(shared, " and ")))
+      .not_judged_if(w.seeds < 2, "one seed gives no spread to judge by (--seeds 2 or more)");
   cmp.add_exact("2 heads lower than 1 head in every seed of the longer study", "True",
                 lower_every_seed ? "True" : "False");
   cmp.add_exact(

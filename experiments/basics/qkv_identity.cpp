@@ -10,6 +10,7 @@
 // Rough model of the diagonal mass (dashed in the figures): for x with N(0, a^2) entries the
 // self-score is about a^2 sqrt(d) and a cross score a^2 z with z ~ N(0,1), E[e^{a^2 z}] =
 // e^{a^4/2}, so  A_ii ~ e^{a^2 sqrt(d)} / (e^{a^2 sqrt(d)} + (T-1) e^{a^4/2}).
+#include "experiments/basics/qkv_tied_training.h"
 #include "experiments/common/self_attention_stats.h"
 #include "experiments/kit/kit.h"
 
@@ -293,6 +294,10 @@ void run(const Config& cfg, RunContext& ctx) {
   compare_with_documents(one, width, by_scale, ctx);
   plot_sweeps(t, cfg.get_int("norm_dim"), width, by_scale, ctx);
   worked_examples(ctx);
+  const TiedStudy tied = tied_qk_study(cfg, ctx);
+  DocumentComparison tied_cmp("004 §2.1 vs a layer trained with one matrix for Q and K");
+  tied_qk_rows(tied, tied_cmp);
+  ctx.compare(tied_cmp);
 }
 
 }  // namespace
@@ -304,14 +309,16 @@ Experiment qkv_identity() {
   e.purpose =
       "W_Q = W_K = I: symmetric scores, a heavy diagonal; and 004's weights that sum "
       "to 1.1";
-  e.typical_time = "~1 s";
+  e.typical_time = "~3 s";
   e.config.add_int("tokens", 8, "tokens per input T", {.min = 2})
       .add_ints("dims", {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, "widths d to try", {.min = 1})
       .add_int("trials", 1000, "random inputs averaged per point", {.min = 1})
       .add_int("norm_dim", 64, "width d of the example and of the input-scale sweep", {.min = 1})
       .add_reals("input_scales", {0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0, 1.5},
                  "standard deviations a of the inputs' entries", {.min = 1e-6});
-  e.quick = {{"dims", "2,16,256"}, {"trials", "40"}, {"input_scales", "0.1,0.3,1"}};
+  add_tied_fields(e.config);
+  e.quick = {
+      {"dims", "2,16,256"}, {"trials", "40"}, {"input_scales", "0.1,0.3,1"}, {"tied_steps", "100"}};
   e.reference = true;  // the elementary ops of attention, as the document writes them
   e.run = run;
   return e;

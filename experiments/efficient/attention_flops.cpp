@@ -13,6 +13,7 @@
 // attention is the cheaper one below T = d. But FLOPs are not time: the attention FLOPs come in
 // two large GEMMs, the RNN's in T small dependent matrix-vector products, so their rates differ
 // by an order of magnitude (the measured GFLOP/s column).
+#include "experiments/efficient/complexity_table.h"
 #include "experiments/kit/kit.h"
 #include "nn/rnn/recurrent.h"
 
@@ -105,6 +106,7 @@ void run(const Config& cfg, RunContext& ctx) {
       "{:.1f} GFLOP/s against the RNN's {:.1f}, because two big GEMMs keep the vector units busy "
       "while {} dependent steps of a {}x{} matrix-vector product cannot.",
       f.attention_core() / f.rnn, ta.median_s / tr.median_s, ga, gr, t, d, d));
+  complexity_table(cfg, ctx);
 }
 
 }  // namespace
@@ -120,6 +122,7 @@ Experiment attention_flops() {
       .add_ints("sweep", {8, 16, 32, 64, 128, 256, 512, 1000, 2048, 4096}, "T values of the plot",
                 {.min = 1})
       .add_int("reps", 20, "timed repetitions (the median is reported)", {.min = 1});
+  add_complexity_fields(e.config);
   e.quick = {{"reps", "3"}};
   e.run = run;
   return e;

@@ -276,6 +276,18 @@ void compare_with_document(const Config& cfg, RunContext& ctx, const Measured& m
                         "no update can beat it; exp(d/2) would need uncorrupted probes",
                         flip, flip, g.ceiling),
             3);
+  // The update is attention: the path the modern network runs against the formula in double.
+  // float32 rounds each score (|beta x . xi| <= beta d) and each of the n products, so the two
+  // may differ by a few float32 epsilons times beta d + n, and by nothing more.
+  const int64_t d = 32, n = 64;
+  Generator gen(ctx.seed() + 17);
+  const double beta = cfg.get_real("beta"), gap = modern_update_gap(d, n, beta, gen);
+  ctx.result("modern_update_gap", gap);
+  cmp.add("one modern update is one attention row: max |attention - X^T softmax(beta X xi)|", 0,
+          gap, 4 * std::ldexp(1.0, -24) * (beta * d + n),
+          fmt::format("d = {}, n = {} patterns; the tolerance is 4 float32 epsilons x (beta d + n)",
+                      d, n),
+          8);
   ctx.compare(cmp);
 }
 

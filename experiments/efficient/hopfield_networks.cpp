@@ -102,13 +102,45 @@ double classical_retrieval(int64_t d, int64_t n, const RetrievalProbes& p, Gener
   return static_cast<double>(successes) / static_cast<double>(p.pattern_sets * p.probes_per_set);
 }
 
+namespace {
+
+// One modern update of every probe: xi (1,1,P,d) <- X^T softmax(beta X xi), one attention row
+// per probe with keys = values = X (1,1,n,d).
+Tensor modern_update(const Tensor& xi, const Var& keys, double beta) {
+  nn::SdpaOptions plain;
+  plain.scale = false;  // beta is applied to the query instead of sdpa's 1/sqrt(d)
+  Tensor q = xi.clone();
+  for (int64_t i = 0; i < q.numel(); ++i) q[i] = static_cast<real>(beta * q[i]);
+  return nn::scaled_dot_product_attention(Var::constant(q), keys, keys, plain).out.value();
+}
+
+}  // namespace
+
+double modern_update_gap(int64_t d, int64_t n, double beta, Generator& gen) {
+  NoGrad no_tape;
+  const Tensor x = random_signs(n, d, gen);
+  const std::vector<real> probe = corrupted_row(x, gen.randint(n), d / 8, gen);
+  const Tensor xi = Tensor::from_vector({1, 1, 1, d}, probe);
+  const Tensor by_attention = modern_update(xi, Var::constant(x.reshape({1, 1, n, d})), beta);
+  // The textbook update in double: h_i = beta x_i . xi, p = softmax(h), xi'_j = sum_i p_i x_ij.
+  std::vector<double> h(n), out(d, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) h[i] += beta * x[i * d + j] * probe[j];
+  const double top = *std::max_element(h.begin(), h.end());
+  double z = 0;
+  for (double& v : h) z += (v = std::exp(v - top));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) out[j] += h[i] / z * x[i * d + j];
+  double gap = 0;
+  for (int64_t j = 0; j < d; ++j) gap = std::max(gap, std::fabs(out[j] - by_attention[j]));
+  return gap;
+}
+
 double modern_retrieval(
     int64_t d, int64_t n, const RetrievalProbes& p, double beta, int64_t steps, Generator& gen) {
   NoGrad no_tape;
   int64_t successes = 0;
   const int64_t np = p.probes_per_set;
-  nn::SdpaOptions plain;
-  plain.scale = false;  // beta is applied to the query instead of sdpa's 1/sqrt(d)
   for (int64_t set = 0; set < p.pattern_sets; ++set) {
     const Tensor x = random_signs(n, d, gen);
     std::vector<int64_t> targets;
@@ -119,12 +151,7 @@ double modern_retrieval(
       std::copy(probe.begin(), probe.end(), xi.data() + k * d);
     }
     const Var keys = Var::constant(x.reshape({1, 1, n, d}));
-    for (int64_t step = 0; step < steps; ++step) {
-      // xi <- X^T softmax(beta X xi): one attention row per probe, keys = values = X.
-      Tensor q = xi.clone();
-      for (int64_t i = 0; i < q.numel(); ++i) q[i] = static_cast<real>(beta * q[i]);
-      xi = nn::scaled_dot_product_attention(Var::constant(q), keys, keys, plain).out.value();
-    }
+    for (int64_t step = 0; step < steps; ++step) xi = modern_update(xi, keys, beta);
     for (int64_t k = 0; k < np; ++k)
       successes += same_signs(xi.data() + k * d, x.data() + targets[k] * d, d);
   }

@@ -45,6 +45,11 @@ double classical_retrieval(int64_t d, int64_t n, const RetrievalProbes& p, Gener
 double modern_retrieval(
     int64_t d, int64_t n, const RetrievalProbes& p, double beta, int64_t steps, Generator& gen);
 
+// The largest entry-wise difference between one modern update computed as attention (the path
+// modern_retrieval takes) and the same update written out in double, xi' = X^T softmax(beta X xi),
+// for n random patterns of dimension d and a probe with d / 8 entries flipped.
+double modern_update_gap(int64_t d, int64_t n, double beta, Generator& gen);
+
 // A perfect nearest-neighbour read-out fails when, among the n - 1 other random patterns, one
 // lies strictly closer to the probe than its own pattern (`flips` away), or one lies equally
 // close and the tie goes the wrong way (counted as half): chance 1 - (1 - P)^(n-1) with

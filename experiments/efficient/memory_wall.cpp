@@ -62,6 +62,18 @@ void counted_part(const Config& cfg, RunContext& ctx) {
     cmp.add_exact("T = 32768 exceeds an A100's 80 GiB", "yes", total[3] > 80 ? "yes" : "no");
     cmp.add_exact("T = 131072 needs terabytes", "yes", total[4] >= 1024 ? "yes" : "no");
   }
+  // 001: "a million-element matrix" at 1,000 tokens, read off a real forward's weights (its
+  // 100,000-token one would take 40 GB: not built, so not a row).
+  {
+    Generator gen(ctx.seed());
+    NoGrad off;
+    const Var x = Var::constant(Tensor::randn({1, 1000, 64}, gen));
+    const auto built = static_cast<double>(attention_steps(x, x, x, 0.125).weights.numel());
+    ctx.result("entries_built_t1000", built);
+    cmp.add("001: entries of one attention matrix at 1,000 tokens (a million)", 1e6, built, 0, "",
+            0)
+        .exact_quantity();
+  }
   // 000 §V.1: the number of entries of one attention matrix.
   cmp.add("entries at N = 512", 262144, 512.0 * 512.0, 0, "", 0).exact_quantity();
   cmp.add("entries at N = 2048", 4194304, 2048.0 * 2048.0, 0, "", 0).exact_quantity();
@@ -170,6 +182,18 @@ void growth_part(const Measured& m, int64_t d, RunContext& ctx) {
   const double sn = slope(m.mib[0]), sb = slope(m.mib[1]);
   ctx.result("naive_growth_exponent", sn);
   ctx.result("blockwise_growth_exponent", sb);
+  // 002 §39.3.2 and 001 on FlashAttention: blocks with an online softmax never hold the T x T
+  // matrix, so memory grows like T instead of T^2. The two orders are exponents 1 and 2; the
+  // tolerance is a quarter of that gap (the O(T d) inputs and gradients bend the naive curve's
+  // exponent below 2 at short lengths).
+  DocumentComparison cmp("002 §39.3.2 and 001 (FlashAttention) vs the measured peaks");
+  cmp.add("naive attention's memory grows like T^2 (exponent)", 2, sn, 0.25,
+          "between the two largest lengths measured", 2)
+      .not_judged_if(std::isnan(sn), "fewer than two lengths measured");
+  cmp.add("blockwise attention's memory grows like T (exponent)", 1, sb, 0.25,
+          "between the two largest lengths measured", 2)
+      .not_judged_if(std::isnan(sb), "fewer than two lengths measured");
+  ctx.compare(cmp);
   ctx.note(fmt::format(
       "Tensor memory grows between the two largest lengths like T^{:.2f} (naive) and T^{:.2f} "
       "(blockwise).",

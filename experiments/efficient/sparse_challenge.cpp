@@ -111,6 +111,44 @@ void check(const Config& cfg) {
     throw UsageError("sparse-challenge: --lengths needs at least two lengths");
 }
 
+// The challenge's two accuracy questions as rows, from part 1's accuracies by task [model][T]:
+// does the local scheme match full attention (majority), and where does it fail (match)? Both
+// read two standard errors of an accuracy on n held-out examples as the noise.
+void accuracy_rows(const Config& cfg,
+                   const std::map<std::string, std::vector<double>[kNumModels]>& acc,
+                   RunContext& ctx) {
+  const auto n = static_cast<double>(cfg.get_int("eval_size"));
+  const std::vector<int64_t> ts = cfg.get_ints("train_lengths");
+  const int64_t reach = 4 * cfg.get_int("num_layers") * cfg.get_int("window");
+  const auto& majority = acc.at("majority");
+  const auto& match = acc.at("match");
+  bool matches = true, dense_learned = true, at_chance = true, any_blind = false;
+  double widest = 0;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const double p = (majority[0][i] + majority[1][i]) / 2;
+    const double gap = std::fabs(majority[0][i] - majority[1][i]);
+    widest = std::max(widest, gap);
+    matches = matches && gap <= 2 * std::sqrt(2 * p * (1 - p) / n);
+    dense_learned = dense_learned && majority[1][i] >= 0.9;
+    if (reach >= ts[i]) continue;  // the window can still bring the two markers together
+    any_blind = true;
+    at_chance = at_chance && std::fabs(match[0][i] - 0.5) <= 2 * std::sqrt(0.25 / n);
+  }
+  DocumentComparison cmp("003 Challenge: accuracy");
+  cmp.add_exact("banded attention matches full attention's accuracy (majority, every T)", "yes",
+                kit::yes_no(matches),
+                fmt::format("largest gap {:.3f}; banded {:.3f}, dense {:.3f}", widest,
+                            fmt::join(majority[0], ", "), fmt::join(majority[1], ", ")))
+      .not_judged_if(!dense_learned, "full attention did not learn majority (below 0.9)");
+  cmp.add_exact("where 4 L w < T, banded attention fails on match (chance)", "yes",
+                kit::yes_no(at_chance),
+                fmt::format("banded on match: {:.3f} at T = {} (4 L w = {}; chance 0.5 within 2 "
+                            "standard errors)",
+                            fmt::join(match[0], ", "), fmt::join(ts, ", "), reach))
+      .not_judged_if(!any_blind, "no training length has 4 L w < T");
+  ctx.compare(cmp);
+}
+
 void accuracy_part(const Config& cfg, RunContext& ctx) {
   const std::vector<int64_t> ts = cfg.get_ints("train_lengths");
   const int64_t w = cfg.get_int("window"), layers = cfg.get_int("num_layers");
@@ -122,8 +160,10 @@ void accuracy_part(const Config& cfg, RunContext& ctx) {
           {"task", "T", "banded", "dense", third, "banded ms/step", "dense ms/step",
            third + " ms/step", "4 L w < T?"});
   std::vector<std::string> lines;
+  std::map<std::string, std::vector<double>[kNumModels]> by_task;
   for (const std::string mode : {"majority", "match"}) {
-    std::vector<double> acc[kNumModels], ms[kNumModels];
+    std::vector<double>(&acc)[kNumModels] = by_task[mode];
+    std::vector<double> ms[kNumModels];
     for (int64_t T : ts) {
       for (int m = 0; m < kNumModels; ++m) {
         const Trained r = train_and_eval(cfg, mode, T, m, ctx.seed() + 1000 * T);
@@ -161,6 +201,7 @@ void accuracy_part(const Config& cfg, RunContext& ctx) {
       "(token -> global token -> token), so whether the third model learns match is, as for "
       "dense attention, a question of training.",
       layers, w, layers * w));
+  accuracy_rows(cfg, by_task, ctx);
 }
 
 struct Measured : kit::StepCosts {

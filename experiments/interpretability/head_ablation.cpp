@@ -192,8 +192,29 @@ std::vector<SweepPoint> head_count_sweep(const Config& cfg, RunContext& ctx) {
   return pts;
 }
 
+// 000's "pyramid": removing the top layer loses less than removing the bottom one. One row per
+// attention kind, from the whole-layer removals: bottom = layer 1, top = the last layer. A gap
+// inside two standard errors of the difference of two exact-match rates on n sequences cannot
+// tell the two apart, and the row says so instead of calling it.
+void pyramid_rows(const Ablations& a, double n, DocumentComparison& cmp) {
+  for (const auto& [kind, ems] : a.layer) {
+    if (ems.size() < 2) continue;
+    const double bottom = ems.front(), top = ems.back();
+    const double p = (bottom + top) / 2, noise = 2 * std::sqrt(2 * p * (1 - p) / n);
+    cmp.add_exact(fmt::format("{}: removing the top layer costs less than the bottom one (000, "
+                              "GPT's pyramid)",
+                              kind_title(kind)),
+                  "yes", kit::yes_no(top > bottom),
+                  fmt::format("exact match without layer 1's attention {:.3f}, without layer "
+                              "{}'s {:.3f}: gap {:+.3f} against 2 standard errors {:.3f}",
+                              bottom, ems.size(), top, top - bottom, noise))
+        .not_judged_if(std::fabs(top - bottom) <= noise,
+                       "the two removals differ by less than two standard errors");
+  }
+}
+
 void compare_with_documents(const Config& cfg,
-                            double baseline,
+                            const Ablations& a,
                             const Spread& s,
                             const std::vector<SweepPoint>& pts,
                             RunContext& ctx) {
@@ -214,10 +235,11 @@ void compare_with_documents(const Config& cfg,
                             s.worst_name.empty() ? "none" : s.worst_name, s.worst, s.harmless,
                             s.total, cfg.get_real("harmless")));
   cmp.add_exact("the model still works with one layer's attention pruned (000, GPT's pyramid)",
-                "yes", kit::yes_no(s.best_layer >= 0.5 * baseline),
+                "yes", kit::yes_no(s.best_layer >= 0.5 * a.baseline),
                 fmt::format("best after removing one layer's attention: {} at {:.3f} (intact "
                             "{:.3f}; 'works' = at least half)",
-                            s.best_layer_name, s.best_layer, baseline));
+                            s.best_layer_name, s.best_layer, a.baseline));
+  pyramid_rows(a, static_cast<double>(cfg.get_int("ablation_examples")), cmp);
   if (one != pts.end() && best_multi >= 0) {
     // Two standard errors of the difference of two exact-match rates on n held-out sequences:
     // a smaller gap is what two equally good models show by chance.
@@ -256,7 +278,7 @@ void run(const Config& cfg, RunContext& ctx) {
   report_ablations(a, cfg.get_int("nhead"), ctx);
   const Spread s = spread_of(a, cfg.get_real("harmless"), ctx);
   const std::vector<SweepPoint> pts = head_count_sweep(cfg, ctx);
-  compare_with_documents(cfg, a.baseline, s, pts, ctx);
+  compare_with_documents(cfg, a, s, pts, ctx);
 }
 
 }  // namespace

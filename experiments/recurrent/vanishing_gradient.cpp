@@ -98,7 +98,7 @@ double fitted_factor(const std::vector<double>& log_rel, int64_t last) {
 
 struct Probe {
   int64_t batch, seq_len, hidden, heads, seeds;
-  double radius, forget_bias;
+  double radius, singular_value, forget_bias;
   int64_t fit_max;  // the factor is fitted over distances 1..fit_max
 };
 
@@ -138,22 +138,28 @@ std::vector<Model> probed_models(const Probe& p, DefaultInit& init) {
   const nn::RecurrentOptions ro{
       .input_size = p.hidden, .hidden_size = p.hidden, .batch_first = true};
   const auto seeds = static_cast<double>(p.seeds);
-  auto make_rnn = [p, ro, seeds, &init](bool rescale) {
-    return [p, ro, seeds, &init, rescale](Generator& gen) -> Forward {
+  // How the tanh RNN's W_hh is used: as PyTorch initialises it (recording `init`), or rescaled
+  // so that its spectral radius, or its largest singular value, takes a given value.
+  enum class Scale { kNone, kSpectralRadius, kSingularValue };
+  auto make_rnn = [p, ro, seeds, &init](Scale scale) {
+    return [p, ro, seeds, &init, scale](Generator& gen) -> Forward {
       auto rnn = std::make_shared<nn::RNN>(ro, gen);
       Var w = rnn->weights(0, 0).w_hh;
       Generator lin(gen.next_u64());
-      const double rho = spectral_radius(w.value(), lin);
-      if (!rescale) {
-        init.spectral_radius += rho / seeds;
+      if (scale == Scale::kNone) {
+        init.spectral_radius += spectral_radius(w.value(), lin) / seeds;
         init.largest_singular_value += largest_singular_value(w.value(), lin) / seeds;
       } else {
-        const real scale = static_cast<real>(p.radius / rho);
-        for (int64_t i = 0; i < w.numel(); ++i) w.value()[i] *= scale;
+        const double now = scale == Scale::kSpectralRadius ? spectral_radius(w.value(), lin)
+                                                           : largest_singular_value(w.value(), lin);
+        const double target = scale == Scale::kSpectralRadius ? p.radius : p.singular_value;
+        const auto factor = static_cast<real>(target / now);
+        for (int64_t i = 0; i < w.numel(); ++i) w.value()[i] *= factor;
       }
-      return [rnn, rescale, &init, seeds](const Var& xv) {
+      const bool record_slope = scale == Scale::kNone;
+      return [rnn, record_slope, &init, seeds](const Var& xv) {
         Var y = rnn->forward(xv).y;  // (B,T,H)
-        if (!rescale) {              // mean tanh slope 1 - h^2 along the way
+        if (record_slope) {          // mean tanh slope 1 - h^2 along the way
           double s = 0;
           for (real h : y.value().to_vector()) s += 1.0 - double(h) * h;
           init.tanh_slope += s / static_cast<double>(y.numel()) / seeds;
@@ -179,14 +185,16 @@ std::vector<Model> probed_models(const Probe& p, DefaultInit& init) {
     auto m = std::make_shared<nn::MultiheadAttention>(p.hidden, p.heads, gen);
     return [m](const Var& xv) { return m->forward(xv, xv, xv).out; };
   };
-  return {{"RNN tanh (PyTorch init)", "rnn", make_rnn(false)},
+  return {{"RNN tanh (PyTorch init)", "rnn", make_rnn(Scale::kNone)},
           {fmt::format("RNN tanh, W_hh scaled to spectral radius {:g}", p.radius), "rnn_scaled",
-           make_rnn(true)},
+           make_rnn(Scale::kSpectralRadius)},
           {"GRU", "gru", make_gated(nn::RecurrentMode::kGru, 0)},
           {"LSTM", "lstm", make_gated(nn::RecurrentMode::kLstm, 0)},
           {fmt::format("LSTM, forget-gate bias +{:g}", p.forget_bias), "lstm_forget_bias",
            make_gated(nn::RecurrentMode::kLstm, p.forget_bias)},
-          {"self-attention (no positions)", "attention", make_attention}};
+          {"self-attention (no positions)", "attention", make_attention},
+          {fmt::format("RNN tanh, W_hh scaled to largest singular value {:g}", p.singular_value),
+           "rnn_singular", make_rnn(Scale::kSingularValue)}};
 }
 
 // Each model's norms by distance over the seeds, as geometric means (means of the logs).
@@ -282,7 +290,7 @@ void compare_with_document(const Probe& p,
                            const DefaultInit& init,
                            RunContext& ctx) {
   const ModelCurve &rnn = curves[0], &gru = curves[2], &lstm = curves[3];
-  const ModelCurve &lstm_open = curves[4], &att = curves[5];
+  const ModelCurve &lstm_open = curves[4], &att = curves[5], &rnn_singular = curves[6];
   auto ratio = [&](const ModelCurve& c) {  // what is left at distance 100 of distance 1's norm
     const int64_t far = std::min<int64_t>(100, p.seq_len - 1);
     return far > 1 ? c.relative(far) / c.relative(1) : 1.0;
@@ -320,15 +328,28 @@ void compare_with_document(const Probe& p,
   cmp.add_exact("attention connects every position directly (no decay with distance)", "True",
                 std::fabs(std::log(att.factor)) < 0.005 ? "True" : "False",
                 "fitted per-step factor within 0.5% of 1");
+  // One step back multiplies the gradient by diag(1 - h_t^2) W_hh^T, whose norm is at most
+  // sigma_max(W_hh) (tanh' <= 1): below 1, every step shrinks it, so it decays geometrically.
+  cmp.add_exact("largest singular value of W_hh below 1: the gradient decays with distance", "yes",
+                rnn_singular.factor < 1 ? "yes" : "no",
+                fmt::format("W_hh rescaled to sigma_max = {:g}: fitted per-step factor {:.3f} "
+                            "(at most sigma_max times the mean tanh slope)",
+                            p.singular_value, rnn_singular.factor))
+      .not_judged_if(p.singular_value >= 1, "--singular_value is not below 1");
   ctx.compare(cmp);
 }
 
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t seq_len = cfg.get_int("seq_len");
-  const Probe p{cfg.get_int("batch_size"),   seq_len,
-                cfg.get_int("hidden"),       cfg.get_int("nhead"),
-                cfg.get_int("seeds"),        cfg.get_real("radius"),
-                cfg.get_real("forget_bias"), std::min<int64_t>(100, seq_len - 1)};
+  const Probe p{cfg.get_int("batch_size"),
+                seq_len,
+                cfg.get_int("hidden"),
+                cfg.get_int("nhead"),
+                cfg.get_int("seeds"),
+                cfg.get_real("radius"),
+                cfg.get_real("singular_value"),
+                cfg.get_real("forget_bias"),
+                std::min<int64_t>(100, seq_len - 1)};
   DefaultInit init;
   const std::vector<ModelCurve> curves = measure_curves(p, probed_models(p, init), ctx.seed());
   table_part(p, curves, ctx);
@@ -361,6 +382,9 @@ Experiment vanishing_gradient() {
   e.config.add_int("seq_len", 128, "sequence length T (distances 0..T-1)", {.min = 3})
       .add_int("seeds", 10, "seeds averaged (geometric mean)", {.min = 1})
       .add_real("radius", 1.0, "spectral radius the rescaled RNN's W_hh is given", {.min = 0})
+      .add_real("singular_value", 0.9,
+                "largest singular value another RNN's W_hh is given (the '< 1 => decay' row)",
+                {.min = 0})
       .add_real("forget_bias", 5.0, "added to the forget-gate bias of the second LSTM");
   // The hidden size is also the input size and the attention width.
   add_model_fields(e.config, {.nhead = 4, .hidden = 64});

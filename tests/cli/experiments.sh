@@ -95,6 +95,10 @@ assert res["naive_vs_blockwise_max_diff_T256"] < 1e-4
 assert res["gpt3_closest_to_profile"] == "Medium / Large", res["gpt3_closest_to_profile"]
 prof = [e for c in cmp if c["title"].endswith("the model profile") for e in c["entries"]]
 assert len(prof) == 1 and prof[0]["outcome"] == "DIFFERS", prof
+# 001: the weights of a real 1,000-token forward hold a million entries
+assert res["entries_built_t1000"] == 1e6, res
+flash = [e for c in cmp if "FlashAttention" in c["title"] for e in c["entries"]]
+assert [e["ours"] for e in flash] == [res["naive_growth_exponent"], res["blockwise_growth_exponent"]], flash
 '
 check attention-heatmap '
 assert res["attention_shape"] == [1, 22, 22] and res["output_shape"] == [1, 22, 16]
@@ -131,6 +135,12 @@ check attention-flops '
 assert res["flops_attention_matmul"] == 4 * 1000**2 * 64
 assert res["flops_rnn"] == 1000 * (4 * 64**2 + 3 * 64)
 assert res["attention_gflops"] > 0 and res["rnn_gflops"] > 0
+# 002 §39.3 on the tape: one recorded step per position for the RNN, a fixed count otherwise;
+# output 63 reaches input 0 after 1 attention layer, 63/2 contiguous kernel-3 convolutions, and
+# ceil(log_3 64) = 4 dilated ones
+assert res["sequential_ops_exponent_rnn"] > 0.95, res
+assert res["sequential_ops_exponent_attention"] == 0 == res["sequential_ops_exponent_conv"], res
+assert (res["path_length_attention"], res["path_length_conv"], res["path_length_dilated_conv"]) == (1, 32, 4), res
 '
 check two-relation '
 # the comparisons read the tail (the last 10% of the steps: 15 of the 150 in --quick), not one batch
@@ -157,6 +167,11 @@ for key in ("two_head_long_position_term_document_code", "two_head_long_content_
     assert f"{res[key]:.3f}" in claim["reason"], (key, claim["reason"])
 pos_bin = res["two_head_long_position_term_binary_code"]
 assert f"its position term: {pos_bin:.3f}" in html, "the note carries the measured term"
+# the averaged map (P + C) / 2 loses |P - C|^2 / 2 = 0.25 per row where the planted key is not
+# the target (3 of 4 positions): 0.1875 up to sampling; quick has one seed, so not judged
+assert abs(res["average_map_loss_document_code"] - 0.1875) < 0.01, res
+plateau = [x for x in cmp[0]["entries"] if x["name"].startswith("1 head plateaus")][0]
+assert plateau["status"] == "not judged" and "one seed" in plateau["not_judged"], plateau
 '
 
 # ---- determinism: the same seed gives the same numbers, another seed other numbers ----

@@ -55,6 +55,8 @@ assert res["relative_lstm_forget_bias_d100"] > 0.1 * res["relative_lstm_forget_b
 # attention: no systematic trend with distance
 assert abs(math.log(res["factor_attention"])) < 0.005, res
 assert res["relative_attention_d100"] > 0.3 * res["relative_attention_d1"], res
+# W_hh with largest singular value 0.9: at most 0.9 x tanh slope per step
+assert res["factor_rnn_singular"] < 0.9 and res["relative_rnn_singular_d50"] < 0.9**50, res
 status = {e["name"]: e["outcome"] for e in cmp[0]["entries"]}
 assert status["0.99^100"] == "ok" and status["per-step factor of an untrained tanh RNN"] == "DIFFERS", status
 '

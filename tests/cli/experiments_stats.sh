@@ -63,6 +63,12 @@ an = w["\x27an\x27 row (I ate an apple): a softmax row to 1 decimal"]
 assert [round(x, 3) for x in an["ours"]] == [0.182, 0.091, 0.455, 0.273], an
 assert an["ours"] != [x / 1.1 for x in an["document"]], "ours from the op, not from doubles"
 assert all(e["outcome"] == "ok" for e in w.values()), w
+# the trained part: tied scores are symmetric to rounding, and (W W^T being positive
+# semi-definite) no sequence has every position scoring i-1 above itself; untied reads them all
+assert res["tied_score_asymmetry"] < 1e-4 < res["untied_score_asymmetry"], res
+assert res["tied_most_led_by_previous"] < 8 == res["untied_most_led_by_previous"], res
+assert res["untied_accuracy"] > 0.95 and res["tied_accuracy"] < res["untied_accuracy"], res
+assert all(e["status"] == "not judged" for e in cmp[2]["entries"]), cmp[2]
 '
 
 # ---- scaling-variance ----

@@ -74,6 +74,15 @@ assert res["layer_removed_cross_1"] == 0 and res["layer_removed_cross_2"] == 0, 
 assert res["worst_single_head_change"] < 0, res
 assert res["exact_match_after_ablations"] == base, res
 assert [p["heads"] for p in res["sweep"]] == [1, 4], res["sweep"]
+# the pyramid rows: one per attention kind, each reading the two whole-layer removals of it
+for kind, key in (("encoder self-attention", "encoder_self"),
+                  ("decoder self-attention", "decoder_self"), ("cross-attention", "cross")):
+    row = [x for x in cmp[0]["entries"]
+           if x["name"].startswith(kind + ": removing the top layer costs less")][0]
+    for layer in (1, 2):
+        removed = res["layer_removed_%s_%d" % (key, layer)]
+        assert "%.3f" % removed in row["reason"], (removed, row)
+    assert row["status"] == "not judged", row  # every row of a --quick run
 assert len(r["figures"]) == 2, r["figures"]
 '
 
