@@ -37,6 +37,7 @@ namespace attn::experiments {
   X(qkv_identity)                \
   X(scaling_variance)            \
   X(softmax_dispersion)          \
+  X(softmax_variants)            \
   X(linear_vs_softmax_recall)    \
   X(sinusoid_shift)              \
   X(rope_relative)               \

@@ -21,6 +21,7 @@ const std::vector<ParityLayerSpec>& parity_layers() {
     for (ParityLayerSpec& s : vision_parity_layers()) rows.push_back(std::move(s));
     for (ParityLayerSpec& s : ssm_parity_layers()) rows.push_back(std::move(s));
     for (ParityLayerSpec& s : zoo_recurrent_parity_layers()) rows.push_back(std::move(s));
+    for (ParityLayerSpec& s : softmax_head_parity_layers()) rows.push_back(std::move(s));
     std::set<std::string> seen;
     for (const ParityLayerSpec& s : rows)
       if (!seen.insert(s.name).second)

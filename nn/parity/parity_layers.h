@@ -67,6 +67,7 @@ std::vector<ParityLayerSpec> vision_parity_layers();    // vision: vision_parity
 std::vector<ParityLayerSpec> ssm_parity_layers();       // s6: ssm_parity_layers.cpp
 // zoo2: zoo_recurrent_parity_layers.cpp (lightning attention, Titans memory as context)
 std::vector<ParityLayerSpec> zoo_recurrent_parity_layers();
+std::vector<ParityLayerSpec> softmax_head_parity_layers();  // softmax_head_parity_layers.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<ParityLayerSpec>& parity_layers();

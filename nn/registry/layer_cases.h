@@ -69,9 +69,10 @@ LayerCase model_case(const std::string& name, Options o, Forward run) {
 }
 
 std::vector<LayerCase> core_layer_cases();
-std::vector<LayerCase> variant_layer_cases();   // nn-variants: variant_layer_cases.cpp
-std::vector<LayerCase> rnn_layer_cases();       // rnn: nn/rnn/rnn_layer_cases.cpp
-std::vector<LayerCase> position_layer_cases();  // positions: position_layer_cases.cpp
+std::vector<LayerCase> variant_layer_cases();       // nn-variants: variant_layer_cases.cpp
+std::vector<LayerCase> rnn_layer_cases();           // rnn: nn/rnn/rnn_layer_cases.cpp
+std::vector<LayerCase> position_layer_cases();      // positions: position_layer_cases.cpp
+std::vector<LayerCase> softmax_head_layer_cases();  // softmax heads: softmax_head_cases.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<LayerCase>& layer_cases();
