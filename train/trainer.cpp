@@ -21,7 +21,9 @@ double seconds_since(Clock::time_point t) {
 }
 // Anomaly detection (attn::set_detect_anomaly) throws a plain attn::Error naming the op that
 // first produced a NaN/Inf; only the loop knows which step (or evaluation) ran it, so its
-// message gets "step N: " (`when` and the step) in front. Any other error passes through as is.
+// message gets "step N: " (`when` and the step) in front. With detection on, so does any other
+// plain attn::Error (indistinguishable, and the place helps it too); subclasses (UsageError,
+// TrainingDiverged) and every error with detection off pass through as they are.
 template <class Work>
 auto naming_the_step(const char* when, int64_t step, Work&& work) {
   try {
