@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <typeinfo>
 
 #include "autograd/error.h"
+#include "autograd/tape.h"
 #include "train/checkpoint.h"
 #include "train/distributed/communicator.h"
 #include "train/distributed/data_parallel.h"
@@ -174,15 +176,31 @@ TrainResult Fit::run(EvalFn eval) {
   TrainResult r;
   try {
     r = trainer.run();
-  } catch (const TrainingDiverged& e) {
+  } catch (const Error&) {
     if (settings_.name.empty()) throw;
-    throw TrainingDiverged(fmt::format("variant '{}': {}", settings_.name, e.what()), e.step(),
-                           e.loss());
+    rethrow_naming_variant(settings_.name);
   }
   if (comm.size() > 1)
     distributed::require_identical_weights(
         comm, model_, fmt::format("after step {} of '{}'", r.last_step, settings_.name));
   return r;
+}
+
+void rethrow_naming_variant(const std::string& variant) {
+  try {
+    throw;
+  } catch (const TrainingDiverged& e) {
+    const std::string note =
+        detect_anomaly() && std::isfinite(e.loss())
+            ? " (anomaly detection was on: no op produced a NaN/Inf, the loss grew but stayed "
+              "finite)"
+            : "";
+    throw TrainingDiverged(fmt::format("variant '{}': {}{}", variant, e.what(), note), e.step(),
+                           e.loss());
+  } catch (const Error& e) {
+    if (typeid(e) != typeid(Error) || !detect_anomaly()) throw;  // anomaly detection's: an Error
+    throw Error(fmt::format("variant '{}': {}", variant, e.what()));
+  }
 }
 
 TrainResult fit(nn::Module& model, const FitSettings& settings, LossFn loss, EvalFn eval) {

@@ -33,7 +33,8 @@
 //
 // Divergence: a non-finite or exploding loss ends the run with a TrainingDiverged naming the
 // variant (FitSettings::name) and the step. Anomaly detection (--detect-anomaly,
-// attn::set_detect_anomaly) is the process-wide switch that every backward here honours.
+// attn::set_detect_anomaly) is the process-wide switch that every op here honours: its error
+// names the op, the step (or the evaluation after it) and the variant.
 #pragma once
 
 #include <cstdint>
@@ -165,6 +166,13 @@ class Fit {
   int64_t items_seen_ = 0;
   std::function<void(int64_t)> after_backward_;
 };
+
+// Call inside a catch block: rethrows the exception in flight with "variant '<variant>': " in
+// front of its message when it is a TrainingDiverged (step and loss kept) or anomaly
+// detection's error; any other unchanged. A divergence while anomaly detection was on and the
+// loss still finite also says that no op produced a NaN/Inf (the values grew, but stayed finite).
+// For trainings outside Fit (experiments that train through train_task).
+[[noreturn]] void rethrow_naming_variant(const std::string& variant);
 
 // fit in one call: Fit(model, settings, loss).run(eval).
 TrainResult fit(nn::Module& model, const FitSettings& settings, LossFn loss, EvalFn eval = {});

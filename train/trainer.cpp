@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <typeinfo>
 
 #include "autograd/error.h"
+#include "autograd/tape.h"
+#include "train/divergence.h"
 #include "train/metrics_log.h"
 
 namespace attn::train {
@@ -16,49 +19,20 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
-// Tells an exploding loss from a healthy one without knowing the model or the loss.
-//
-// Reference: the run's first loss, computed before any update. For cross-entropy over V
-// classes it is about ln V (a freshly initialised model guesses nearly uniformly; 3.3 for 26
-// letters), and training only lowers it: healthy runs stay within a few times of it even in
-// their noisiest early steps. A per-token loss 1000x above it means the model gives the right
-// answer a probability like e^-3000, i.e. logits thousands apart, which only happens when the
-// updates are blowing up the weights (a learning rate far too high, no clipping). So the
-// threshold has three orders of magnitude of margin on one side and is still 10-11 orders
-// below what a blown-up run shows (`--lr 1e6 --clip 0` reaches 1e14) on the other.
-//
-// The reference is at least 1 nat: a resumed run that is nearly perfect (first loss 0.001)
-// must not stop because one batch costs a few nats. The loss is smoothed by an exponential
-// moving average (weight 0.1, about 10 steps), so one outlier batch must itself be 10x over
-// the threshold to stop the run.
-class DivergenceWatch {
- public:
-  explicit DivergenceWatch(double factor) : factor_(factor) {}
-  // False once the loss has exploded; then reference(), smoothed() and threshold() say how.
-  bool healthy(double loss) {
-    if (factor_ <= 0) return true;
-    if (first_ < 0) {
-      first_ = loss;
-      smoothed_ = loss;
-    }
-    smoothed_ = 0.9 * smoothed_ + 0.1 * loss;
-    return smoothed_ <= threshold();
+// Anomaly detection (attn::set_detect_anomaly) throws a plain attn::Error naming the op that
+// first produced a NaN/Inf; only the loop knows which step (or evaluation) ran it, so its
+// message gets "step N: " (`when` and the step) in front. With detection on, so does any other
+// plain attn::Error (indistinguishable, and the place helps it too); subclasses (UsageError,
+// TrainingDiverged) and every error with detection off pass through as they are.
+template <class Work>
+auto naming_the_step(const char* when, int64_t step, Work&& work) {
+  try {
+    return work();
+  } catch (const Error& e) {
+    if (typeid(e) != typeid(Error) || !detect_anomaly()) throw;
+    throw Error(fmt::format("{} {}: {}", when, step, e.what()));
   }
-  double reference() const { return first_; }
-  double smoothed() const { return smoothed_; }
-  double threshold() const { return factor_ * std::max(first_, 1.0); }
-
- private:
-  double factor_;
-  double first_ = -1;  // the run's first loss (-1: none yet)
-  double smoothed_ = 0;
-};
-
-// The advice every divergence message ends with.
-constexpr const char* kDivergenceAdvice =
-    "lower the learning rate, clip the gradient norm or warm up; to find the op where the "
-    "values first overflow, rerun with anomaly detection (--detect-anomaly on the command "
-    "line, attn::set_detect_anomaly(true) in code)";
+}
 
 }  // namespace
 
@@ -98,12 +72,12 @@ TrainResult Trainer::run(int64_t start_step) {
   r.last_step = start_step;
   r.stop_reason = "max_steps";
   const auto begin = Clock::now();
-  DivergenceWatch watch(config_.divergence_factor);
+  DivergenceCheck diverged("", config_.divergence_factor);
   double window_loss = 0, window_train_s = 0;
   int64_t window_steps = 0, window_tokens = 0;
   auto evaluate = [&](int64_t step) {
     progress.message(fmt::format("step {}: evaluating ...", step));
-    Metrics m = eval_(step);
+    Metrics m = naming_the_step("the evaluation after step", step, [&] { return eval_(step); });
     r.evals.emplace_back(step, m);
     r.final_eval = m;
     log.record(step, "eval", m);
@@ -114,24 +88,13 @@ TrainResult Trainer::run(int64_t start_step) {
   };
   for (int64_t s = start_step + 1; s <= config_.max_steps; ++s) {
     const auto t0 = Clock::now();
-    const StepStats st = step_(s);
+    const StepStats st = naming_the_step("step", s, [&] { return step_(s); });
     const double dt = seconds_since(t0);
-    if (!std::isfinite(st.loss)) {
+    try {
+      diverged.check(s, st.loss);
+    } catch (const TrainingDiverged&) {
       progress.finish();
-      throw TrainingDiverged(fmt::format("training diverged: the loss is {} at step {}; {}",
-                                         st.loss, s, kDivergenceAdvice),
-                             s, st.loss);
-    }
-    if (!watch.healthy(st.loss)) {
-      progress.finish();
-      throw TrainingDiverged(
-          fmt::format(
-              "training diverged at step {}: the loss's moving average is {:.3g}, more than {}x "
-              "the run's first loss {:.3g} (limit {:.3g}): the updates are blowing up the "
-              "weights; {}",
-              s, watch.smoothed(), config_.divergence_factor, watch.reference(), watch.threshold(),
-              kDivergenceAdvice),
-          s, st.loss);
+      throw;
     }
     r.last_step = s;
     r.losses.push_back(st.loss);

@@ -68,7 +68,7 @@ struct TrainerConfig {
   ProgressMode progress = ProgressMode::kAuto;
   // Exploding-loss check: the run stops when the loss's moving average (about 10 steps) rises
   // above divergence_factor x max(the run's first loss, 1). 0 turns it off; a non-finite loss
-  // always stops the run. See DivergenceWatch in trainer.cpp for why 1000 is safe.
+  // always stops the run. See DivergenceCheck in train/divergence.h for why 1000 is safe.
   double divergence_factor = 1000;
   // Data-parallel runs: turns this rank's "the time limit has passed" into the ranks' common
   // decision (rank 0's clock), so every rank stops after the same step. Empty: decide alone.

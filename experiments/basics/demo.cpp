@@ -6,8 +6,10 @@
 // The label of a point (x, y) in [-1,1]^2 is 1 when x*y > 0 (same-sign quadrants), else 0: no
 // straight line separates the classes, so the hidden layer has to bend the plane. Training is
 // plain full-batch gradient descent written out in three lines, so the loop shows everything:
-// forward, loss, backward, update.
+// forward, loss, backward, update; then the check every training loop makes (train/divergence.h):
+// a NaN or exploding loss stops the run, naming the step.
 #include "experiments/kit/kit.h"
+#include "train/divergence.h"
 
 namespace attn::experiments {
 
@@ -77,6 +79,7 @@ void run(const Config& cfg, RunContext& ctx) {
   std::vector<double> xs, losses;
   const auto start = std::chrono::steady_clock::now();
   double loss_value = 0, first_loss = 0;
+  train::DivergenceCheck diverged("mlp");
   for (int64_t step = 1; step <= steps; ++step) {
     Var logits = model.forward(Var::constant(train.x));
     Var loss = cross_entropy(logits, train.y);
@@ -88,6 +91,7 @@ void run(const Config& cfg, RunContext& ctx) {
       p.zero_grad();
     }
     loss_value = loss.item();
+    diverged.check(step, loss_value);
     if (step == 1) first_loss = loss_value;
     xs.push_back(static_cast<double>(step));
     losses.push_back(loss_value);

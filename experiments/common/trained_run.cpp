@@ -1,15 +1,32 @@
 #include "experiments/common/trained_run.h"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "experiments/kit/kit.h"
 #include "experiments/kit/scratch_folder.h"
 #include "nn/positional/position_kind.h"
+#include "train/fit.h"
 #include "train/run/run_folder.h"
 
 namespace attn::experiments {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// train_task's summary; a divergence or anomaly detection's error names the variant trained.
+train::TrainSummary train_naming(const train::TrainConfig& tc,
+                                 const std::string& variant,
+                                 std::FILE* out) {
+  try {
+    return train::train_task(tc, out);
+  } catch (const Error&) {
+    train::rethrow_naming_variant(variant);
+  }
+}
+
+}  // namespace
 
 TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name) {
   train::validate_train_config(tc);
@@ -17,7 +34,7 @@ TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name) {
   auto scratch = std::make_shared<kit::ScratchFolder>(name);  // removed if training throws
   tc.out = scratch->path().string();
   r.scratch = scratch;
-  r.summary = train::train_task(tc, nullptr);  // no "run folder /tmp/..." line: it vanishes
+  r.summary = train_naming(tc, name, nullptr);  // no "run folder /tmp/..." line: it vanishes
   r.setup = train::make_task_setup(tc);
   return r;
 }
@@ -29,7 +46,7 @@ TrainedRun train_for_experiment(train::TrainConfig tc,
   train::validate_train_config(tc);
   tc.out = (ctx.dir() / subfolder).string();
   TrainedRun r;
-  r.summary = train::train_task(tc);
+  r.summary = train_naming(tc, subfolder, stdout);
   r.setup = train::make_task_setup(tc);
   return r;
 }

@@ -33,7 +33,8 @@ struct TrainedRun {
 };
 
 // Validates tc (attn::UsageError before any work), trains, and returns the model. The training
-// files go to <ctx.dir()>/<subfolder>.
+// files go to <ctx.dir()>/<subfolder>. A divergence (train::TrainingDiverged) or anomaly
+// detection's error names the variant as `subfolder` (`name` below) and the step.
 TrainedRun train_for_experiment(train::TrainConfig tc,
                                 const RunContext& ctx,
                                 const std::string& subfolder);
