@@ -11,6 +11,7 @@
 #include "data/tasks/sequence.h"
 #include "nn/positional/position_kind.h"
 #include "train/checkpoint.h"
+#include "train/fit.h"
 #include "train/metrics.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
@@ -200,7 +201,11 @@ Outcome train_and_score(const ModelSpec& spec,
   Outcome o;
   o.spec = spec;
   const train::TrainConfig tc = train_config(spec, cfg, lengths, seed, root / spec.key());
-  o.summary = train::train_task(tc, stdout);
+  try {  // a divergence or anomaly detection's error names the model trained
+    o.summary = train::train_task(tc, stdout);
+  } catch (const Error&) {
+    train::rethrow_naming_variant(spec.key());
+  }
   o.positional = train::resolved_positional(tc);
   loss_curve(fs::path(tc.out) / "metrics.jsonl", o);
   const auto model = trained_model(tc);
