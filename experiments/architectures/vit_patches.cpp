@@ -18,6 +18,7 @@
 #include "experiments/common/shapes_vit.h"
 #include "experiments/common/vit_figures.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 
 namespace attn::experiments {
 
@@ -96,7 +97,7 @@ void compare_attention(const MainRun& m,
 // Two standard errors of a difference of two accuracies on n images (p = 0.5, the widest): a
 // smaller gap is what two equally good models show by chance.
 double two_standard_errors(double n) {
-  return 2 * std::sqrt(2 * 0.25 / std::max(1.0, n));
+  return 2 * kit::rate_difference_se(0.5, 0.5, std::max(1.0, n));
 }
 
 // Positions and shuffling: which spatial relations the embeddings carry.

@@ -8,6 +8,7 @@
 #include "experiments/kit/evaluation.h"
 #include "experiments/kit/fit.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/positional/learned.h"
@@ -56,17 +57,12 @@ class OneHeadReader : public nn::Module {
   }
 
   // ids (B,T) -> scores (B,T,T), before the softmax.
-  Var scores(const Tensor& ids) const {
-    const Var x = pos_->forward(tok_->forward(ids));
-    const real scale = 1 / std::sqrt(static_cast<real>(width_));
-    return matmul(q_->forward(x), k_->forward(x), false, true, scale);
-  }
+  Var scores(const Tensor& ids) const { return scores_of(embed(ids)); }
 
   // ids (B,T) -> logits (B,T,V); the attention weights of the call are kept in last_weights.
   Var forward(const Tensor& ids) {
-    const Var x = pos_->forward(tok_->forward(ids));
-    const real scale = 1 / std::sqrt(static_cast<real>(width_));
-    const Var a = softmax(matmul(q_->forward(x), k_->forward(x), false, true, scale));
+    const Var x = embed(ids);
+    const Var a = softmax(scores_of(x));
     last_weights = a.value();
     return out_->forward(matmul(a, v_->forward(x)));
   }
@@ -74,6 +70,13 @@ class OneHeadReader : public nn::Module {
   Tensor last_weights;  // (B,T,T)
 
  private:
+  Var embed(const Tensor& ids) const { return pos_->forward(tok_->forward(ids)); }  // (B,T,d)
+  // x (B,T,d) -> (x W_Q)(x W_K)^T / sqrt(d) (B,T,T).
+  Var scores_of(const Var& x) const {
+    const real scale = 1 / std::sqrt(static_cast<real>(width_));
+    return matmul(q_->forward(x), k_->forward(x), false, true, scale);
+  }
+
   int64_t width_;
   std::shared_ptr<nn::Embedding> tok_;
   std::shared_ptr<nn::LearnedPositionalEmbedding> pos_;
@@ -178,9 +181,8 @@ void tied_qk_rows(const TiedStudy& s, DocumentComparison& cmp) {
                 fmt::format("max|S - S^T| / max|S| = {:.2g} (separate matrices: {:.2g})",
                             s.tied.asymmetry, s.untied.asymmetry));
   // Two standard errors of the difference of two accuracies on n tokens.
-  const auto n = static_cast<double>(s.heldout_tokens);
-  const double p = (s.tied.accuracy + s.untied.accuracy) / 2;
-  const double noise = 2 * std::sqrt(2 * p * (1 - p) / n);
+  const double noise = 2 * kit::rate_difference_se(s.tied.accuracy, s.untied.accuracy,
+                                                   static_cast<double>(s.heldout_tokens));
   cmp.add_exact("the symmetric pattern cannot learn 'read the previous token' (tied below untied)",
                 "yes", kit::yes_no(s.untied.accuracy - s.tied.accuracy > noise),
                 fmt::format("accuracy {:.3f} tied against {:.3f} untied (2 standard errors "

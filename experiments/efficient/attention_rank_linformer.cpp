@@ -11,6 +11,7 @@
 #include "experiments/efficient/attention_rank.h"
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 #include "nn/attention/linformer_attention.h"
 
 namespace attn::experiments::rank {
@@ -82,9 +83,9 @@ void linformer_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp)
             {RefLine::kVertical, static_cast<double>(t), "k = T"}};
   ctx.figure("linformer_rank", line_plot_svg(p), "Recall accuracy at each projection rank k");
 
-  // A rate measured on n examples has a standard error of at most 0.5 / sqrt(n); a difference
-  // of two such rates at most sqrt(2) times that. The tolerance is three of those.
-  const double tol = 3 * std::sqrt(2.0) * 0.5 / std::sqrt(static_cast<double>(n));
+  // The difference of two rates measured on n examples each has a standard error of at most
+  // sqrt(2 * 0.25 / n) (both at 0.5). The tolerance is three of those.
+  const double tol = 3 * kit::rate_difference_se(0.5, 0.5, static_cast<double>(n));
   const double reference = accuracy.back();
   const double learned = 0.1 + 3 * 0.5 / std::sqrt(static_cast<double>(n));
   // The reason of a DIFFERS row, from this run: the smallest k whose accuracy is within the

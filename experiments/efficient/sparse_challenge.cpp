@@ -30,6 +30,7 @@
 #include "experiments/efficient/sparse_challenge_model.h"
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 #include "experiments/kit/step_costs.h"
 
 namespace attn::experiments {
@@ -125,10 +126,9 @@ void accuracy_rows(const Config& cfg,
   bool matches = true, dense_learned = true, at_chance = true, any_blind = false;
   double widest = 0;
   for (size_t i = 0; i < ts.size(); ++i) {
-    const double p = (majority[0][i] + majority[1][i]) / 2;
     const double gap = std::fabs(majority[0][i] - majority[1][i]);
     widest = std::max(widest, gap);
-    matches = matches && gap <= 2 * std::sqrt(2 * p * (1 - p) / n);
+    matches = matches && gap <= 2 * kit::rate_difference_se(majority[0][i], majority[1][i], n);
     dense_learned = dense_learned && majority[1][i] >= 0.9;
     if (reach >= ts[i]) continue;  // the window can still bring the two markers together
     any_blind = true;

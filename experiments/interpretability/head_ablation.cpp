@@ -16,6 +16,7 @@
 #include "experiments/common/head_roles.h"
 #include "experiments/common/trained_run.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/spread.h"
 #include "experiments/kit/trained_model_report.h"
 #include "nn/transformer/seq2seq.h"
 
@@ -200,7 +201,7 @@ void pyramid_rows(const Ablations& a, double n, DocumentComparison& cmp) {
   for (const auto& [kind, ems] : a.layer) {
     if (ems.size() < 2) continue;
     const double bottom = ems.front(), top = ems.back();
-    const double p = (bottom + top) / 2, noise = 2 * std::sqrt(2 * p * (1 - p) / n);
+    const double noise = 2 * kit::rate_difference_se(bottom, top, n);
     cmp.add_exact(fmt::format("{}: removing the top layer costs less than the bottom one (000, "
                               "GPT's pyramid)",
                               kind_title(kind)),
@@ -244,8 +245,7 @@ void compare_with_documents(const Config& cfg,
     // Two standard errors of the difference of two exact-match rates on n held-out sequences:
     // a smaller gap is what two equally good models show by chance.
     const auto n = static_cast<double>(cfg.get_int("eval_size"));
-    const double p = (one->exact + best_multi) / 2;
-    const double noise = 2 * std::sqrt(2 * p * (1 - p) / n);
+    const double noise = 2 * kit::rate_difference_se(one->exact, best_multi, n);
     ctx.result("sweep_noise", noise);
     cmp.add_exact(
         "several heads beat one head of the full width (000 §IV: one head, one "

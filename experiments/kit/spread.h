@@ -24,4 +24,13 @@ inline Spread spread_of(const std::vector<double>& xs) {
   return s;
 }
 
+// The standard error of the difference of two rates a and b (accuracies, exact-match rates),
+// each measured on n samples, at their pooled rate p = (a + b) / 2: sqrt(2 p (1 - p) / n). Two
+// equally good models differ by less than about two of these by chance. (0.5, 0.5, n) gives the
+// widest, for a bound that holds whatever the rates.
+inline double rate_difference_se(double a, double b, double n) {
+  const double p = (a + b) / 2;
+  return std::sqrt(2 * p * (1 - p) / n);
+}
+
 }  // namespace attn::experiments::kit
