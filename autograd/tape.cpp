@@ -198,6 +198,12 @@ void Tape::forget_intermediate_grads() {
   for (auto& op : records_) op->output.zero_grad();
 }
 
+double Tape::forward_flops() const {
+  double total = 0;
+  for (const std::unique_ptr<Op>& r : records_) total += r->forward_flops();
+  return total;
+}
+
 std::string Tape::to_string() const {
   std::string out = fmt::format("tape: {} records\n", records_.size());
   for (size_t i = 0; i < records_.size(); ++i) {

@@ -26,6 +26,11 @@ class Op {
   virtual const char* name() const = 0;
   // Adds d(output)/d(input_i)^T * dy into each input that requires a gradient.
   virtual void backward() = 0;
+  // FLOPs of the matrix products this op's forward did (a multiply-add counts 2), as
+  // torch.utils.flop_counter.FlopCounterMode counts: matmul, linear and the recurrent steps'
+  // h W_hh^T report theirs; element-wise ops, reductions and the fused attention kernels report
+  // 0. On the reference path (autograd/mode.h) every product of a layer is one of the former.
+  virtual double forward_flops() const { return 0; }
 
   std::vector<Var> inputs;
   Var output;
@@ -62,6 +67,8 @@ class Tape {
   // retained): a pass must propagate its own upstream gradient only, as in PyTorch, while
   // leaves keep accumulating over passes. Called by Var::backward before it seeds a pass.
   void forget_intermediate_grads();
+  // The sum of every record's forward_flops(): what the recorded forward multiplied.
+  double forward_flops() const;
   // One line per record: index, op name, input shapes -> output shape.
   std::string to_string() const;
   void print() const;

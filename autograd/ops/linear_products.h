@@ -50,6 +50,12 @@ class LinearProducts : public Op {
   void backward_products(const Tensor& g,
                          const real* dx_scale = nullptr,
                          const Tensor* db_ready = nullptr);
+
+ public:
+  // a (rows,in) W^T (in,out): 2 rows in out (the bias add is not a product).
+  double forward_flops() const override {
+    return 2.0 * static_cast<double>(rows) * static_cast<double>(in) * static_cast<double>(out);
+  }
 };
 
 // Records op with inputs {x, weight} or {x, weight, bias}, output y.

@@ -163,6 +163,11 @@ struct MatmulOp final : Op {
   }
 
   const char* name() const override { return "matmul"; }
+  // `batch` products of (M,K) x (K,N), 2 M N K each.
+  double forward_flops() const override {
+    return 2.0 * static_cast<double>(plan.batch) * static_cast<double>(plan.m) *
+           static_cast<double>(plan.n) * static_cast<double>(plan.k);
+  }
 };
 
 Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b, real alpha) {

@@ -70,6 +70,13 @@ struct RecurrentStepOp : Op {
                     const std::vector<int64_t>& lengths,
                     bool fold_input = false);
 
+  // The recurrent product h_prev (B,H) W_hh^T (H,G*H): 2 B H G*H. (x W_ih^T of every step is
+  // the matmul before the loop, counted there.)
+  double forward_flops() const override {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(hidden) *
+           static_cast<double>(width);
+  }
+
   // Row b of a_x: the G*H input pre-activations of one batch row.
   const real* ax_row(int64_t b) const { return a_x.data() + b * width; }
 

@@ -9,7 +9,10 @@
 // on y_t and read the gradient that reaches every input row x_s: J[t][s] = |dL/dx_s| with
 // L = <g, y_t>. Causal: J is lower-triangular with exact zeros (not merely small numbers: the
 // masked weights are exactly 0, so nothing flows back). Without the mask every entry is > 0.
+// Then 003's Check Your Understanding 2 (causal_generation.h): models trained with and without
+// the mask, generating and classifying.
 // Step through: break attn::nn::scaled_dot_product_attention, then `call attn::print_tape()`.
+#include "experiments/basics/causal_generation.h"
 #include "experiments/kit/kit.h"
 
 namespace attn::experiments {
@@ -150,6 +153,7 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.figure("attention", heatmap_svg(hm), "Everything above the diagonal is exactly 0");
 
   plot_gradient_flow(jc, jf, ctx);
+  causal_generation(cfg, ctx);
 }
 
 }  // namespace
@@ -157,12 +161,16 @@ void run(const Config& cfg, RunContext& ctx) {
 Experiment causal_mask() {
   Experiment e;
   e.name = "causal-mask";
-  e.source = "002 Ex. 39.3";
-  e.purpose = "Causal masking: lower-triangular weights, and the tape proves dy_t/dx_{t+k} = 0";
-  e.typical_time = "< 1 s";
+  e.source = "002 Ex. 39.3, 003 Check Your Understanding 2";
+  e.purpose =
+      "Causal masking: lower-triangular weights, dy_t/dx_{t+k} = 0 on the tape, and why "
+      "generation needs the mask while classification does not";
+  e.typical_time = "~15 s";
   e.config.add_int("t", 8, "sequence length", {.min = 2})
       .add_int("d_k", 16, "query/key/value width", {.min = 1});
   add_model_fields(e.config, {.d_model = 16});
+  add_causal_generation_fields(e.config);
+  e.quick = {{"gen_steps", "60"}, {"gen_eval", "100"}};
   e.reference = true;  // its point is the computation: the elementary ops on the tape
   e.run = run;
   return e;

@@ -31,6 +31,43 @@ Flops count(double t, double d) {
   return {2 * t * t * d, 5 * t * t, 2 * t * t * d, 3 * 2 * t * d * d, t * (4 * d * d + 3 * d)};
 }
 
+// Ex. 39.2: the products' FLOPs counted on the tape (the ops a real forward records,
+// complexity_table.h) beside the formulas above.
+void exercise_counts(int64_t t, int64_t d, const Flops& f, RunContext& ctx) {
+  const double attention = attention_product_flops(t, d), rnn = recurrent_product_flops(t, d);
+  DocumentComparison cmp(
+      fmt::format("002 Ex. 39.2: one layer's matrix-product FLOPs at T = {}, d = {}", t, d));
+  cmp.add("self-attention, Q K^T and A V: 4 T^2 d", f.attention_matmul(), attention, 0, "", 0)
+      .exact_quantity();
+  cmp.add("RNN of the same width, x W_ih^T and h W_hh^T: 4 T d^2",
+          static_cast<double>(4 * t * d * d), rnn, 0, "", 0)
+      .exact_quantity();
+  ctx.compare(cmp);
+  kit::record(ctx, {{"counted_attention_flops", attention}, {"counted_rnn_flops", rnn}});
+}
+
+// 003's Check Your Understanding 1: one attention layer at T = cyu_t (8,000), counted, and how
+// the count grows from T / 2.
+void long_sequence_counts(int64_t t, int64_t d, RunContext& ctx) {
+  double at_t = 0;
+  const double seconds = seconds_of([&] { at_t = attention_product_flops(t, d); });
+  const double exponent = std::log(at_t / attention_product_flops(t / 2, d)) / std::log(2.0);
+  DocumentComparison cmp(fmt::format(
+      "003 Check Your Understanding 1: one attention layer at {} tokens, d = {}", t, d));
+  cmp.add("FLOPs of Q K^T and A V: 4 T^2 d", 4.0 * static_cast<double>(t * t * d), at_t, 0, "", 0)
+      .exact_quantity();
+  // Quadratic and linear differ by 1 in the exponent: a tenth of that is the tolerance.
+  cmp.add(fmt::format("quadratic in T: exponent from T = {} to {}", t / 2, t), 2, exponent, 0.1)
+      .exact_quantity();  // a ratio of exact counts
+  ctx.compare(cmp);
+  kit::record(ctx, {{"counted_attention_flops_cyu", at_t}, {"cyu_forward_s", seconds}});
+  ctx.note(fmt::format(
+      "Why it is a bottleneck at {} tokens: one score matrix holds {:.0f} million floats "
+      "({:.0f} MiB, and the softmax keeps more of the same size for backward), and recording "
+      "that forward took {:.2f} s here.",
+      t, static_cast<double>(t * t) / 1e6, static_cast<double>(t * t) * 4 / (1 << 20), seconds));
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t t = cfg.get_int("t"), d = cfg.get_int("d");
   const Flops f = count(static_cast<double>(t), static_cast<double>(d));
@@ -53,6 +90,9 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("flops_projections", f.projections);
   ctx.result("flops_rnn", f.rnn);
   ctx.result("attention_over_rnn", f.attention_matmul() / f.rnn);
+
+  exercise_counts(t, d, f, ctx);
+  long_sequence_counts(cfg.get_int("cyu_t"), d, ctx);
 
   // The table of §39.3 in numbers: which is cheaper, as T grows, and where they cross.
   std::vector<double> ts, att, rnn;
@@ -116,14 +156,15 @@ Experiment attention_flops() {
   e.name = "attention-flops";
   e.source = "002 Ex. 39.2";
   e.purpose = "FLOPs of one attention layer vs an RNN of the same width, counted and measured";
-  e.typical_time = "~2 s";
+  e.typical_time = "~10 s";
   e.config.add_int("t", 1000, "sequence length T", {.min = 1})
       .add_int("d", 64, "width d (head dim = RNN hidden size)", {.min = 1})
       .add_ints("sweep", {8, 16, 32, 64, 128, 256, 512, 1000, 2048, 4096}, "T values of the plot",
                 {.min = 1})
-      .add_int("reps", 20, "timed repetitions (the median is reported)", {.min = 1});
+      .add_int("reps", 20, "timed repetitions (the median is reported)", {.min = 1})
+      .add_int("cyu_t", 8000, "length of 003's Check Your Understanding 1 count", {.min = 2});
   add_complexity_fields(e.config);
-  e.quick = {{"reps", "3"}};
+  e.quick = {{"reps", "3"}, {"cyu_t", "2000"}};
   e.run = run;
   return e;
 }

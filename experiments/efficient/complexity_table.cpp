@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/functional.h"
+#include "autograd/mode.h"
 #include "autograd/tape.h"
 #include "experiments/kit/kit.h"
 #include "nn/attention/sdpa.h"
@@ -69,9 +70,95 @@ Var self_attention(const Var& x) {
   return reshape(nn::scaled_dot_product_attention(h, h, h).out, {1, x.size(1), x.size(2)});
 }
 
-double growth_exponent(size_t small, size_t large, int64_t t1, int64_t t2) {
-  return std::log(static_cast<double>(large) / static_cast<double>(small)) /
-         std::log(static_cast<double>(t2) / static_cast<double>(t1));
+double growth_exponent(double small, double large, int64_t t1, int64_t t2) {
+  return std::log(large / small) / std::log(static_cast<double>(t2) / static_cast<double>(t1));
+}
+
+// ---- complexity per layer: FLOPs counted on the tape ------------------------------------------
+
+// The FLOPs of the products one forward of `layer` records (Tape::forward_flops), for an input
+// (1,T,d), on the reference path, where every product is a matmul, linear or recurrent step.
+double counted_flops(int64_t t, int64_t d, const std::function<Var(const Var&)>& layer) {
+  ReferenceModeScope textbook(true);
+  Generator gen(5);
+  tape().clear();
+  layer(Var::parameter(Tensor::randn({1, t, d}, gen)));
+  const double flops = tape().forward_flops();
+  tape().clear();
+  return flops;
+}
+
+// A dense causal convolution written as the sum of its taps: y_t = sum_{j<k} x_{t-j} W_j^T,
+// each tap a (d,d) matrix, so k products of (T,d) x (d,d): 2 k T d^2 FLOPs.
+Var dense_causal_conv(const Var& x, int64_t kernel) {
+  Generator gen(9);
+  const int64_t d = x.size(2);
+  Var y;
+  for (int64_t j = 0; j < kernel; ++j) {
+    const Var tap = matmul(delayed(x, j), Var::constant(Tensor::randn({d, d}, gen)), false, true);
+    y = j == 0 ? tap : add(y, tap);
+  }
+  return y;
+}
+
+// One recurrent layer of width d: x W_ih^T for every step, then T steps of h W_hh^T.
+Var recurrent_layer(const Var& x) {
+  Generator gen(13);
+  const int64_t d = x.size(2);
+  nn::RNN rnn({.input_size = d, .hidden_size = d, .batch_first = true}, gen);
+  return rnn.forward(x).y;
+}
+
+struct CostedLayer {
+  std::string name, order;           // "recurrent", "T d^2"
+  double t_order, d_order, k_order;  // the document's exponents (k: 0 where k plays no part)
+  std::function<Var(const Var&, int64_t)> forward;  // (x, kernel)
+};
+
+// The exponents of one layer's counted FLOPs in T, in d and in k, each from two sizes with the
+// other two held at (T, d, k) = (128, 16, 3).
+struct CountedOrders {
+  double base, t, d, k;
+};
+
+CountedOrders counted_orders(const CostedLayer& layer) {
+  const int64_t t1 = 128, t2 = 512, d1 = 16, d2 = 64, k1 = 3, k2 = 12;
+  auto flops = [&](int64_t t, int64_t d, int64_t k) {
+    return counted_flops(t, d, [&](const Var& x) { return layer.forward(x, k); });
+  };
+  const double base = flops(t1, d1, k1);
+  return {base, growth_exponent(base, flops(t2, d1, k1), t1, t2),
+          growth_exponent(base, flops(t1, d2, k1), d1, d2),
+          growth_exponent(base, flops(t1, d1, k2), k1, k2)};
+}
+
+// 000 §5.1 and 002 §39.3: the per-layer cost orders, as exponents of the counted FLOPs.
+void per_layer_costs(RunContext& ctx) {
+  const std::vector<CostedLayer> layers{
+      {"recurrent", "T d^2", 1, 2, 0, [](const Var& x, int64_t) { return recurrent_layer(x); }},
+      {"self-attention", "T^2 d", 2, 1, 0, [](const Var& x, int64_t) { return self_attention(x); }},
+      {"convolution", "k T d^2", 1, 2, 1, dense_causal_conv}};
+  ctx.section("Complexity per layer: the products' FLOPs, counted on the tape");
+  Table tab("FLOPs of one layer's forward at T = 128, d = 16, k = 3, and their growth exponents",
+            {"layer", "document", "FLOPs", "exponent in T", "exponent in d", "exponent in k"});
+  DocumentComparison cmp("000 §5.1 and 002 §39.3: complexity per layer, counted");
+  for (const CostedLayer& layer : layers) {
+    const CountedOrders o = counted_orders(layer);
+    tab.add_row({layer.name, "O(" + layer.order + ")", sig(o.base, 4), fixed(o.t, 3), fixed(o.d, 3),
+                 fixed(o.k, 3)});
+    const std::string key = layer.name == "self-attention" ? "attention" : layer.name;
+    kit::record(ctx, {{"flops_exponent_t_" + key, o.t},
+                      {"flops_exponent_d_" + key, o.d},
+                      {"flops_exponent_k_" + key, o.k}});
+    // Neighbouring orders differ by 1 in an exponent: the tolerance is a tenth of that.
+    const std::string what = fmt::format("{} layer: O({})", layer.name, layer.order);
+    // The counts are exact, so an exponent equal to the table's is the expected result.
+    cmp.add(what + ", exponent in T", layer.t_order, o.t, 0.1).exact_quantity();
+    cmp.add(what + ", exponent in d", layer.d_order, o.d, 0.1).exact_quantity();
+    cmp.add(what + ", exponent in k", layer.k_order, o.k, 0.1).exact_quantity();
+  }
+  ctx.table(tab);
+  ctx.compare(cmp);
 }
 
 }  // namespace
@@ -79,6 +166,14 @@ double growth_exponent(size_t small, size_t large, int64_t t1, int64_t t2) {
 void add_complexity_fields(Config& config) {
   config.add_int("path_t", 64, "sequence length of the path-length measurement", {.min = 4})
       .add_int("conv_kernel", 3, "kernel k of the convolution rows", {.min = 2});
+}
+
+double attention_product_flops(int64_t t, int64_t d) {
+  return counted_flops(t, d, self_attention);
+}
+
+double recurrent_product_flops(int64_t t, int64_t d) {
+  return counted_flops(t, d, recurrent_layer);
 }
 
 void complexity_table(const Config& cfg, RunContext& ctx) {
@@ -118,7 +213,7 @@ void complexity_table(const Config& cfg, RunContext& ctx) {
   DocumentComparison cmp("002 §39.3's table vs the tape");
   for (const Row& r : rows) {
     const size_t a = recorded_ops(t1, r.forward), b = recorded_ops(t2, r.forward);
-    const double e = growth_exponent(a, b, t1, t2);
+    const double e = growth_exponent(static_cast<double>(a), static_cast<double>(b), t1, t2);
     const std::string path = r.key == "rnn"         ? "1 (of T - 1 steps)"
                              : r.key == "attention" ? std::to_string(attention)
                                                     : std::to_string(contiguous);
@@ -148,6 +243,7 @@ void complexity_table(const Config& cfg, RunContext& ctx) {
   cmp.add(fmt::format("the same with dilations 1, k, k^2, ... (kernel {})", k),
           static_cast<double>(log_k_t), static_cast<double>(dilated), 0, "", 0);
   ctx.compare(cmp);
+  per_layer_costs(ctx);
 }
 
 }  // namespace attn::experiments

@@ -1,8 +1,13 @@
 // attention-flops' second part: 002 §39.3's complexity table measured rather than restated.
 //
-//   complexity_table(cfg, ctx);   // a table, results and one comparison, in the run's report
+//   complexity_table(cfg, ctx);   // tables, results and two comparisons, in the run's report
+//   double f = attention_product_flops(8000, 64);   // counted: 4 T^2 d = 1.6e10
 //
-// Two columns of the table are measured on the tape:
+// All three columns of the table are measured on the tape:
+// - complexity per layer: the FLOPs of the products one layer's forward records
+//   (Tape::forward_flops, on the reference path), at two sizes in each of T, d and the kernel k
+//   with the others held: the exponents should be RNN (1, 2, 0), attention (2, 1, 0) and a dense
+//   convolution (1, 2, 1). 000 §5.1 states the same three orders.
 // - sequential operations: the ops one layer's forward records, at two lengths T1 < T2. A
 //   recurrent layer records one dependent step per position (count ~ T); attention and a
 //   convolution record a fixed number of whole-sequence ops (count ~ 1). The exponent is
@@ -14,6 +19,8 @@
 //   multiply by k per layer, which is where the table's log_k T comes from.
 #pragma once
 
+#include <cstdint>
+
 #include "experiments/config.h"
 
 namespace attn::experiments {
@@ -23,5 +30,11 @@ class RunContext;
 // The fields it reads: path_t, conv_kernel (add them with add_complexity_fields).
 void add_complexity_fields(Config& config);
 void complexity_table(const Config& cfg, RunContext& ctx);
+
+// Counted FLOPs of one layer's products for an input (1,T,d): one head of self-attention with
+// Q = K = V = x (Q K^T and A V, 2 T^2 d each), and an RNN of width d (x W_ih^T and h W_hh^T,
+// 2 T d^2 each).
+double attention_product_flops(int64_t t, int64_t d);
+double recurrent_product_flops(int64_t t, int64_t d);
 
 }  // namespace attn::experiments

@@ -79,6 +79,26 @@ double frontier_slope(const std::vector<IsoFlop>& profiles) {
   return cs.size() >= 2 ? log_log_slope(cs, ns) : NAN;
 }
 
+// L(C) = a C^-gamma + c on the frontier's envelope: at each budget the lowest loss any size
+// reaches there, refitted on every bootstrap draw of the curves. Unset below 3 budgets.
+std::optional<BootstrapFit> fit_compute_law(const Runs& runs,
+                                            const std::vector<IsoFlop>& profiles,
+                                            const std::vector<double>& compute_budgets,
+                                            int64_t replicates,
+                                            Generator& gen) {
+  if (profiles.size() < 3) return std::nullopt;
+  auto column = [](const std::vector<IsoFlop>& ps, bool loss) {  // C, or the lowest loss at C
+    std::vector<double> out;
+    for (const IsoFlop& p : ps) out.push_back(loss ? p.points[p.best].loss : p.compute);
+    return out;
+  };
+  const auto draw = [&](Generator* g) {
+    if (!g) return column(profiles, true);
+    return column(iso_flop_profiles(loss_curves(runs, make_draw(runs, g)), compute_budgets), true);
+  };
+  return bootstrap_power_law(column(profiles, false), draw, replicates, gen);
+}
+
 nlohmann::ordered_json fit_json(const BootstrapFit& b) {
   return {{"a", b.fit.a},
           {"exponent", b.fit.alpha},
@@ -362,6 +382,8 @@ Frontier compute_frontier(const Runs& runs, const Config& cfg, Generator& gen, R
     if (std::isfinite(s)) slopes.push_back(s);
   }
   if (!slopes.empty()) f.interval = percentile_interval(slopes);
+  f.loss_law = fit_compute_law(runs, profiles, cs, cfg.get_int("bootstrap"), gen);
+  if (f.loss_law) ctx.result("fit_compute", fit_json(*f.loss_law));
   if (opt_c.size() >= 2) frontier_figure(opt_c, opt_n, f, slopes.size(), cfg, ctx);
   ctx.note(fmt::format(
       "{} of {} budgets have their best size inside the trained range; over those, N_opt grows "

@@ -6,6 +6,7 @@
 //   BootstrapFit fn = fit_size_law(runs, checkpoint, cfg, gen, ctx);   // cfg: bootstrap, seeds
 //   BootstrapFit fd = fit_data_law(runs, cfg, gen, ctx);               //      warmup
 //   Frontier fr = compute_frontier(runs, cfg, gen, ctx);              //      budgets
+//   fr.loss_law->fit.alpha;   // L(C): the loss of the best size at each budget against C
 //
 // The fits are nonlinear least squares by variable projection (experiments/common/
 // power_law_fit.h). Their 95% intervals are percentile bootstraps: a replicate redraws the
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,8 @@ struct Frontier {
   Interval interval{NAN, NAN};
   int64_t interior = 0, budgets = 0;
   int64_t smallest_best = 0, largest_best = 0;  // budgets whose best size is at that end
+  // L(C) = a C^-gamma + c on the lowest loss at each budget (unset below 3 budgets).
+  std::optional<BootstrapFit> loss_law;
 };
 
 // N_opt against C over --budgets budgets, from the IsoFLOP profiles of the seed-mean curves.

@@ -156,6 +156,25 @@ Runs train_all(const Config& cfg, uint64_t seed0, RunContext& ctx) {
 
 // ---- the run ------------------------------------------------------------------------------------
 
+// "Falls as a power law": the exponent's whole interval is above 0 and the 3-number law
+// explains at least 90% of the spread of the losses.
+bool falls_as_power_law(const BootstrapFit& b) {
+  return b.alpha.lo > 0 && b.r_squared >= 0.9;
+}
+
+// "Loss falls as a power law in compute": L(C) fitted to the lowest loss at each budget.
+void add_compute_law_row(const Frontier& fr, DocumentComparison& cmp) {
+  const std::optional<BootstrapFit>& law = fr.loss_law;
+  cmp.add_exact(
+         "loss falls as a power law in compute C (003)", "yes",
+         law && law->alpha.lo > 0 && law->r_squared >= 0.9 ? "yes" : "no",
+         law ? fmt::format("gamma {:.3f}, interval {}, R^2 {:.3f}, on the lowest loss at "
+                           "each of {} budgets",
+                           law->fit.alpha, interval_text(law->alpha), law->r_squared, fr.budgets)
+             : "fewer than 3 budgets: nothing to fit")
+      .not_judged_if(!law, "fewer than 3 compute budgets");
+}
+
 // 003's claims (power laws in N and D, the compute-optimal exponent) and the literature's
 // exponents beside the fits.
 void compare_with_document(const Runs& runs,
@@ -169,9 +188,6 @@ void compare_with_document(const Runs& runs,
       "003 (GPT; Scaling laws and emergent abilities) vs ours: {} sizes, N = {:.0f} to {:.0f} "
       "non-embedding parameters, {} seed(s)",
       runs.size(), n_lo, n_hi, cfg.get_int("seeds")));
-  // "Falls as a power law": the exponent's whole interval is above 0 and the 3-number law
-  // explains at least 90% of the spread of the losses.
-  auto power_law = [](const BootstrapFit& b) { return b.alpha.lo > 0 && b.r_squared >= 0.9; };
   // The size the law misses most: where a smooth law breaks (a width too small to hold the
   // alphabet, say), this is the point to look at.
   double worst_n = 0, worst_loss = 0, worst_res = 0;
@@ -184,15 +200,17 @@ void compare_with_document(const Runs& runs,
   ctx.result("fit_params_worst_point",
              {{"non_embedding_params", worst_n}, {"loss", worst_loss}, {"residual", worst_res}});
   cmp.add_exact("loss falls as a power law in model size N (003)", "yes",
-                power_law(fn) ? "yes" : "no",
+                falls_as_power_law(fn) ? "yes" : "no",
                 fmt::format("alpha {:.3f}, interval {}, R^2 {:.3f} (yes: interval above 0 and "
                             "R^2 >= 0.9); the law misses most at N = {:.0f}: loss {:.3f}, "
                             "{:+.3f} from the fit",
                             fn.fit.alpha, interval_text(fn.alpha), fn.r_squared, worst_n,
                             worst_loss, worst_res));
-  cmp.add_exact("loss falls as a power law in tokens D (003)", "yes", power_law(fd) ? "yes" : "no",
+  cmp.add_exact("loss falls as a power law in tokens D (003)", "yes",
+                falls_as_power_law(fd) ? "yes" : "no",
                 fmt::format("beta {:.3f}, interval {}, R^2 {:.3f}", fd.fit.alpha,
                             interval_text(fd.alpha), fd.r_squared));
+  add_compute_law_row(fr, cmp);
   cmp.add(
       "compute-optimal N ~ C^a: 'scale model and data proportionally' (003, Chinchilla) "
       "with C = 6ND means a = 0.5",

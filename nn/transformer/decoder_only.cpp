@@ -60,8 +60,12 @@ Var DecoderOnlyTransformer::forward(const Tensor& ids, std::vector<KVCache>* cac
     x = add(x,
             Var::constant(table_rows(pe_, start, ids.size(1), "DecoderOnlyTransformer (max_len)")));
   x = drop->forward(x);
+  if (!opt_.causal && (caches || opt_.attention_window > 0))
+    throw Error(
+        "DecoderOnlyTransformer: causal = false takes neither a KV cache nor an "
+        "attention_window (every position sees the whole input; generate with use_cache = false)");
   AttentionMasks causal;
-  causal.causal = true;
+  causal.causal = opt_.causal;
   if (opt_.attention_window > 0)
     causal.attn_mask = causal_window_mask(ids.size(1), start + ids.size(1), opt_.attention_window);
   // ALiBi / T5: one score bias for every block, for the T new queries over all start + T keys.

@@ -65,6 +65,10 @@ struct DecoderOnlyOptions : TransformerLayerOptions {
   int64_t attention_window = 0;
   bool tie_weights = true;
   double init_std = 0.02;
+  // false: no causal mask, every position sees the whole input (a two-sided model trained as
+  // an LM: causal-mask shows what it learns and why it cannot generate). It takes no KV cache
+  // (its earlier positions change as tokens arrive) and no attention_window.
+  bool causal = true;
 };
 
 class DecoderOnlyTransformer : public Module {

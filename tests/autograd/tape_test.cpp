@@ -225,6 +225,29 @@ TEST_SUITE("autograd") {
     CHECK_THROWS_WITH_AS(head_slice(q, 2, 2, 6), doctest::Contains("columns [2, 6), heads 2"),
                          Error);
   }
+  TEST_CASE("the tape counts the FLOPs of the products it recorded, as PyTorch's counter does") {
+    Generator gen(3);
+    tape().clear();
+    // (2,3,4) x (4,5): two (3,4) x (4,5) products, 2 * 2 * 3 * 5 * 4 = 240.
+    Var a = Var::parameter(Tensor::randn({2, 3, 4}, gen));
+    Var prod = matmul(a, Var::parameter(Tensor::randn({4, 5}, gen)));
+    CHECK(tape().forward_flops() == 240);
+    // linear: 6 rows of 4 inputs to 5 outputs, 2 * 6 * 4 * 5 = 240; the bias is no product.
+    linear(reshape(a, {6, 4}), Var::parameter(Tensor::randn({5, 4}, gen)),
+           Var::parameter(Tensor::zeros({5})));
+    CHECK(tape().forward_flops() == 480);
+    // Element-wise ops count nothing.
+    tanh(add(prod, prod));
+    CHECK(tape().forward_flops() == 480);
+    // An LSTM step, batch 1, H = 1: h (1,1) W_hh^T (1,4) is 2 * 1 * 1 * 4 = 8.
+    Var gx = Var::parameter(Tensor::randn({2, 1, 4}, gen));
+    lstm_cell(gx, 0, Var::parameter(Tensor::zeros({2, 1, 1})),
+              Var::parameter(Tensor::randn({4, 1}, gen)), Var::parameter(Tensor::zeros({4})),
+              Var::parameter(Tensor::zeros({4})));
+    CHECK(tape().forward_flops() == 488);
+    tape().clear();
+    CHECK(tape().forward_flops() == 0);
+  }
 }
 
 }  // namespace attn

@@ -130,11 +130,24 @@ assert min(res["mean_abs_difference_per_head"]) > 1e-4
 check causal-mask '
 assert res["max_weight_above_diagonal"] == 0 and res["max_gradient_to_future"] == 0
 assert res["future_entries_nonzero"] == 0 and res["min_gradient_to_past"] > 0
+# 003 Check Your Understanding 2: four models trained (60 steps in --quick), rows not judged
+for k in ("lm_causal_first", "lm_two_sided_generated", "classifier_causal", "classifier_two_sided"):
+    assert 0 <= res[k] <= 1, (k, res[k])
+cyu = [e for c in cmp if c["title"].startswith("003") for e in c["entries"]]
+assert len(cyu) == 3 and all(e["status"] == "not judged" for e in cyu), cyu
 '
 check attention-flops '
 assert res["flops_attention_matmul"] == 4 * 1000**2 * 64
 assert res["flops_rnn"] == 1000 * (4 * 64**2 + 3 * 64)
 assert res["attention_gflops"] > 0 and res["rnn_gflops"] > 0
+# the products a real forward records (Tape::forward_flops): 4 T^2 d and 4 T d^2 exactly
+assert res["counted_attention_flops"] == 4 * 1000**2 * 64 == res["flops_attention_matmul"], res
+assert res["counted_rnn_flops"] == 4 * 1000 * 64**2, res
+assert res["counted_attention_flops_cyu"] == 4 * 2000**2 * 64, res  # --quick: cyu_t 2000
+orders = {"recurrent": (1, 2, 0), "attention": (2, 1, 0), "convolution": (1, 2, 1)}
+for layer, want in orders.items():
+    got = tuple(res[f"flops_exponent_{axis}_{layer}"] for axis in "tdk")
+    assert all(abs(g - w) < 1e-9 for g, w in zip(got, want)), (layer, got)
 # 002 §39.3 on the tape: one recorded step per position for the RNN, a fixed count otherwise;
 # output 63 reaches input 0 after 1 attention layer, 63/2 contiguous kernel-3 convolutions, and
 # ceil(log_3 64) = 4 dilated ones

@@ -107,6 +107,22 @@ TEST_SUITE("nn") {
     }
   }
 
+  TEST_CASE("decoder-only with causal = false: earlier logits see later tokens; no KV cache") {
+    Generator gen(8);
+    DecoderOnlyOptions o = tiny_gpt(PositionKind::kLearned);
+    o.causal = false;
+    DecoderOnlyTransformer two_sided(o, gen);
+    two_sided.eval();
+    NoGrad off;
+    const Tensor a = Tensor::from_vector({1, 4}, {1, 2, 3, 4});
+    const Tensor b = Tensor::from_vector({1, 4}, {1, 2, 3, 9});  // only the last token differs
+    const Tensor la = two_sided.forward(a).value(), lb = two_sided.forward(b).value();
+    CHECK(la.at({0, 0, 0}) != lb.at({0, 0, 0}));  // position 0 reads position 3
+    std::vector<KVCache> caches = two_sided.make_caches();
+    CHECK_THROWS_WITH_AS(two_sided.forward(a, &caches),
+                         doctest::Contains("causal = false takes neither a KV cache"), Error);
+  }
+
   TEST_CASE("decoder-only: cached logits equal full recomputation; cached generate = uncached") {
     for (PositionKind pk :
          {PositionKind::kLearned, PositionKind::kRope, PositionKind::kNone,
