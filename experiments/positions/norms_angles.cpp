@@ -52,9 +52,10 @@ Windows heldout_windows(const Config& cfg, const data::CharCorpus& corpus) {
       data::LanguageModelTask(corpus, cfg.get_int("eval_len"), data::Split::kValidation)
           .all_windows();
   if (all.size() < n)
-    throw Error(fmt::format("norms-angles: the held-out text holds {} windows of {}, fewer than "
-                            "--eval_windows {}: raise --sentences",
-                            all.size(), cfg.get_int("eval_len"), n));
+    throw Error(
+        fmt::format("norms-angles: the held-out text holds {} windows of {}, fewer than "
+                    "--eval_windows {}: raise --sentences",
+                    all.size(), cfg.get_int("eval_len"), n));
   Windows w;
   for (size_t i = 0; i < n; ++i) w.src.push_back(all[i].src), w.tgt.push_back(all[i].tgt);
   return w;
@@ -142,8 +143,8 @@ Experiment norms_angles() {
                                   .schedule = "cosine",
                                   .warmup = 50,
                                   .clip = 1.0});
-  e.quick = {{"steps", "60"},         {"warmup", "10"},       {"seeds", "2"},
-             {"eval_len", "64"},      {"eval_windows", "4"},  {"sentences", "1000"}};
+  e.quick = {{"steps", "60"},    {"warmup", "10"},      {"seeds", "2"},
+             {"eval_len", "64"}, {"eval_windows", "4"}, {"sentences", "1000"}};
   e.check = [](const Config& c) {
     require_divides(c, "nhead", "d_model");
     if ((c.get_int("d_model") / c.get_int("nhead")) % 2)
@@ -159,8 +160,9 @@ Experiment norms_angles() {
           "norms-angles: --recent {} leaves no middle keys in rows of {} (needs < {})",
           c.get_int("recent"), c.get_int("train_len") / 2, c.get_int("train_len") / 2 - 1));
     if (c.get_int("num_layers") < 3)
-      throw UsageError("norms-angles: --num_layers must be at least 3 (a first, a middle and a "
-                       "last layer)");
+      throw UsageError(
+          "norms-angles: --num_layers must be at least 3 (a first, a middle and a "
+          "last layer)");
   };
   e.run = run;
   return e;

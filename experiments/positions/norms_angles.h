@@ -27,9 +27,9 @@ constexpr int kCosBins = 200;
 using CosHistogram = std::vector<double>;  // kCosBins counts
 
 struct ProbeSettings {
-  int64_t train_len = 32;   // positions [0, train_len) were seen in training
-  int64_t recent = 4;       // the "most recent" keys of a row: j > i - recent
-  int64_t rel_bins = 8;     // bins of the relative key position j / (i + 1) for the figure
+  int64_t train_len = 32;  // positions [0, train_len) were seen in training
+  int64_t recent = 4;      // the "most recent" keys of a row: j > i - recent
+  int64_t rel_bins = 8;    // bins of the relative key position j / (i + 1) for the figure
 };
 
 struct HeadReading {
@@ -52,6 +52,8 @@ struct LayerReading {
   // the keys between them; tv_uniform = the rows' total-variation distance to uniform.
   double sink = 0, recent = 0, middle = 0, tv_uniform = 0;
   std::vector<double> by_relative;  // per bin of j / (i + 1), relative to uniform
+  // Rows i >= train_len: the weight on keys at distances i - j >= train_len (never trained).
+  double far_mass = 0;
 };
 
 struct ModelReading {
@@ -59,7 +61,7 @@ struct ModelReading {
   double accuracy_in = 0, accuracy_out = 0;  // next character, positions < / >= train_len
   double loss_in = 0, loss_out = 0;          // nats
   int64_t scored_in = 0, scored_out = 0;
-  std::vector<int64_t> bucket_starts;        // train_len-doubling buckets: 0, L, 2L, 4L, ...
+  std::vector<int64_t> bucket_starts;  // train_len-doubling buckets: 0, L, 2L, 4L, ...
   std::vector<double> accuracy_by_bucket;
 };
 

@@ -42,10 +42,9 @@ Tensor project_heads(const nn::MultiheadAttention& attn, const Tensor& a, int pa
                                   : (part == 0 ? attn.q_proj : attn.k_proj)->weight.value();
   const int64_t row0 = attn.packed() ? part * e : 0;
   const bool has_bias = attn.options().bias;
-  const Tensor* bias = !has_bias ? nullptr
-                       : attn.packed()
-                           ? &attn.in_proj_bias.value()
-                           : &(part == 0 ? attn.q_proj : attn.k_proj)->bias.value();
+  const Tensor* bias = !has_bias       ? nullptr
+                       : attn.packed() ? &attn.in_proj_bias.value()
+                                       : &(part == 0 ? attn.q_proj : attn.k_proj)->bias.value();
   Tensor out({b, h, t, d});
   for (int64_t bi = 0; bi < b; ++bi)
     for (int64_t ti = 0; ti < t; ++ti) {
@@ -115,6 +114,7 @@ struct LayerSums {
   double tv_norm = 0, tv_angle = 0, counter_rows = 0;
   double sink = 0, recent = 0, middle = 0, tv_uniform = 0, v_rows = 0;
   std::vector<double> rel_mass, rel_keys;
+  double far_mass = 0, far_rows = 0;
   double max_weight_diff = 0;
 };
 
@@ -147,7 +147,12 @@ void read_row(const real* q,
   const std::vector<double> p = softmax(score);
   for (int64_t j = 0; j <= i; ++j)
     sums.max_weight_diff = std::max(sums.max_weight_diff, std::abs(p[j] - w_row[j]));
-  if (i >= len || i == 0) return;
+  if (i >= len) {
+    for (int64_t j = 0; j <= i - len; ++j) sums.far_mass += p[j];
+    sums.far_rows += 1;
+    return;
+  }
+  if (i == 0) return;
   // Rows inside the training length: the within-row spread of cos θ, and the two rebuilds.
   const double n = static_cast<double>(i + 1);
   const double cbar = std::accumulate(cosv.begin(), cosv.end(), 0.0) / n;
@@ -169,8 +174,10 @@ void read_row(const real* q,
   for (int64_t j = 0; j <= i; ++j) {
     if (p[j] > 0) entropy -= p[j] * std::log(p[j]);
     tv_u += std::abs(p[j] - 1 / n) / 2;
-    if (j > i - s.recent) recent += p[j];
-    else if (j > 0) middle += p[j];
+    if (j > i - s.recent)
+      recent += p[j];
+    else if (j > 0)
+      middle += p[j];
     const auto bin = static_cast<size_t>(static_cast<double>(j) / n * s.rel_bins);
     sums.rel_mass[bin] += p[j], sums.rel_keys[bin] += 1 / n;
   }
@@ -220,6 +227,7 @@ LayerReading read_layer(const Tensor& q,
   lr.tv_angle_only = sums.tv_angle / sums.counter_rows;
   lr.sink = sums.sink / sums.v_rows, lr.recent = sums.recent / sums.v_rows;
   lr.middle = sums.middle / sums.v_rows, lr.tv_uniform = sums.tv_uniform / sums.v_rows;
+  lr.far_mass = sums.far_rows > 0 ? sums.far_mass / sums.far_rows : 0;
   for (size_t bin = 0; bin < sums.rel_mass.size(); ++bin)
     lr.by_relative.push_back(sums.rel_keys[bin] > 0 ? sums.rel_mass[bin] / sums.rel_keys[bin] : 0);
   return lr;
@@ -244,9 +252,9 @@ void score_positions(const Tensor& logits, const Tensor& targets, ModelReading& 
       (in ? r.loss_in : r.loss_out) += loss;
       (in ? r.accuracy_in : r.accuracy_out) += hit;
       ++(in ? r.scored_in : r.scored_out);
-      const auto bucket = static_cast<size_t>(
-          std::upper_bound(r.bucket_starts.begin(), r.bucket_starts.end(), i) -
-          r.bucket_starts.begin() - 1);
+      const auto bucket =
+          static_cast<size_t>(std::upper_bound(r.bucket_starts.begin(), r.bucket_starts.end(), i) -
+                              r.bucket_starts.begin() - 1);
       right[bucket] += hit, count[bucket] += 1;
     }
   r.accuracy_in /= static_cast<double>(r.scored_in), r.loss_in /= static_cast<double>(r.scored_in);

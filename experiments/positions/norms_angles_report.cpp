@@ -8,7 +8,9 @@ namespace attn::experiments::norms {
 
 namespace {
 
-double mean(const std::vector<double>& xs) { return kit::mean_of(xs); }
+double mean(const std::vector<double>& xs) {
+  return kit::mean_of(xs);
+}
 
 double median(std::vector<double> xs) {
   std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end());
@@ -75,39 +77,47 @@ Summaries summarise(const std::vector<SeedRun>& runs) {
       s.ks_q += shift.ks_q / layers, s.ks_k += shift.ks_k / layers;
       s.ks_cos += shift.ks_cos / layers;
       s.tv_norm_only += l.tv_norm_only / layers, s.tv_angle_only += l.tv_angle_only / layers;
+      s.far_mass += l.far_mass / layers;
       s.sink.push_back(l.sink), s.recent.push_back(l.recent), s.middle.push_back(l.middle);
       s.tv_uniform.push_back(l.tv_uniform);
     }
+    const auto n = static_cast<double>(m.layers[0].heads[0].q_in.size());
+    const auto k = static_cast<double>(m.layers[0].heads[0].q_out.size());
+    s.ks_norm_noise = 1.36 * std::sqrt((n + k) / (n * k));
     s.entropy_rank_corr = over_heads(m, [](const HeadReading& h) { return h.entropy_rank_corr; });
     auto norm_product = [](const HeadReading& h) { return mean(h.q_in) * mean(h.k_in); };
     auto cos_sd = [](const HeadReading& h) { return h.cos_row_sd; };
-    s.norm_growth =
-        std::log(over_heads(m, norm_product) / over_heads(r.untrained, norm_product));
+    s.norm_growth = std::log(over_heads(m, norm_product) / over_heads(r.untrained, norm_product));
     s.angle_growth = std::log(over_heads(m, cos_sd) / over_heads(r.untrained, cos_sd));
     out.push_back(s);
   }
   return out;
 }
 
-void report_tables(const Config& cfg,
-                   RunContext& ctx,
-                   const std::vector<SeedRun>& runs,
-                   const Summaries& sums) {
+namespace {
+
+void accuracy_table(const Config& cfg, RunContext& ctx, const std::vector<SeedRun>& runs) {
   const int64_t len = cfg.get_int("train_len");
   const std::vector<int64_t>& starts = runs[0].trained.bucket_starts;
   Table acc("Next-character accuracy by position (mean ± sd over seeds)",
             {"positions", "accuracy"});
   for (size_t b = 0; b < starts.size(); ++b) {
     const int64_t end = b + 1 < starts.size() ? starts[b + 1] : cfg.get_int("eval_len");
-    acc.add_row({fmt::format("{}-{}{}", starts[b], end - 1, end <= len ? " (trained)" : ""),
-                 over_seeds(runs, [&](const SeedRun& r) { return r.trained.accuracy_by_bucket[b]; })});
+    acc.add_row(
+        {fmt::format("{}-{}{}", starts[b], end - 1, end <= len ? " (trained)" : ""),
+         over_seeds(runs, [&](const SeedRun& r) { return r.trained.accuracy_by_bucket[b]; })});
   }
   ctx.table(acc);
+}
 
-  Table shift("Norms and angles inside and beyond the training length (mean over heads, ± sd "
-              "over seeds)",
-              {"layer", "median |q| in / out", "median |k| in / out", "KS |q|", "KS |k|",
-               "KS cos θ (far pairs)"});
+// Per layer: the norms and angles inside and beyond the training length, and what selects keys.
+void norms_tables(const Config& cfg, RunContext& ctx, const std::vector<SeedRun>& runs) {
+  const int64_t len = cfg.get_int("train_len");
+  Table shift(
+      "Norms and angles inside and beyond the training length (mean over heads, ± sd "
+      "over seeds)",
+      {"layer", "median |q| in / out", "median |k| in / out", "KS |q|", "KS |k|",
+       "KS cos θ (far pairs)", "far mass"});
   Table select("What selects the keys, rows inside the training length",
                {"layer", "TV norms only", "TV angles only", "Spearman(|q|, entropy)",
                 "row sd of cos θ untrained → trained", "|q| |k| untrained → trained"});
@@ -120,12 +130,13 @@ void report_tables(const Config& cfg,
         return s / static_cast<double>(layer(r).heads.size());
       });
     };
-    shift.add_row(
-        {std::to_string(l + 1), med(&HeadReading::q_in) + " / " + med(&HeadReading::q_out),
-         med(&HeadReading::k_in) + " / " + med(&HeadReading::k_out),
-         over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_q; }),
-         over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_k; }),
-         over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_cos; })});
+    shift.add_row({std::to_string(l + 1),
+                   med(&HeadReading::q_in) + " / " + med(&HeadReading::q_out),
+                   med(&HeadReading::k_in) + " / " + med(&HeadReading::k_out),
+                   over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_q; }),
+                   over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_k; }),
+                   over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_cos; }),
+                   over_seeds(runs, [&](const SeedRun& r) { return layer(r).far_mass; })});
     auto head_mean = [&](const ModelReading& m, auto f) {
       double s = 0;
       for (const HeadReading& h : m.layers[l].heads) s += f(h);
@@ -137,31 +148,43 @@ void report_tables(const Config& cfg,
         {std::to_string(l + 1),
          over_seeds(runs, [&](const SeedRun& r) { return layer(r).tv_norm_only; }),
          over_seeds(runs, [&](const SeedRun& r) { return layer(r).tv_angle_only; }),
-         over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.trained, [](const HeadReading& h) {
-                      return h.entropy_rank_corr;
-                    }); }),
+         over_seeds(runs,
+                    [&](const SeedRun& r) {
+                      return head_mean(r.trained,
+                                       [](const HeadReading& h) { return h.entropy_rank_corr; });
+                    }),
          over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.untrained, cos_sd); }) +
-             " → " + over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.trained, cos_sd); }),
-         over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.untrained, norms); }, 2) +
-             " → " + over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.trained, norms); }, 2)});
+             " → " +
+             over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.trained, cos_sd); }),
+         over_seeds(
+             runs, [&](const SeedRun& r) { return head_mean(r.untrained, norms); }, 2) +
+             " → " +
+             over_seeds(
+                 runs, [&](const SeedRun& r) { return head_mean(r.trained, norms); }, 2)});
   }
   ctx.table(shift);
   ctx.note(fmt::format(
       "KS: the Kolmogorov-Smirnov distance (0 = the same distribution, 1 = disjoint) of |q| and "
       "|k| at positions >= {} against positions < {}, and of cos θ over pairs at distances >= {} "
-      "against every pair of a row < {}.",
-      len, len, len, len));
+      "against every pair of a row < {} ({:.3f}: what two samples of the norms' sizes differ by "
+      "at the 5% level by chance). Far mass: the weight rows >= {} put on keys {} or more "
+      "positions back.",
+      len, len, len, len, runs.empty() ? 0.0 : summarise({runs[0]})[0].ks_norm_noise, len, len));
   ctx.table(select);
   ctx.note(
       "TV: the total-variation distance from each real attention row to the row rebuilt with one "
       "factor only (norms only: every key at the row's mean cosine; angles only: every key at the "
       "row's mean norm). The smaller TV names the factor that does the selecting. Spearman: the "
       "rank correlation of |q_i| with the row's entropy / log(i + 1) (rows L/2 <= i < L).");
+}
 
-  Table v(fmt::format("Attention per key, relative to a uniform row (rows {} to {})", len / 2,
-                      len - 1),
-          {"layer", "first key (sink)", fmt::format("last {} keys", cfg.get_int("recent")),
-           "middle keys", "TV from uniform"});
+void shape_table(const Config& cfg, RunContext& ctx, const Summaries& sums) {
+  const int64_t len = cfg.get_int("train_len");
+
+  Table v(
+      fmt::format("Attention per key, relative to a uniform row (rows {} to {})", len / 2, len - 1),
+      {"layer", "first key (sink)", fmt::format("last {} keys", cfg.get_int("recent")),
+       "middle keys", "TV from uniform"});
   for (size_t l = 0; l < sums[0].sink.size(); ++l) {
     auto col = [&](const std::vector<double> SeedSummary::*f) {
       std::vector<double> xs;
@@ -180,6 +203,17 @@ void report_tables(const Config& cfg,
                col(&SeedSummary::middle), col(&SeedSummary::tv_uniform)});
   }
   ctx.table(v);
+}
+
+}  // namespace
+
+void report_tables(const Config& cfg,
+                   RunContext& ctx,
+                   const std::vector<SeedRun>& runs,
+                   const Summaries& sums) {
+  accuracy_table(cfg, ctx, runs);
+  norms_tables(cfg, ctx, runs);
+  shape_table(cfg, ctx, sums);
   kit::record(ctx, {{"accuracy_in", kit::column(sums, &SeedSummary::accuracy_in)},
                     {"accuracy_out", kit::column(sums, &SeedSummary::accuracy_out)},
                     {"loss_in", kit::column(sums, &SeedSummary::loss_in)},
@@ -189,6 +223,8 @@ void report_tables(const Config& cfg,
                     {"ks_cos", kit::column(sums, &SeedSummary::ks_cos)},
                     {"tv_norm_only", kit::column(sums, &SeedSummary::tv_norm_only)},
                     {"tv_angle_only", kit::column(sums, &SeedSummary::tv_angle_only)},
+                    {"far_mass", kit::column(sums, &SeedSummary::far_mass)},
+                    {"ks_norm_noise", sums[0].ks_norm_noise},
                     {"entropy_rank_corr", kit::column(sums, &SeedSummary::entropy_rank_corr)},
                     {"norm_growth", kit::column(sums, &SeedSummary::norm_growth)},
                     {"angle_growth", kit::column(sums, &SeedSummary::angle_growth)}});
@@ -203,7 +239,8 @@ void report_figures(const Config& cfg, RunContext& ctx, const std::vector<SeedRu
     Series line{fmt::format("seed {}", s + 1), {}, runs[s].trained.accuracy_by_bucket};
     const std::vector<int64_t>& st = runs[s].trained.bucket_starts;
     for (size_t b = 0; b < st.size(); ++b)
-      line.x.push_back(static_cast<double>(b + 1 < st.size() ? st[b + 1] : cfg.get_int("eval_len")));
+      line.x.push_back(
+          static_cast<double>(b + 1 < st.size() ? st[b + 1] : cfg.get_int("eval_len")));
     acc.series.push_back(line);
   }
   acc.refs = {{RefLine::kVertical, len, "training length"}};

@@ -36,6 +36,10 @@ struct SeedSummary {
   int64_t scored_in = 0, scored_out = 0;
   double ks_q = 0, ks_k = 0, ks_cos = 0;
   double tv_norm_only = 0, tv_angle_only = 0;
+  double far_mass = 0;  // rows beyond the training length: weight on untrained distances
+  // The KS distance two samples of the sizes of |q| inside and beyond give by chance (the 5%
+  // critical value 1.36 sqrt((n + m) / (n m))).
+  double ks_norm_noise = 0;
   double entropy_rank_corr = 0;
   // log(trained / untrained) of mean |q| * mean |k| (rows inside the training length), and of
   // the within-row sd of cos θ: how much training scaled the norms, and the angles' spread.
