@@ -53,6 +53,7 @@ namespace attn::experiments {
   X(hopfield_capacity)           \
   X(depth_hops)                  \
   X(length_extrapolation)        \
+  X(norms_angles)                \
   X(mqa_gqa)                     \
   X(sparse_challenge)            \
   X(attention_zoo)               \
