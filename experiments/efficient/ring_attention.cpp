@@ -35,7 +35,10 @@ Shapes read_shapes(const Config& cfg) {
 }
 
 // Part 1: the ring against one process, outputs and gradients, at T = check_length.
-void exactness_part(const Config& cfg, RunContext& ctx, Communicator& comm, DocumentComparison& cmp) {
+void exactness_part(const Config& cfg,
+                    RunContext& ctx,
+                    Communicator& comm,
+                    DocumentComparison& cmp) {
   const Shapes s = read_shapes(cfg);
   const int64_t t = cfg.get_int("check_length");
   const int n = comm.size();
@@ -89,19 +92,23 @@ struct CostCurve {
 
 // One step (forward and backward) of ring attention over the ranks of comm, on this rank's
 // random (H,Tb,D) blocks; returns its timing, and the bytes the last step sent in counters.
-Timing time_ring(const Shapes& s, int64_t block_len, Communicator& comm, const Config& cfg,
-                 Generator& gen, RingCounters& counters) {
+Timing time_ring(const Shapes& s,
+                 int64_t block_len,
+                 Communicator& comm,
+                 const Config& cfg,
+                 Generator& gen,
+                 RingCounters& counters) {
   const Tensor q = Tensor::randn({s.heads, block_len, s.d}, gen),
                k = Tensor::randn({s.heads, block_len, s.d}, gen),
                v = Tensor::randn({s.heads, block_len, s.d}, gen),
                d_out = Tensor::randn({s.heads, block_len, s.d}, gen);
   return time_median(
-             [&] {
-               const Var qv = Var::parameter(q), kv = Var::parameter(k), vv = Var::parameter(v);
-               const Var o = ring_attention(qv, kv, vv, comm, cfg.get_int("query_rows"), &counters);
-               sum(mul(o, Var::constant(d_out))).backward();
-             },
-             static_cast<int>(cfg.get_int("reps")), 1);
+      [&] {
+        const Var qv = Var::parameter(q), kv = Var::parameter(k), vv = Var::parameter(v);
+        const Var o = ring_attention(qv, kv, vv, comm, cfg.get_int("query_rows"), &counters);
+        sum(mul(o, Var::constant(d_out))).backward();
+      },
+      static_cast<int>(cfg.get_int("reps")), 1);
 }
 
 // Part 2: bytes per rank and step time against T, beside one process running the same kernels
@@ -168,8 +175,8 @@ void report_cost(const CostCurve& c, RunContext& ctx, int n, DocumentComparison&
                                  "to x{:.2f}; load average {:.1f})",
                                  s_last, noise, load_average()));
 
-  LinePlot bytes = kit::line_plot("Bytes each rank sends per step", "T (tokens)",
-                                  "bytes per rank", kit::Axes::kLogLog);
+  LinePlot bytes = kit::line_plot("Bytes each rank sends per step", "T (tokens)", "bytes per rank",
+                                  kit::Axes::kLogLog);
   bytes.series = {{"counted by the communicator", c.lengths, c.sent_bytes},
                   {"formula (3N - 2) H (T/N) 2d 4", c.lengths, c.formula_bytes}};
   ctx.figure("bytes", line_plot_svg(bytes),
@@ -210,9 +217,10 @@ void check(const Config& cfg) {
     lengths.push_back(cfg.get_int("check_length"));
     for (const int64_t t : lengths)
       if (t % comm.size() != 0)
-        throw UsageError(fmt::format("ring-attention: T = {} does not split over {} ranks (each "
-                                     "rank holds T/N positions)",
-                                     t, comm.size()));
+        throw UsageError(
+            fmt::format("ring-attention: T = {} does not split over {} ranks (each "
+                        "rank holds T/N positions)",
+                        t, comm.size()));
   });
 }
 
@@ -227,8 +235,7 @@ Experiment ring_attention() {
   e.nondeterministic = {"compares measured step times", {"speedup", "faster"}};
   add_model_fields(e.config, {.d_model = 128, .nhead = 4});
   e.config.add_int("check_length", 512, "T of the exactness check (float64 reference)", {.min = 1})
-      .add_ints("lengths", {512, 1024, 2048}, "T values of the bytes and time sweep",
-                {.min = 1})
+      .add_ints("lengths", {512, 1024, 2048}, "T values of the bytes and time sweep", {.min = 1})
       .add_int("query_rows", 64, "query rows per score tile", {.min = 1})
       .add_int("reps", 3, "timed steps per T (median)", {.min = 1});
   e.quick = {{"check_length", "128"}, {"lengths", "128,256"}, {"reps", "1"}};

@@ -51,7 +51,7 @@ struct RingAttentionOp final : Op {
         real* sr = s.data() + r * tb;
         const real m_new = std::max(m[row0 + r], *std::max_element(sr, sr + tb));
         const real alpha = std::exp(m[row0 + r] - m_new);  // 0 on the first block (m = -inf)
-        kernels::exp_shift_row(sr, m_new, 1, 0, sr, tb);    // exp(s - m')
+        kernels::exp_shift_row(sr, m_new, 1, 0, sr, tb);   // exp(s - m')
         real row_sum = 0;
         for (int64_t c = 0; c < tb; ++c) row_sum += sr[c];
         l[row0 + r] = l[row0 + r] * alpha + row_sum;
@@ -128,7 +128,8 @@ struct RingAttentionOp final : Op {
     const uint64_t sent_before = comm->ring_bytes_sent();
     std::vector<real> row_dot(static_cast<size_t>(heads * tb), 0);
     for (int64_t i = 0; i < heads * tb; ++i)
-      for (int64_t j = 0; j < dv; ++j) row_dot[static_cast<size_t>(i)] += g[i * dv + j] * o[i * dv + j];
+      for (int64_t j = 0; j < dv; ++j)
+        row_dot[static_cast<size_t>(i)] += g[i * dv + j] * o[i * dv + j];
     const auto kv = static_cast<size_t>(kv_values());
     std::vector<real> held(2 * kv, 0), incoming(2 * kv);
     std::copy(k.data(), k.data() + k.numel(), held.begin());
@@ -143,8 +144,8 @@ struct RingAttentionOp final : Op {
       if (step + 1 < n) {
         comm->ring_shift(held, incoming, what);
       } else {  // the last move takes the gradients home; the keys and values are there already
-        comm->ring_shift(std::span<const real>(grads, kv), std::span<real>(incoming.data() + kv, kv),
-                         what);
+        comm->ring_shift(std::span<const real>(grads, kv),
+                         std::span<real>(incoming.data() + kv, kv), what);
       }
       held.swap(incoming);
     }
@@ -185,7 +186,8 @@ Var ring_attention(const Var& q,
   return record(std::move(op), {q, k, v}, std::move(y));
 }
 
-RingCounters ring_bytes_formula(int64_t heads, int64_t block_len, int64_t d, int64_t dv, int ranks) {
+RingCounters ring_bytes_formula(
+    int64_t heads, int64_t block_len, int64_t d, int64_t dv, int ranks) {
   const uint64_t block = static_cast<uint64_t>(heads * block_len * (d + dv)) * sizeof(float);
   const auto n = static_cast<uint64_t>(ranks);
   if (n == 1) return {0, 0};  // a ring of one moves nothing across a process boundary

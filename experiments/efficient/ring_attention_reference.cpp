@@ -91,8 +91,7 @@ AttentionValues attention_in_float(const Tensor& q,
   const Var o = attention_steps(qv, kv, vv, 1.0 / std::sqrt(static_cast<double>(q.size(2)))).out;
   const Tensor o_value = o.value().clone();
   sum(mul(o, Var::constant(d_out))).backward();
-  return {as_doubles(o_value), as_doubles(qv.grad()), as_doubles(kv.grad()),
-          as_doubles(vv.grad())};
+  return {as_doubles(o_value), as_doubles(qv.grad()), as_doubles(kv.grad()), as_doubles(vv.grad())};
 }
 
 Tensor block_of_rank(const Tensor& x, int rank, int ranks) {
@@ -104,7 +103,9 @@ Tensor block_of_rank(const Tensor& x, int rank, int ranks) {
   return out;
 }
 
-Tensor gather_blocks(train::distributed::Communicator& comm, const Tensor& block, const char* what) {
+Tensor gather_blocks(train::distributed::Communicator& comm,
+                     const Tensor& block,
+                     const char* what) {
   const int64_t h = block.size(0), tb = block.size(1), c = block.size(2), t = tb * comm.size();
   Tensor whole = Tensor::zeros({h, t, c});
   for (int64_t i = 0; i < h; ++i)

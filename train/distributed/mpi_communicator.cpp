@@ -146,8 +146,8 @@ class MpiWorld final : public Communicator {
                      std::span<float> recv,
                      const std::string& what) override {
     if (send.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
-      throw Error(fmt::format("ring_shift during {}: {} values exceed one MPI message", what,
-                              send.size()));
+      throw Error(
+          fmt::format("ring_shift during {}: {} values exceed one MPI message", what, send.size()));
     const int n = static_cast<int>(send.size());
     const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
     constexpr int kRingTag = 31;

@@ -56,10 +56,9 @@ TEST_SUITE("train") {
     std::vector<float> a(4), b(3);
     CHECK_THROWS_WITH_AS(alone->ring_shift(a, b, "block 7"),
                          doctest::Contains("ring_shift during block 7: 4 values to send"), Error);
-    CHECK_THROWS_WITH_AS(
-        alone->ring_shift(std::span<const float>(a.data(), 3), std::span<float>(a.data() + 1, 3),
-                          "block 8"),
-        doctest::Contains("overlap"), Error);
+    CHECK_THROWS_WITH_AS(alone->ring_shift(std::span<const float>(a.data(), 3),
+                                           std::span<float>(a.data() + 1, 3), "block 8"),
+                         doctest::Contains("overlap"), Error);
   }
 }
 
