@@ -2,7 +2,7 @@
 // attention over a sequence split across MPI ranks, each rank's key/value block passed round
 // the ring (ring_attention_op.h), against the same attention in one process.
 //
-//   mpirun -np 2 attnlab run ring-attention --threads 1      # two ranks, ~1 min
+//   mpirun -np 2 attnlab run ring-attention --threads 1      # two ranks, 20-70 s
 //   mpirun -np 4 --oversubscribe attnlab run ring-attention --threads 1
 //   attnlab run ring-attention                               # alone: a ring of one rank
 //
@@ -231,7 +231,7 @@ Experiment ring_attention() {
   e.name = "ring-attention";
   e.source = "001 (ring attention)";
   e.purpose = "Exact attention with key/value blocks passed round a ring of MPI ranks";
-  e.typical_time = "~40 s";
+  e.typical_time = "~20 s";
   e.nondeterministic = {"compares measured step times", {"speedup", "faster"}};
   add_model_fields(e.config, {.d_model = 128, .nhead = 4});
   e.config.add_int("check_length", 512, "T of the exactness check (float64 reference)", {.min = 1})
