@@ -1,4 +1,4 @@
-// ring-attention [001, "ring attention distributes long sequences across devices"]: exact
+// ring-attention [001, ring attention over several devices]: exact
 // attention over a sequence split across MPI ranks, each rank's key/value block passed round
 // the ring (ring_attention_op.h), against the same attention in one process.
 //
