@@ -4,7 +4,7 @@
 //
 //   AttentionValues ref = attention_in_double(q, k, v, d_out);   // (H,T,D) inputs, dO (H,T,Dv)
 //   AttentionValues one = attention_in_float(q, k, v, d_out);    // attention_steps + backward
-//   Tensor whole = gather_blocks(comm, my_block, T);             // (H,Tb,C) -> (H,T,C)
+//   Tensor whole = gather_blocks(comm, my_block, "outputs");     // (H,Tb,C) -> (H,T,C)
 #pragma once
 
 #include <cstdint>

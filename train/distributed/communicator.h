@@ -1,4 +1,4 @@
-// Communicator: what data-parallel training needs from the ranks of a job, and nothing else.
+// Communicator: what data-parallel training and ring attention need from the ranks of a job.
 // Nothing outside train/distributed/ includes mpi.h; a build without MPI compiles only the
 // single-process communicator.
 //
