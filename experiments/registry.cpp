@@ -58,6 +58,7 @@ namespace attn::experiments {
   X(sparse_challenge)            \
   X(attention_zoo)               \
   X(attention_rank)              \
+  X(ring_attention)              \
   X(vit_patches)                 \
   X(scaling_law)                 \
   X(emergence)                   \

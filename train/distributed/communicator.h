@@ -1,4 +1,4 @@
-// Communicator: what data-parallel training needs from the ranks of a job, and nothing else.
+// Communicator: what data-parallel training and ring attention need from the ranks of a job.
 // Nothing outside train/distributed/ includes mpi.h; a build without MPI compiles only the
 // single-process communicator.
 //
@@ -8,6 +8,7 @@
 //   comm.rank(); comm.size();                                      // 0..size-1, 1 when alone
 //   comm.sum_in_rank_order(gradients, "gradients");                // the same bits on every rank
 //   auto texts = comm.all_gather(my_status, "start-up check");     // every rank's text
+//   comm.ring_shift(mine, from_previous, "key/value block 2");     // to rank+1, from rank-1
 //
 // Sums are in a fixed order: element i becomes ((x0[i] + x1[i]) + x2[i]) + ... with xr the
 // value on rank r, computed once and copied to every rank. MPI_Allreduce leaves the order (and
@@ -20,6 +21,7 @@
 // leaves the others waiting forever.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -43,6 +45,23 @@ class Communicator {
   virtual std::vector<std::string> all_gather(const std::string& text, const std::string& what) = 0;
   // Ends every rank of the job now with this exit code (after a failure only this rank saw).
   [[noreturn]] virtual void abort(int code) = 0;
+
+  // One step round the ring (ring attention's move): sends `send` to rank (rank + 1) % size and
+  // receives the same number of values from rank (rank - 1 + size) % size into `recv` (which
+  // must not overlap `send`). A ring of one hands the values to itself: recv becomes a copy of
+  // send and nothing crosses a process boundary. Every rank calls it together; sizes must match.
+  void ring_shift(std::span<const float> send, std::span<float> recv, const std::string& what);
+  // Bytes this rank has sent to another rank through ring_shift since it started (0 alone).
+  uint64_t ring_bytes_sent() const { return ring_bytes_sent_; }
+
+ protected:
+  // The transport of ring_shift (sizes already checked, size() > 1).
+  virtual void shift_to_next(std::span<const float> send,
+                             std::span<float> recv,
+                             const std::string& what) = 0;
+
+ private:
+  uint64_t ring_bytes_sent_ = 0;
 };
 
 // The launcher's world size when this process was started by mpirun (OMPI_COMM_WORLD_SIZE),

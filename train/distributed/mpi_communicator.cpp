@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -137,6 +138,24 @@ class MpiWorld final : public Communicator {
     for (size_t r = 0; r < lengths.size(); ++r)
       out.push_back(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(lengths[r])));
     return out;
+  }
+
+  // Receive from rank - 1 and send to rank + 1 at once (both nonblocking, so no rank waits for
+  // its neighbour to post a receive first), then wait for both against the deadline.
+  void shift_to_next(std::span<const float> send,
+                     std::span<float> recv,
+                     const std::string& what) override {
+    if (send.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+      throw Error(
+          fmt::format("ring_shift during {}: {} values exceed one MPI message", what, send.size()));
+    const int n = static_cast<int>(send.size());
+    const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
+    constexpr int kRingTag = 31;
+    MPI_Request reqs[2];
+    check(MPI_Irecv(recv.data(), n, MPI_FLOAT, previous, kRingTag, MPI_COMM_WORLD, &reqs[0]), what);
+    check(MPI_Isend(send.data(), n, MPI_FLOAT, next, kRingTag, MPI_COMM_WORLD, &reqs[1]), what);
+    wait(reqs[0], what);
+    wait(reqs[1], what);
   }
 
   [[noreturn]] void abort(int code) override {

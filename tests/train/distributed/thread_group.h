@@ -7,6 +7,7 @@
 //   group.run([&](Communicator& comm) { ... comm.rank() ... });  // one thread per rank
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -62,6 +63,18 @@ class ThreadGroup {
       return out;
     }
     [[noreturn]] void abort(int) override { throw Error("ThreadGroup: abort"); }
+
+   protected:
+    // Every rank posts its values in its slot; rank r then reads rank r - 1's.
+    void shift_to_next(std::span<const float> send,
+                       std::span<float> recv,
+                       const std::string&) override {
+      g_.floats_[static_cast<size_t>(rank_)].assign(send.begin(), send.end());
+      g_.barrier();
+      const auto& from = g_.floats_[static_cast<size_t>((rank_ + g_.size_ - 1) % g_.size_)];
+      std::copy(from.begin(), from.end(), recv.begin());
+      g_.barrier();
+    }
 
    private:
     ThreadGroup& g_;
