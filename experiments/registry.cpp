@@ -56,6 +56,7 @@ namespace attn::experiments {
   X(mqa_gqa)                     \
   X(sparse_challenge)            \
   X(attention_zoo)               \
+  X(linear_zoo)                  \
   X(attention_rank)              \
   X(vit_patches)                 \
   X(scaling_law)                 \
