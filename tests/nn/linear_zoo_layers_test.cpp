@@ -92,8 +92,12 @@ TEST_SUITE("nn") {
     const Var streams = concat(
         {matmul(w.same, slice(a.v, -1, 0, 2)), matmul(w.opposite, slice(a.v, -1, 2, 4))}, -1);
     CHECK(max_abs_diff(pa.forward(x).value(), pa.combine(streams).value()) <= 1e-5);
-    // Rows are distributions; the power starts at 3.
-    CHECK(max_abs_diff(sum(w.same, -1).value(), Tensor::ones({2, 2, 6})) <= 1e-5);
+    // The kernel rows are distributions (eps 0 here; the layer adds 1e-6 to each row's sum), and
+    // zero above the diagonal; the power starts at 3.
+    const Var rows = causal_kernel_weights(Var::constant(Tensor::rand({2, 2, 6, 3}, gen)),
+                                           Var::constant(Tensor::rand({2, 2, 6, 3}, gen)), 0);
+    CHECK(max_abs_diff(sum(rows, -1).value(), Tensor::ones({2, 2, 6})) <= 1e-6);
+    CHECK(rows.value()[1] == 0);
     CHECK(pa.power().value()[0] == doctest::Approx(3.0));
     check_causal([&](const Var& y) { return pa.forward(y); }, 6, 8, gen);
     CHECK_THROWS_AS(PolarityAttention(6, 2, gen), Error);  // head width 3 is odd
