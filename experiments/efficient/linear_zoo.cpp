@@ -22,9 +22,9 @@
 
 #include "data/tasks/recall.h"
 #include "experiments/common/distribution.h"
-#include "experiments/kit/classifier_steps.h"
 #include "experiments/efficient/attention_zoo_parts.h"
 #include "experiments/efficient/linear_zoo_claims.h"
+#include "experiments/kit/classifier_steps.h"
 #include "nn/attention/dilated_attention.h"
 #include "nn/attention/linear_attention.h"
 #include "nn/attention/multihead_attention.h"

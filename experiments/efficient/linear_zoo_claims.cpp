@@ -1,5 +1,7 @@
 #include "experiments/efficient/linear_zoo_claims.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "experiments/kit/spread.h"
@@ -128,10 +130,12 @@ void compare_linear(RunContext& ctx,
               "positions above linear attention's without positions)",
               a.recall[s], no_positions.linear_recall, eval_size,
               "the convolution did not give the order the lookup needs");
-  for (const char* name : {"awrsr-simple", "awrsr-additive"})
-    if (const int r = index_of(vs, name); r >= 0 && soft >= 0)
-      beats_row(cmp, std::string(name) + ": refining the weights recalls more than softmax",
-                a.recall[r], a.recall[soft], eval_size,
+  const std::pair<const char*, const char*> refinements[] = {
+      {"awrsr-simple", "awrsr-simple: refining the weights recalls more than softmax"},
+      {"awrsr-additive", "awrsr-additive: refining the weights recalls more than softmax"}};
+  for (const auto& [variant, row] : refinements)
+    if (const int r = index_of(vs, variant); r >= 0 && soft >= 0)
+      beats_row(cmp, row, a.recall[r], a.recall[soft], eval_size,
                 "attention over the rows of A did not sharpen the lookup");
   ctx.compare(cmp);
 }
