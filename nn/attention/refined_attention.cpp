@@ -1,6 +1,7 @@
 #include "nn/attention/refined_attention.h"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,12 @@ Tensor causal_hidden(int64_t t) {  // (T,T), 1 above the diagonal (hidden)
   for (int64_t i = 0; i < t; ++i)
     for (int64_t j = i + 1; j < t; ++j) m[i * t + j] = 1;
   return m;
+}
+
+// softmax over the keys a causal query may read, as elementary ops (masked_fill, softmax) so
+// that the reference tape holds no fused op: a hidden score becomes the lowest float, weight 0.
+Var causal_softmax(const Var& scores, const Tensor& hidden) {
+  return softmax(masked_fill(scores, hidden, std::numeric_limits<real>::lowest()));
 }
 
 Tensor scaled_randn(const Shape& shape, double scale, Generator& gen) {
@@ -51,7 +58,7 @@ RefinedWeights RefinedAttention::weights_of(const HeadsQKV& a) const {
     throw Error(fmt::format("RefinedAttention: input length {} exceeds max_len {}", t, max_len_));
   const Tensor hidden = causal_hidden(t);
   const real scale = 1 / std::sqrt(static_cast<real>(a.q.size(3)));
-  const Var first = masked_softmax(mul_scalar(matmul(a.q, a.k, false, true), scale), hidden);
+  const Var first = causal_softmax(mul_scalar(matmul(a.q, a.k, false, true), scale), hidden);
   // Each row of A as a query and as a key: (B,H,T,T) rows times (H,T,r) per head, as
   // (H, B T, T) @ (H, T, r) (matmul batches over equal leading axes).
   const int64_t b = a.q.size(0), h = a.q.size(1);
@@ -61,7 +68,7 @@ RefinedWeights RefinedAttention::weights_of(const HeadsQKV& a) const {
   };
   const Var rq = per_head(refine_q), rk = per_head(refine_k);
   const real refine_scale = 1 / std::sqrt(static_cast<real>(width_));
-  const Var refined = masked_softmax(mul_scalar(matmul(rq, rk, false, true), refine_scale), hidden);
+  const Var refined = causal_softmax(mul_scalar(matmul(rq, rk, false, true), refine_scale), hidden);
   const Var used = kind_ == Refinement::kSimple ? refined : mul_scalar(add(first, refined), 0.5);
   return {first, refined, used};
 }
