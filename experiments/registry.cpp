@@ -57,6 +57,7 @@ namespace attn::experiments {
   X(mqa_gqa)                     \
   X(sparse_challenge)            \
   X(attention_zoo)               \
+  X(linear_zoo)                  \
   X(attention_rank)              \
   X(ring_attention)              \
   X(vit_patches)                 \

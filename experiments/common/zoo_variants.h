@@ -32,6 +32,27 @@ std::vector<ZooVariant> zoo_projection_variants();
 // stack, a Titans-style memory as context.
 std::vector<ZooVariant> zoo_recurrent_variants();
 
+// linear-zoo's members (zoo_variants_linear.cpp): plain linear attention (elu + 1), atrous and
+// Longformer-style local + dilated attention, PolaFormer, TransNormer, a SANA block and AWRSR's
+// simple and additive refinements.
+std::vector<ZooVariant> zoo_linear_variants();
+// The atrous heads' pattern: kAtrousKeys keys kAtrousDilation apart (4 keys over the last 7
+// positions).
+inline constexpr int64_t kAtrousKeys = 4;
+inline constexpr int64_t kAtrousDilation = 2;
+
+// The model body a variant asks for: SANA's block brings its own feed-forward (the Mix-FFN) and
+// needs no positions; every other variant takes MixerModel's defaults.
+struct ZooBody {
+  bool positions = true;
+  int64_t ff_mult = 2;
+};
+ZooBody zoo_body(const std::string& variant);
+
+// TransNormer's rule: local attention in the lower half of the layers (layer < L / 2),
+// normalised linear attention above.
+bool transnormer_layer_is_local(int64_t layer, int64_t layers);
+
 // The hybrid-lightning rule: softmax attention at layer l of an L-layer stack when l % 8 == 7
 // (MiniMax-01's one in eight) or l == L-1 (so a stack shallower than 8 still ends with one).
 bool hybrid_layer_is_softmax(int64_t layer, int64_t layers);
