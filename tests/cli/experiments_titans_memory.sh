@@ -7,7 +7,7 @@ set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 
 listed titans-memory "004 §4.2"
-expect 2 "must be below the input length 18" run titans-memory --segment 18 --out "$tmp/bad"
+expect 2 "must be below the input length 10" run titans-memory --segment 10 --out "$tmp/bad"
 [[ -e "$tmp/bad" ]] && fail "a refused titans-memory wrote $tmp/bad" || pass "no folder for bad"
 expect 2 "--nhead 3 must divide --d_model 32" run titans-memory --nhead 3 --out "$tmp/bad2"
 check titans-memory '
