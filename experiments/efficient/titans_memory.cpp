@@ -26,8 +26,8 @@ namespace {
 
 struct Measured {
   std::vector<TitansVariant> variants;
-  std::vector<std::vector<double>> accuracy;  // [variant][seed]
-  std::vector<double> surprise_r;             // [variant], mean over seeds (0 for no memory)
+  std::vector<std::vector<double>> accuracy;     // [variant][seed]
+  std::vector<double> surprise_r;                // [variant], mean over seeds (0 for no memory)
   std::vector<double> forget_all, never_forget;  // [variant], recall at alpha -> 1 and -> 0
   int64_t writes = 0;
 };
@@ -88,10 +88,11 @@ Comparison& add_beats(DocumentComparison& cmp,
   const kit::Spread s = kit::spread_of(diffs);
   const double se = s.sd / std::sqrt(static_cast<double>(diffs.size()));
   const bool beats = s.mean > 2 * se && s.mean > 0;
-  const std::string measured = fmt::format("{} = {:+.3f}, 2 se over {} seeds {:.3f}", what, s.mean,
-                                           diffs.size(), 2 * se);
-  return cmp.add_exact(name, "yes", kit::yes_no(beats),
-                       beats ? measured : "measured: " + measured + " (no gain beyond the spread)")
+  const std::string measured =
+      fmt::format("{} = {:+.3f}, 2 se over {} seeds {:.3f}", what, s.mean, diffs.size(), 2 * se);
+  return cmp
+      .add_exact(name, "yes", kit::yes_no(beats),
+                 beats ? measured : "measured: " + measured + " (no gain beyond the spread)")
       .not_judged_if(diffs.size() < 2, "one seed has no spread (--seeds >= 2)");
 }
 
@@ -107,8 +108,8 @@ void report(const Config& cfg, RunContext& ctx, const Measured& r) {
     const kit::Spread s = kit::spread_of(r.accuracy[v]);
     const bool memory = r.variants[v].depth > 0;
     t.add_row({r.variants[v].name, fixed(s.mean, 3), fixed(s.sd, 3),
-           memory ? fixed(r.surprise_r[v], 3) : "-", memory ? fixed(r.forget_all[v], 3) : "-",
-           memory ? fixed(r.never_forget[v], 3) : "-"});
+               memory ? fixed(r.surprise_r[v], 3) : "-", memory ? fixed(r.forget_all[v], 3) : "-",
+               memory ? fixed(r.never_forget[v], 3) : "-"});
     ctx.result("recall_" + r.variants[v].name, s.mean);
     ctx.result("recall_sd_" + r.variants[v].name, s.sd);
     if (memory) {
@@ -140,8 +141,7 @@ void compare(const Config& cfg, RunContext& ctx, const Measured& r) {
   const std::vector<std::pair<std::string, std::string>> placements = {
       {"mac", "context"}, {"mag", "gate"}, {"mal", "layer"}};
   for (const auto& [p, word] : placements)
-    add_beats(cmp,
-              fmt::format("Titans, memory as a {}: recalls more than the window alone", word),
+    add_beats(cmp, fmt::format("Titans, memory as a {}: recalls more than the window alone", word),
               seed_differences(r, {p + "-linear", p + "-deep"}, {"window-only"}),
               p + " - window-only recall")
         .needs_training(best, chance_plus, "best recall");
@@ -212,7 +212,7 @@ Experiment titans_memory() {
       .add_int("seeds", 2, "trained models per variant (their spread judges the rows)",
                {.min = 1, .max = 10});
   add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2});
-  add_optimizer_fields(e.config, {.steps = 700, .batch_size = 32, .lr = 3e-3, .clip = 1});
+  add_optimizer_fields(e.config, {.steps = 500, .batch_size = 32, .lr = 3e-3, .clip = 1});
   add_eval_fields(e.config, {.eval_size = 500});
   e.quick = {{"steps", "30"}, {"seeds", "2"}, {"eval_size", "100"}};
   e.check = check;

@@ -47,12 +47,14 @@ struct SurpriseProbe {
   double correlation = 0;  // mean over layers of r(loss before, update norm)
   int64_t writes = 0;      // per layer
 };
-SurpriseProbe probe_surprise(const TrainedTitans& t, const data::RecallTask& task, int64_t n,
+SurpriseProbe probe_surprise(const TrainedTitans& t,
+                             const data::RecallTask& task,
+                             int64_t n,
                              uint64_t seed);
 
 // Recall with every layer's forgetting gate alpha forced to `alpha` (0 < alpha < 1) at test time;
 // the learned gates are restored afterwards.
-double recall_with_forgetting(TrainedTitans& t, const data::RecallTask& task, int64_t n,
-                              uint64_t seed, double alpha);
+double recall_with_forgetting(
+    TrainedTitans& t, const data::RecallTask& task, int64_t n, uint64_t seed, double alpha);
 
 }  // namespace attn::experiments

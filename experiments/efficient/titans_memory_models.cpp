@@ -22,15 +22,22 @@ Mixer titans_mixer(const TitansVariant& v,
   const int64_t hidden = cfg.get_int("memory_hidden");
   if (v.placement == Placement::kWindowOnly) return window_mixer(d, h, window, true, gen);
   if (v.placement == Placement::kContext) {
-    auto m = std::make_shared<nn::TitansMemoryAttention>(
-        nn::TitansOptions{.d_model = d, .nhead = h, .segment = segment, .persistent = 2,
-                          .memory_depth = v.depth, .memory_hidden = hidden},
-        gen);
+    auto m = std::make_shared<nn::TitansMemoryAttention>(nn::TitansOptions{.d_model = d,
+                                                                           .nhead = h,
+                                                                           .segment = segment,
+                                                                           .persistent = 2,
+                                                                           .memory_depth = v.depth,
+                                                                           .memory_hidden = hidden},
+                                                         gen);
     memories.push_back(m.get());
     return {m, [m](const Var& x) { return m->forward(x); }};
   }
-  const nn::TitansHybridOptions o{.d_model = d, .nhead = h, .segment = segment, .window = window,
-                                  .memory_depth = v.depth, .memory_hidden = hidden};
+  const nn::TitansHybridOptions o{.d_model = d,
+                                  .nhead = h,
+                                  .segment = segment,
+                                  .window = window,
+                                  .memory_depth = v.depth,
+                                  .memory_hidden = hidden};
   if (v.placement == Placement::kGate) {
     auto m = std::make_shared<nn::TitansGateAttention>(o, gen);
     memories.push_back(m.get());
@@ -120,11 +127,8 @@ SurpriseProbe probe_surprise(const TrainedTitans& t,
   return p;
 }
 
-double recall_with_forgetting(TrainedTitans& t,
-                              const data::RecallTask& task,
-                              int64_t n,
-                              uint64_t seed,
-                              double alpha) {
+double recall_with_forgetting(
+    TrainedTitans& t, const data::RecallTask& task, int64_t n, uint64_t seed, double alpha) {
   std::vector<real> learned;
   for (const nn::LongTermMemory* m : t.memories) {
     Var logit = m->alpha_logit;  // shares the parameter's value

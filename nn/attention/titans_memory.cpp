@@ -46,11 +46,8 @@ Var memory_gradient(const Var& m, const Var& k, const Var& v) {
   return matmul(k, sub(matmul(k, m), v), /*trans_a=*/true, false, 2 / n);
 }
 
-NeuralMemory memory_step(const NeuralMemory& mem,
-                         const Var& grad,
-                         const Var& eta,
-                         const Var& theta,
-                         const Var& alpha) {
+NeuralMemory memory_step(
+    const NeuralMemory& mem, const Var& grad, const Var& eta, const Var& theta, const Var& alpha) {
   const Var step = mul(theta, grad);  // theta G
   NeuralMemory out;
   out.s = mem.s ? sub(mul(eta, *mem.s), step) : neg(step);
@@ -82,9 +79,9 @@ Var mlp_memory_read(const Var& w1, const Var& w2, const Var& u) {
 
 std::pair<Var, Var> mlp_memory_gradients(const Var& w1, const Var& w2, const Var& k, const Var& v) {
   const real n = static_cast<real>(k.size(1)), c = mlp_scale(w1);
-  const Var h = matmul(k, w1);                 // (B,n,hidden)
-  const Var a = mul_scalar(silu(h), c);        // phi(h)
-  const Var r = sub(matmul(a, w2), v);         // (B,n,e)
+  const Var h = matmul(k, w1);           // (B,n,hidden)
+  const Var a = mul_scalar(silu(h), c);  // phi(h)
+  const Var r = sub(matmul(a, w2), v);   // (B,n,e)
   const Var d_w2 = matmul(a, r, true, false, 2 / n);
   const Var g = sigmoid(h);
   const Var d_phi = mul_scalar(mul(g, add_scalar(mul(h, add_scalar(neg(g), 1)), 1)), c);
@@ -159,8 +156,8 @@ void LongTermMemory::record(const MemoryWeights& before,
   NoGrad off;
   const int64_t batch = k.size(0);
   // Per-row associative loss (1/n) sum_i ||M(k_i) - v_i||^2 before the write.
-  const Var pred = before.size() == 1 ? matmul(k, before[0].m)
-                                      : mlp_memory_read(before[0].m, before[1].m, k);
+  const Var pred =
+      before.size() == 1 ? matmul(k, before[0].m) : mlp_memory_read(before[0].m, before[1].m, k);
   const Var r = sub(pred, v);
   const Tensor loss = mean(sum(mul(r, r), -1), -1).value();  // (B)
   MemoryWriteRecord rec{segment, {}, std::vector<double>(static_cast<size_t>(batch), 0.0)};
@@ -191,11 +188,10 @@ Var LongTermMemory::read_segments(const Var& x, int64_t segment) const {
 
 TitansMemoryAttention::TitansMemoryAttention(const TitansOptions& o, Generator& gen)
     : ProjectedAttention("TitansMemoryAttention", o.d_model, o.nhead, gen, o.bias),
-      LongTermMemory(*this,
-                     MemoryOptions{.d_model = o.d_model,
-                                   .depth = o.memory_depth,
-                                   .hidden = o.memory_hidden},
-                     gen),
+      LongTermMemory(
+          *this,
+          MemoryOptions{.d_model = o.d_model, .depth = o.memory_depth, .hidden = o.memory_hidden},
+          gen),
       o_(o) {
   if (o.segment < 1 || o.persistent < 0)
     throw Error(fmt::format(

@@ -21,8 +21,9 @@
 // here they are data-independent, see docs/chapters/attention-zoo.md). M starts at a learned
 // M0, S at 0. With memory_depth = 2 the memory is a two-layer MLP (mlp_memory_read below), each
 // weight written by the same rule with its own gradient (docs/chapters/titans-memory.md; the
-// memory as a gate and as a layer are in nn/attention/titans_variants.h). Each segment reads only the memory written by EARLIER segments, and inside a
-// segment row i sees rows <= i only, so the layer is causal.
+// memory as a gate and as a layer are in nn/attention/titans_variants.h). Each segment reads only
+// the memory written by EARLIER segments, and inside a segment row i sees rows <= i only, so the
+// layer is causal.
 //
 // All of it is elementary tape ops (linear, matmul, sub, mul, sigmoid, concat, sdpa), so training
 // differentiates through every memory update: the outer loop learns W_q, W_k, W_v, M0, P and the
@@ -57,11 +58,8 @@ struct NeuralMemory {
 };
 // The momentum-and-forgetting step on one weight given its surprise G (any memory's gradient):
 // s' = eta s - theta G, m' = (1 - alpha) m + s'. eta, theta, alpha: shape (1), in (0, 1).
-NeuralMemory memory_step(const NeuralMemory& mem,
-                         const Var& grad,
-                         const Var& eta,
-                         const Var& theta,
-                         const Var& alpha);
+NeuralMemory memory_step(
+    const NeuralMemory& mem, const Var& grad, const Var& eta, const Var& theta, const Var& alpha);
 // One test-time write of the linear memory: memory_step with G = memory_gradient(m, k, v).
 NeuralMemory memory_write(const NeuralMemory& mem,
                           const Var& k,
@@ -122,13 +120,16 @@ class LongTermMemory {
   void trace_writes(std::vector<MemoryWriteRecord>* records) const { trace_ = records; }
 
   std::shared_ptr<Linear> mem_q, mem_k, mem_v;  // W_q, W_k, W_v of the memory (no bias)
-  Var memory_init;      // linear: M0 (d,d); deep: W1's initial value (d,hidden)
-  Var memory_init_out;  // deep only: W2's initial value (hidden,d)
+  Var memory_init;                          // linear: M0 (d,d); deep: W1's initial value (d,hidden)
+  Var memory_init_out;                      // deep only: W2's initial value (hidden,d)
   Var eta_logit, theta_logit, alpha_logit;  // (1) each
 
  private:
-  void record(const MemoryWeights& before, const MemoryWeights& after, const Var& k,
-              const Var& v, int64_t segment) const;
+  void record(const MemoryWeights& before,
+              const MemoryWeights& after,
+              const Var& k,
+              const Var& v,
+              int64_t segment) const;
   MemoryOptions mo_;
   mutable std::vector<MemoryWriteRecord>* trace_ = nullptr;
 };

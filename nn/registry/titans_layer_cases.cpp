@@ -24,21 +24,28 @@ LayerCase titans_case(const std::string& name, Options o) {
 }
 
 TitansHybridOptions hybrid(int64_t depth) {
-  return {.d_model = 4, .nhead = 2, .segment = 2, .window = 1, .memory_depth = depth,
+  return {.d_model = 4,
+          .nhead = 2,
+          .segment = 2,
+          .window = 1,
+          .memory_depth = depth,
           .memory_hidden = 3};
 }
 
 }  // namespace
 
 std::vector<LayerCase> titans_layer_cases() {
-  return {titans_case<TitansMemoryAttention>(
-              "titans_mac/deep_seg2", TitansOptions{.d_model = 4, .nhead = 2, .segment = 2,
-                                                    .persistent = 1, .memory_depth = 2,
-                                                    .memory_hidden = 3}),
-          titans_case<TitansGateAttention>("titans_mag/linear_seg2", hybrid(1)),
-          titans_case<TitansGateAttention>("titans_mag/deep_seg2", hybrid(2)),
-          titans_case<TitansLayerAttention>("titans_mal/linear_seg2", hybrid(1)),
-          titans_case<TitansLayerAttention>("titans_mal/deep_seg2", hybrid(2))};
+  return {
+      titans_case<TitansMemoryAttention>("titans_mac/deep_seg2", TitansOptions{.d_model = 4,
+                                                                               .nhead = 2,
+                                                                               .segment = 2,
+                                                                               .persistent = 1,
+                                                                               .memory_depth = 2,
+                                                                               .memory_hidden = 3}),
+      titans_case<TitansGateAttention>("titans_mag/linear_seg2", hybrid(1)),
+      titans_case<TitansGateAttention>("titans_mag/deep_seg2", hybrid(2)),
+      titans_case<TitansLayerAttention>("titans_mal/linear_seg2", hybrid(1)),
+      titans_case<TitansLayerAttention>("titans_mal/deep_seg2", hybrid(2))};
 }
 
 }  // namespace attn::nn

@@ -60,8 +60,12 @@ TEST_SUITE("nn-titans") {
 
   TEST_CASE("Titans deep memory: repeated writes of one segment drive its loss down") {
     Generator gen(52);
-    TitansGateAttention mag({.d_model = 4, .nhead = 2, .segment = 3, .window = 1,
-                             .memory_depth = 2, .memory_hidden = 6},
+    TitansGateAttention mag({.d_model = 4,
+                             .nhead = 2,
+                             .segment = 3,
+                             .window = 1,
+                             .memory_depth = 2,
+                             .memory_hidden = 6},
                             gen);
     const Var xs = Var::constant(Tensor::randn({1, 3, 4}, gen));
     Var alpha_logit = mag.alpha_logit;  // no forgetting: the loss can fall towards 0
@@ -83,8 +87,8 @@ TEST_SUITE("nn-titans") {
     Generator gen(53);
     for (int64_t depth : {1, 2}) {
       CAPTURE(depth);
-      const TitansHybridOptions o{.d_model = 8, .nhead = 2, .segment = 3, .window = 1,
-                                  .memory_depth = depth};
+      const TitansHybridOptions o{
+          .d_model = 8, .nhead = 2, .segment = 3, .window = 1, .memory_depth = depth};
       TitansGateAttention mag(o, gen);
       TitansLayerAttention mal(o, gen);
       // A non-empty initial memory, so the reads carry the input from the first write on.
@@ -95,7 +99,8 @@ TEST_SUITE("nn-titans") {
       }
       const Tensor x = Tensor::randn({1, 10, 8}, gen);
       NoGrad off;
-      for (const auto* layer : {static_cast<const Module*>(&mag), static_cast<const Module*>(&mal)}) {
+      for (const auto* layer :
+           {static_cast<const Module*>(&mag), static_cast<const Module*>(&mal)}) {
         const auto f = [&](const Tensor& in) {
           return layer == &mag ? mag.forward(Var::constant(in)).value()
                                : mal.forward(Var::constant(in)).value();
