@@ -60,6 +60,7 @@ namespace attn::experiments {
   X(linear_zoo)                  \
   X(attention_rank)              \
   X(ring_attention)              \
+  X(titans_memory)               \
   X(vit_patches)                 \
   X(scaling_law)                 \
   X(emergence)                   \
