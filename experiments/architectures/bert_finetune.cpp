@@ -156,6 +156,7 @@ void run(const Config& cfg, RunContext& ctx) {
                    cfg.get_int("finetune_batch"),
                    cfg.get_int("labelled"),
                    cfg.get_real("finetune_lr"),
+                   cfg.get_real("nsp_weight"),
                    ev.eval_size,
                    ev.eval_every,
                    cfg.get_int("seeds"),
@@ -180,7 +181,9 @@ Experiment bert_finetune() {
       .add_int("labelled", 32, "labelled training sentences of the downstream task", {.min = 1})
       .add_int("finetune_steps", 150, "steps of fine-tuning and of scratch training", {.min = 1})
       .add_int("finetune_batch", 16, "sentences per fine-tuning step", {.min = 1})
-      .add_real("finetune_lr", 1e-3, "fine-tuning and scratch learning rate", {.min = 0});
+      .add_real("finetune_lr", 1e-3, "fine-tuning and scratch learning rate", {.min = 0})
+      .add_real("nsp_weight", 10,
+                "weight of the next-sentence loss beside the masked-LM loss (BERT: 1)", {.min = 0});
   add_model_fields(e.config, {.d_model = 64, .nhead = 4, .num_layers = 2, .dim_ff = 128});
   add_optimizer_fields(
       e.config, {.steps = 600, .batch_size = 64, .lr = 1e-3, .schedule = "warmup", .warmup = 50});

@@ -69,7 +69,6 @@ SentencePool::SentencePool(int64_t num_sentences, uint64_t seed) {
     size_t subject = 0;
     while (!nouns_.count(s.words[subject])) ++subject;  // the grammar puts a noun in every NP
     s.subject = s.words[subject];
-    s.last_noun = s.words[s.words.size() - 2];
     // NP verb det [adj] noun: the word two after the verb is an adjective unless it is a noun.
     s.object_adjective = !nouns_.count(s.words[subject + 3]);
     longest_ = std::max(longest_, static_cast<int64_t>(s.words.size()));
@@ -83,7 +82,7 @@ SentencePool::SentencePool(int64_t num_sentences, uint64_t seed) {
     for (int64_t noun : nouns_)
       if (index[static_cast<size_t>(noun)].empty())
         throw Error(fmt::format(
-            "bert-finetune: no {} sentence starts with \"{}\"; {} sentences are too few for "
+            "bert-finetune: no {} sentence has the subject \"{}\"; {} sentences are too few for "
             "next-sentence pairs",
             p == Part::kTrain ? "training" : "held-out", vocab.token(noun), num_sentences));
   }
@@ -100,7 +99,7 @@ Batch SentencePool::draw_pairs(int64_t n, Part p, Generator& gen) const {
   for (int64_t r = 0; r < n; ++r) {
     const Sentence& first = all[static_cast<size_t>(gen.randint(count))];
     const bool next = gen.uniform() < 0.5;
-    const std::vector<size_t>& f = followers(p, first.last_noun);
+    const std::vector<size_t>& f = followers(p, first.subject);
     const size_t second = next ? f[static_cast<size_t>(gen.randint(static_cast<int64_t>(f.size())))]
                                : static_cast<size_t>(gen.randint(count));
     write_row(b.ids, r, pair_length(), longest_, {&first, &all[second]});

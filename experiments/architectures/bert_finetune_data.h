@@ -7,11 +7,11 @@
 //   Batch cls = pool.draw_sentences(64, Part::kHeldOut, gen);  // [CLS] S [SEP], label 1/0
 //
 // Next sentence. The corpus's lines are independent draws from the grammar, so two adjacent
-// lines share nothing a model could use. The pool therefore reads the corpus as chained stories:
-// a sentence's next sentence is one whose subject is the noun the sentence ended on ("... near
-// the river." -> "the old river carries ..."), as a text keeps talking about what it last named.
-// A pair is such a continuation half of the time (label 1) and a random sentence of the same
-// part otherwise (label 0, BERT's 50/50 rule); a random sentence continues the topic by chance
+// lines share nothing a model could use. The pool therefore reads the corpus as stories about
+// one protagonist: a sentence's next sentence is one with the same subject noun ("the fox
+// watches a kite." -> "a quiet fox finds the river."), as a text keeps talking about whom it is
+// about. A pair is such a continuation half of the time (label 1) and a random sentence of the
+// same part otherwise (label 0, BERT's 50/50 rule); a random sentence shares the subject by chance
 // one time in the number of nouns, so the best possible accuracy is 1 - 0.5 / nouns, not 1.
 //
 // The classification task: does the verb's object carry an adjective ("... watches a red kite")?
@@ -36,7 +36,6 @@ namespace attn::experiments::bert_pretrain {
 struct Sentence {
   std::vector<int64_t> words;  // token ids, the final "." included
   int64_t subject = 0;         // the id of its first noun
-  int64_t last_noun = 0;       // the id of the noun it ends on
   bool object_adjective = false;
 };
 
@@ -49,8 +48,8 @@ enum class Part { kTrain, kHeldOut };
 
 class SentencePool {
  public:
-  // Throws attn::Error when a part holds a noun that no sentence of the same part continues
-  // (too few sentences for next-sentence pairs).
+  // Throws attn::Error when a noun is the subject of no sentence of a part (too few sentences
+  // for next-sentence pairs).
   SentencePool(int64_t num_sentences, uint64_t seed);
 
   const data::Tokenizer& tokenizer() const { return *tokenizer_; }

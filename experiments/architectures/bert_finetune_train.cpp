@@ -21,6 +21,20 @@ Var cls_state(const Var& h) {
   return reshape(slice(h, 1, 0, 1), {h.shape()[0], h.shape()[2]});
 }
 
+// The mean of the hidden states over a row's tokens (padding left out): h (B,T,d), ids (B,T) ->
+// (B,d).
+Var mean_state(const Var& h, const Tensor& ids) {
+  const int64_t rows = ids.shape()[0], length = ids.shape()[1];
+  Tensor weights({rows, length, 1});
+  for (int64_t r = 0; r < rows; ++r) {
+    real tokens = 0;
+    for (int64_t t = 0; t < length; ++t) tokens += ids[r * length + t] != data::kPad;
+    for (int64_t t = 0; t < length; ++t)
+      weights[r * length + t] = ids[r * length + t] != data::kPad ? 1 / tokens : 0;
+  }
+  return sum(mul(h, Var(weights)), 1);
+}
+
 // An encoder with a two-way head on [CLS]: next-sentence prediction during pre-training, the
 // downstream label during fine-tuning (a new head each time, as BERT's fine-tuning adds one).
 class EncoderWithHead : public nn::Module {
@@ -33,8 +47,12 @@ class EncoderWithHead : public nn::Module {
   }
   // ids (B,T) -> hidden states (B,T,d), padding hidden from attention.
   Var encode(const Tensor& ids) { return encoder->encode(ids); }
-  // hidden states -> (B,2) logits of the [CLS] head.
+  // hidden states -> (B,2) logits of the head on [CLS] (next-sentence prediction).
   Var classify(const Var& h) const { return head->forward(cls_state(h)); }
+  // hidden states of ids -> (B,2) logits of the head on the mean over the tokens (downstream).
+  Var classify_mean(const Var& h, const Tensor& ids) const {
+    return head->forward(mean_state(h, ids));
+  }
   // hidden states -> (B,T,V) masked-LM logits (the tied head).
   Var mlm(const Var& h) const { return encoder->mlm_head->forward(h, encoder->tok_emb->weight); }
 
@@ -99,7 +117,8 @@ Pretrained pretrain(const Settings& w,
   // Ten evaluations of the held-out pairs (each costs about ten training steps).
   s.eval_every = std::max<int64_t>(1, w.pretrain.steps / 10);
   Pretrained p;
-  // One step: BERT's loss, the masked-LM cross-entropy plus the next-sentence cross-entropy.
+  // One step: BERT's loss, the masked-LM cross-entropy plus the next-sentence cross-entropy
+  // (weighted by w.nsp_weight; BERT's weight is 1).
   const train::TrainResult r = train::fit(
       model, s,
       [&](const train::BatchPart& part) {
@@ -107,7 +126,8 @@ Pretrained pretrain(const Settings& w,
         const data::MlmBatch m = data::mlm_mask(b.ids, pool.vocab_size(), data);
         const Var h = model.encode(part.rows(m.input));
         const Var mlm = cross_entropy(model.mlm(h), part.rows(m.labels), data::kIgnoreIndex);
-        return train::StepLoss{mlm + cross_entropy(model.classify(h), part.rows(b.labels))};
+        const Var nsp = cross_entropy(model.classify(h), part.rows(b.labels));
+        return train::StepLoss{mlm + nsp * w.nsp_weight};
       },
       [&](int64_t step) {
         NoGrad off;
@@ -152,12 +172,14 @@ Curve classify(const Settings& w,
         for (int64_t i = 0; i < s.batch_size; ++i)
           chosen.push_back(labelled[static_cast<size_t>(data.randint(w.labelled))]);
         const Batch b = pool.sentences(chosen);
+        const Tensor ids = part.rows(b.ids);
         return train::StepLoss{
-            cross_entropy(model.classify(model.encode(part.rows(b.ids))), part.rows(b.labels))};
+            cross_entropy(model.classify_mean(model.encode(ids), ids), part.rows(b.labels))};
       },
       [&](int64_t step) {
         NoGrad off;
-        const double a = kit::accuracy(model.classify(model.encode(held.ids)).value(), held.labels);
+        const double a = kit::accuracy(
+            model.classify_mean(model.encode(held.ids), held.ids).value(), held.labels);
         append(c, step, a);
         return train::Metrics{{"accuracy", a}};
       });

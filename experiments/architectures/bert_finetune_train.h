@@ -27,6 +27,7 @@ struct Settings {
   train::options::OptimizerSettings pretrain;  // the optimizer group: pre-training
   int64_t finetune_steps = 0, finetune_batch = 0, labelled = 0;
   double finetune_lr = 0;
+  double nsp_weight = 1;  // the next-sentence loss's weight in the pre-training loss
   int64_t eval_size = 0, eval_every = 0, seeds = 0;
   uint64_t seed = 0;
 };
