@@ -6,8 +6,10 @@
 //   Curve tuned = classify(w, ctx, pool, p.encoder, "fine-tuned seed 1", seed);
 //   Curve scratch = classify(w, ctx, pool, fresh_encoder(w, pool, init), "scratch seed 1", seed);
 //
-// The classifier reads the [CLS] position's hidden state through one new linear layer (BERT's
-// classification head without its pooler), as the NSP head does during pre-training.
+// Next-sentence prediction reads the [CLS] position's hidden state through a two-way linear head;
+// the downstream classifier reads the mean of the hidden states through a new one (after
+// NSP-weighted pre-training [CLS] holds the subject, which NSP needs and the downstream label
+// does not).
 #pragma once
 
 #include <cstdint>
