@@ -42,6 +42,7 @@ namespace attn::experiments {
   X(sinusoid_shift)              \
   X(rope_relative)               \
   X(gpt_bert_encdec)             \
+  X(bert_finetune)               \
   X(head_ablation)               \
   X(attention_shuffle)           \
   X(winograd_shortcut)           \
