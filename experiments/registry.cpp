@@ -57,6 +57,7 @@ namespace attn::experiments {
   X(sparse_challenge)            \
   X(attention_zoo)               \
   X(attention_rank)              \
+  X(svf_finetune)                \
   X(vit_patches)                 \
   X(scaling_law)                 \
   X(emergence)                   \

@@ -73,6 +73,7 @@ std::vector<LayerCase> variant_layer_cases();       // nn-variants: variant_laye
 std::vector<LayerCase> rnn_layer_cases();           // rnn: nn/rnn/rnn_layer_cases.cpp
 std::vector<LayerCase> position_layer_cases();      // positions: position_layer_cases.cpp
 std::vector<LayerCase> softmax_head_layer_cases();  // softmax heads: softmax_head_cases.cpp
+std::vector<LayerCase> finetune_layer_cases();      // SVF and LoRA: finetune_layer_cases.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<LayerCase>& layer_cases();
