@@ -42,14 +42,17 @@ Columns tall_columns(const Tensor& a) {
 
 // The rotation (c, s) that makes columns x and y (length r) orthogonal, or false when they
 // already are to the rounding of an r-term dot product (|x.y| <= r eps |x| |y|: asking for
-// less never ends, the rounding of the sums keeps a residue of that size). With alpha = |x|^2,
+// less never ends, the rounding of the sums keeps a residue of that size), or when either column
+// is below `negligible` (squared norm): a column that small is zero to the rounding of the whole
+// matrix, and rotating its residue against another never settles. With alpha = |x|^2,
 // beta = |y|^2, gamma = x.y, the angle solves tan(2 theta) = 2 gamma / (beta - alpha) (Golub &
 // Van Loan, §8.6.3): zeta = (beta - alpha) / (2 gamma), t = sign(zeta) / (|zeta| +
 // sqrt(1 + zeta^2)), c = 1 / sqrt(1 + t^2), s = c t.
-bool rotation(const double* x, const double* y, int64_t r, double& c, double& s) {
+bool rotation(const double* x, const double* y, int64_t r, double negligible, double& c, double& s) {
   double alpha = 0, beta = 0, gamma = 0;
   for (int64_t i = 0; i < r; ++i) alpha += x[i] * x[i], beta += y[i] * y[i], gamma += x[i] * y[i];
   const double tol = static_cast<double>(r) * std::numeric_limits<double>::epsilon();
+  if (std::min(alpha, beta) <= negligible) return false;
   if (gamma == 0 || std::abs(gamma) <= tol * std::sqrt(alpha * beta)) return false;
   const double zeta = (beta - alpha) / (2 * gamma);
   const double t = (zeta >= 0 ? 1.0 : -1.0) / (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
@@ -72,13 +75,18 @@ void rotate(double* x, double* y, int64_t n, int64_t stride, double c, double s)
 // well, so that at the end m_final = m_start vt (vt is the V of m = U S V^T).
 void orthogonalise(Columns& m, std::vector<double>* vt) {
   constexpr int kMaxSweeps = 100;
+  // (r c eps)^2 |m|_F^2: the squared size of the rounding the whole matrix carries.
+  double frobenius2 = 0;
+  for (double x : m.m) frobenius2 += x * x;
+  const double rounding = static_cast<double>(m.r * m.c) * std::numeric_limits<double>::epsilon();
+  const double negligible = rounding * rounding * frobenius2;
   bool rotated = true;
   for (int sweep = 0; sweep < kMaxSweeps && rotated; ++sweep) {
     rotated = false;
     for (int64_t p = 0; p + 1 < m.c; ++p)
       for (int64_t q = p + 1; q < m.c; ++q) {
         double c = 0, s = 0;
-        if (!rotation(m.col(p), m.col(q), m.r, c, s)) continue;
+        if (!rotation(m.col(p), m.col(q), m.r, negligible, c, s)) continue;
         rotated = true;
         rotate(m.col(p), m.col(q), m.r, 1, c, s);
         if (vt) rotate(vt->data() + p, vt->data() + q, m.c, m.c, c, s);

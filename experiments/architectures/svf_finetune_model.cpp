@@ -19,7 +19,7 @@ TaskModel::TaskModel(const ModelShape& shape, Generator& gen) : Module("SvfTaskM
   pos_ = register_module("pos", std::make_shared<nn::Embedding>(shape.seq_len, shape.d_model, gen));
   const char* names[kPerLayer] = {"q", "k", "v", "out", "ff1", "ff2"};
   for (int64_t l = 0; l < shape.num_layers; ++l) {
-    const std::string p = fmt::format("layers.{}.", l);
+    const std::string p = fmt::format("layer{}_", l);
     ln_attn_.push_back(register_module(p + "ln_attn", std::make_shared<nn::LayerNorm>(shape.d_model)));
     ln_ff_.push_back(register_module(p + "ln_ff", std::make_shared<nn::LayerNorm>(shape.d_model)));
     for (size_t i = 0; i < kPerLayer; ++i) {
@@ -66,7 +66,7 @@ void freeze(const nn::Module& m) {
 SvfAdapter::SvfAdapter(const TaskModel& base) : Module("SvfAdapter") {
   const auto& linears = base.adapted_linears();
   for (size_t i = 0; i < linears.size(); ++i)
-    layers.push_back(register_module(fmt::format("svf.{}", i),
+    layers.push_back(register_module(fmt::format("svf{}", i),
                                      std::make_shared<nn::SvfLinear>(*linears[i])));
 }
 
@@ -108,7 +108,7 @@ LoraAdapter::LoraAdapter(const TaskModel& base, int64_t rank, Generator& gen)
   const auto& linears = base.adapted_linears();
   for (size_t i = 0; i < linears.size(); ++i)
     layers.push_back(register_module(
-        fmt::format("lora.{}", i),
+        fmt::format("lora{}", i),
         std::make_shared<nn::LoraLinear>(*linears[i], rank, static_cast<double>(rank), gen)));
 }
 

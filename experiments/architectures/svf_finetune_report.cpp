@@ -177,7 +177,9 @@ void report(const Settings& w, const std::vector<SeedOutcome>& seeds, RunContext
                 learns.word, measured(learns))
       .needs_training(base_a, learned, "base model's task-A accuracy");
   cmp.add_exact("SVF forgets task A less than full fine-tuning", "yes", keeps.word,
-                measured(keeps))
+                measured(keeps) +
+                    "; one z_B serves every input, so task A runs under it too (z = 1 gives back "
+                    "the base exactly: the two-pass row)")
       .needs_training(base_a, learned, "base model's task-A accuracy")
       .needs_training(svf_gain, 0, "SVF's task-B gain over the base, beyond noise");
   cmp.add_exact("two passes beat every single z-vector on the mixed A+B set", "yes", two.word,

@@ -34,25 +34,25 @@ Tasks make_tasks(const Settings& w) {
 
 struct Batch {
   Tensor ids, targets;  // (N, 1 + seq_len): the marker, then the string; the scored answers
+  Tensor task;          // (N, 1): 0 for task A, 1 for task B
 };
 enum class Mix { kA, kB, kBoth };
-// kTokens: score the answer string (not the marker); kTask: score only position 0, whose answer
-// is the task's marker (what the first pass's classifier learns).
+// kTokens: the answer string is scored (not the marker); kTask: the task is, read at position 0
+// as marker B's logit against marker A's (what the first pass's classifier learns).
 enum class Target { kTokens, kTask };
 
-Batch draw(const Tasks& t, int64_t n, Mix mix, Target target, Generator& gen) {
+Batch draw(const Tasks& t, int64_t n, Mix mix, Generator& gen) {
   const int64_t len = t.a.config().max_len, width = len + 1;
-  Batch b{Tensor({n, width}), Tensor({n, width})};
+  Batch b{Tensor({n, width}), Tensor({n, width}), Tensor({n, 1})};
   for (int64_t r = 0; r < n; ++r) {
     const int task = mix == Mix::kBoth ? static_cast<int>(gen.randint(2)) : mix == Mix::kB;
     const data::Example ex = (task == 1 ? t.b : t.a).sample(gen);
-    const int64_t marker = t.vocab + task;
-    b.ids[r * width] = static_cast<real>(marker);
-    b.targets[r * width] = static_cast<real>(target == Target::kTask ? marker : data::kIgnoreIndex);
+    b.task[r] = static_cast<real>(task);
+    b.ids[r * width] = static_cast<real>(t.vocab + task);
+    b.targets[r * width] = static_cast<real>(data::kIgnoreIndex);
     for (int64_t i = 0; i < len; ++i) {
       b.ids[r * width + 1 + i] = static_cast<real>(ex.src[static_cast<size_t>(i)]);
-      b.targets[r * width + 1 + i] = static_cast<real>(
-          target == Target::kTokens ? ex.tgt[static_cast<size_t>(i)] : data::kIgnoreIndex);
+      b.targets[r * width + 1 + i] = static_cast<real>(ex.tgt[static_cast<size_t>(i)]);
     }
   }
   return b;
@@ -60,13 +60,15 @@ Batch draw(const Tasks& t, int64_t n, Mix mix, Target target, Generator& gen) {
 
 Batch subset(const Batch& b, const std::vector<int64_t>& rows) {
   const int64_t width = b.ids.size(1);
-  Batch s{Tensor({static_cast<int64_t>(rows.size()), width}),
-          Tensor({static_cast<int64_t>(rows.size()), width})};
-  for (size_t r = 0; r < rows.size(); ++r)
+  const int64_t n = static_cast<int64_t>(rows.size());
+  Batch s{Tensor({n, width}), Tensor({n, width}), Tensor({n, 1})};
+  for (size_t r = 0; r < rows.size(); ++r) {
+    s.task[static_cast<int64_t>(r)] = b.task[rows[r]];
     for (int64_t i = 0; i < width; ++i) {
       s.ids[static_cast<int64_t>(r) * width + i] = b.ids[rows[r] * width + i];
       s.targets[static_cast<int64_t>(r) * width + i] = b.targets[rows[r] * width + i];
     }
+  }
   return s;
 }
 
@@ -97,9 +99,13 @@ void fit_on(const RunContext& ctx, const Tasks& t, const Job& job, nn::Module& t
   s.batch_size = job.batch_size;
   s.optimizer.lr = job.lr;
   train::fit(trained, s, [&](const train::BatchPart& part) {
-    const Batch b = draw(t, s.batch_size, job.mix, job.target, data);
+    const Batch b = draw(t, s.batch_size, job.mix, data);
     const Var logits = model.forward(part.rows(b.ids), route);
-    return train::StepLoss{cross_entropy(logits, part.rows(b.targets), data::kIgnoreIndex)};
+    if (job.target == Target::kTokens)
+      return train::StepLoss{cross_entropy(logits, part.rows(b.targets), data::kIgnoreIndex)};
+    // (N,1,2): the two markers' logits at position 0, a two-class cross-entropy on the task.
+    const Var markers = slice(slice(logits, 1, 0, 1), 2, t.vocab, t.vocab + 2);
+    return train::StepLoss{cross_entropy(markers, part.rows(b.task))};
   });
 }
 
@@ -138,7 +144,7 @@ MixedOutcome mixed_set(const TaskModel& base, const SvfAdapter& svf, const SvfAd
     const int64_t n = set.ids.size(0), width = set.ids.size(1), v = logits.size(2);
     std::vector<int64_t> to_a, to_b;  // the first pass: marker B's logit above marker A's at 0
     for (int64_t r = 0; r < n; ++r) {
-      const real* row = &logits[r * width * v];
+      const real* row = logits.data() + r * width * v;
       const bool says_b = row[t.vocab + 1] > row[t.vocab];
       (says_b ? to_b : to_a).push_back(r);
       named += says_b == (task == 1);
@@ -160,9 +166,9 @@ SeedOutcome run_seed(const Settings& w, const RunContext& ctx, int64_t seed_inde
   const uint64_t seed = w.seed + 1000 * static_cast<uint64_t>(seed_index);
   const Tasks t = make_tasks(w);
   Generator init(seed), data(seed * 7 + 1), held(seed * 7 + 2);
-  const Batch held_a = draw(t, w.eval_size, Mix::kA, Target::kTokens, held);
-  const Batch held_b = draw(t, w.eval_size, Mix::kB, Target::kTokens, held);
-  const Batch few = draw(t, w.few_shot, Mix::kBoth, Target::kTokens, held);
+  const Batch held_a = draw(t, w.eval_size, Mix::kA, held);
+  const Batch held_b = draw(t, w.eval_size, Mix::kB, held);
+  const Batch few = draw(t, w.few_shot, Mix::kBoth, held);
   const ModelShape shape{t.vocab + 2, w.seq_len + 1, w.model.d_model, w.model.nhead,
                          w.model.num_layers, w.model.dim_ff};
   const std::string tag = fmt::format(" seed {}", seed_index);
