@@ -48,7 +48,8 @@ Columns tall_columns(const Tensor& a) {
 // beta = |y|^2, gamma = x.y, the angle solves tan(2 theta) = 2 gamma / (beta - alpha) (Golub &
 // Van Loan, §8.6.3): zeta = (beta - alpha) / (2 gamma), t = sign(zeta) / (|zeta| +
 // sqrt(1 + zeta^2)), c = 1 / sqrt(1 + t^2), s = c t.
-bool rotation(const double* x, const double* y, int64_t r, double negligible, double& c, double& s) {
+bool rotation(
+    const double* x, const double* y, int64_t r, double negligible, double& c, double& s) {
   double alpha = 0, beta = 0, gamma = 0;
   for (int64_t i = 0; i < r; ++i) alpha += x[i] * x[i], beta += y[i] * y[i], gamma += x[i] * y[i];
   const double tol = static_cast<double>(r) * std::numeric_limits<double>::epsilon();
@@ -136,7 +137,8 @@ Svd svd(const Tensor& a) {
     const double sj = s[static_cast<size_t>(src)];
     sv[j] = static_cast<real>(sj);
     const double* col = m.col(src);
-    for (int64_t i = 0; i < m.r; ++i) cols_out[i * k + j] = static_cast<real>(sj > 0 ? col[i] / sj : 0);
+    for (int64_t i = 0; i < m.r; ++i)
+      cols_out[i * k + j] = static_cast<real>(sj > 0 ? col[i] / sj : 0);
     for (int64_t i = 0; i < m.c; ++i)
       rot_out[i * k + j] = static_cast<real>(v[static_cast<size_t>(i * m.c + src)]);
   }

@@ -48,13 +48,14 @@ void run(const Config& cfg, RunContext& ctx) {
 void check(const Config& c) {
   check_model(c);
   if (c.get_string("task_a") == c.get_string("task_b"))
-    throw UsageError(fmt::format("svf-finetune: --task_a and --task_b are both {}",
-                                 c.get_string("task_a")));
+    throw UsageError(
+        fmt::format("svf-finetune: --task_a and --task_b are both {}", c.get_string("task_a")));
   const int64_t widest = std::min(c.get_int("d_model"), c.get_int("dim_ff"));
   for (int64_t r : c.get_ints("lora_ranks"))
     if (r < 1 || r > widest)
       throw UsageError(fmt::format(
-          "svf-finetune: --lora_ranks {} is outside [1, {}] (min of d_model and dim_ff)", r, widest));
+          "svf-finetune: --lora_ranks {} is outside [1, {}] (min of d_model and dim_ff)", r,
+          widest));
 }
 
 }  // namespace
@@ -65,7 +66,8 @@ Experiment svf_finetune() {
   e.source = "004 §4.2";
   e.purpose = "Transformer²: z-vectors scale singular values; two passes pick the z";
   e.typical_time = "~1 min";
-  e.config.add_int("seeds", 3, "seeds (their spread judges the comparisons)", {.min = 1, .max = 20});
+  e.config.add_int("seeds", 3, "seeds (their spread judges the comparisons)",
+                   {.min = 1, .max = 20});
   e.config.add_string("task_a", "reverse", "the base model's task", kOps);
   e.config.add_string("task_b", "sort", "the new task the methods fine-tune for", kOps);
   e.config.add_int("seq_len", 8, "letters per string (the marker adds one position)",
@@ -82,8 +84,8 @@ Experiment svf_finetune() {
   add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2, .dim_ff = 64});
   add_optimizer_fields(e.config, {.steps = 1000, .batch_size = 64, .lr = 3e-3});
   add_eval_fields(e.config, {.eval_size = 500});
-  e.quick = {{"steps", "60"},          {"finetune_steps", "30"}, {"classifier_steps", "20"},
-             {"seeds", "2"},           {"eval_size", "100"},     {"few_shot", "16"}};
+  e.quick = {{"steps", "60"}, {"finetune_steps", "30"}, {"classifier_steps", "20"},
+             {"seeds", "2"},  {"eval_size", "100"},     {"few_shot", "16"}};
   e.check = check;
   e.run = run;
   return e;

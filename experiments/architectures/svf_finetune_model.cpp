@@ -14,13 +14,15 @@ namespace {
 constexpr size_t kPerLayer = 6;  // q, k, v, out, ff1, ff2
 }
 
-TaskModel::TaskModel(const ModelShape& shape, Generator& gen) : Module("SvfTaskModel"), shape_(shape) {
+TaskModel::TaskModel(const ModelShape& shape, Generator& gen)
+    : Module("SvfTaskModel"), shape_(shape) {
   tok_ = register_module("tok", std::make_shared<nn::Embedding>(shape.vocab, shape.d_model, gen));
   pos_ = register_module("pos", std::make_shared<nn::Embedding>(shape.seq_len, shape.d_model, gen));
   const char* names[kPerLayer] = {"q", "k", "v", "out", "ff1", "ff2"};
   for (int64_t l = 0; l < shape.num_layers; ++l) {
     const std::string p = fmt::format("layer{}_", l);
-    ln_attn_.push_back(register_module(p + "ln_attn", std::make_shared<nn::LayerNorm>(shape.d_model)));
+    ln_attn_.push_back(
+        register_module(p + "ln_attn", std::make_shared<nn::LayerNorm>(shape.d_model)));
     ln_ff_.push_back(register_module(p + "ln_ff", std::make_shared<nn::LayerNorm>(shape.d_model)));
     for (size_t i = 0; i < kPerLayer; ++i) {
       const int64_t in = i == 5 ? shape.dim_ff : shape.d_model;
@@ -66,8 +68,8 @@ void freeze(const nn::Module& m) {
 SvfAdapter::SvfAdapter(const TaskModel& base) : Module("SvfAdapter") {
   const auto& linears = base.adapted_linears();
   for (size_t i = 0; i < linears.size(); ++i)
-    layers.push_back(register_module(fmt::format("svf{}", i),
-                                     std::make_shared<nn::SvfLinear>(*linears[i])));
+    layers.push_back(
+        register_module(fmt::format("svf{}", i), std::make_shared<nn::SvfLinear>(*linears[i])));
 }
 
 LinearRoute SvfAdapter::route() const {
@@ -75,9 +77,8 @@ LinearRoute SvfAdapter::route() const {
 }
 
 LinearRoute SvfAdapter::route_with(const ZVectors& z) const {
-  return [this, z](size_t i, const Var& x) {
-    return layers[i]->forward_with(x, Var::constant(z[i]));
-  };
+  return
+      [this, z](size_t i, const Var& x) { return layers[i]->forward_with(x, Var::constant(z[i])); };
 }
 
 ZVectors SvfAdapter::z_values() const {

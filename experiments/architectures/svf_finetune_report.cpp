@@ -93,11 +93,13 @@ void results_and_table(const Settings& w, const std::vector<SeedOutcome>& seeds,
       {"oracle", &MixedOutcome::oracle},     {"first_pass", &MixedOutcome::first_pass},
       {"alpha", &MixedOutcome::alpha}};
   const std::vector<std::string> labels = {
-      "every input under z_A (the base model)", "every input under z_B",
+      "every input under z_A (the base model)",
+      "every input under z_B",
       "every input under the few-shot mix a z_A + (1 - a) z_B",
       "two passes: the first names the task, the second runs its z",
       "the true task's z (the ceiling of two passes)",
-      "first pass: share of inputs whose task it names", "the few-shot mix's a"};
+      "first pass: share of inputs whose task it names",
+      "the few-shot mix's a"};
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto col = mixed_column(seeds, rows[i].second);
     ctx.result("mixed_" + rows[i].first, col);
@@ -155,12 +157,14 @@ void report(const Settings& w, const std::vector<SeedOutcome>& seeds, RunContext
   const Verdict keeps = above(method_column(seeds, svf, &MethodOutcome::retention_a),
                               method_column(seeds, full, &MethodOutcome::retention_a), n);
   std::vector<double> best_single;
-  for (const SeedOutcome& o : seeds) best_single.push_back(std::max(o.mixed.only_a, o.mixed.only_b));
+  for (const SeedOutcome& o : seeds)
+    best_single.push_back(std::max(o.mixed.only_a, o.mixed.only_b));
   const Verdict two = above(mixed_column(seeds, &MixedOutcome::two_pass), best_single, n);
   // A base model that did not learn A (chance is 1 / letters), or an SVF that did not learn B,
   // leaves the rows about forgetting and mixing nothing to compare.
   const double base_a = kit::mean_of(kit::column(seeds, &SeedOutcome::base_a));
-  const double chance = 1.0 / static_cast<double>(w.letters), learned = chance + 3 * 0.5 / std::sqrt(n);
+  const double chance = 1.0 / static_cast<double>(w.letters),
+               learned = chance + 3 * 0.5 / std::sqrt(n);
   const double svf_gain = learns.mean - learns.noise;
 
   DocumentComparison cmp(

@@ -72,7 +72,10 @@ Batch subset(const Batch& b, const std::vector<int64_t>& rows) {
   return s;
 }
 
-void add_accuracy(const TaskModel& m, const LinearRoute& route, const Batch& b, kit::Accuracy& acc) {
+void add_accuracy(const TaskModel& m,
+                  const LinearRoute& route,
+                  const Batch& b,
+                  kit::Accuracy& acc) {
   NoGrad off;
   acc.add(m.forward(b.ids, route).value(), b.targets, data::kIgnoreIndex);
 }
@@ -93,8 +96,13 @@ struct Job {
   Target target = Target::kTokens;
 };
 
-void fit_on(const RunContext& ctx, const Tasks& t, const Job& job, nn::Module& trained,
-            const TaskModel& model, const LinearRoute& route, Generator& data) {
+void fit_on(const RunContext& ctx,
+            const Tasks& t,
+            const Job& job,
+            nn::Module& trained,
+            const TaskModel& model,
+            const LinearRoute& route,
+            Generator& data) {
   train::FitSettings s = kit::fit_settings(ctx, job.name, job.steps);
   s.batch_size = job.batch_size;
   s.optimizer.lr = job.lr;
@@ -109,17 +117,27 @@ void fit_on(const RunContext& ctx, const Tasks& t, const Job& job, nn::Module& t
   });
 }
 
-MethodOutcome measure(const std::string& name, const nn::Module& trained, const TaskModel& m,
-                      const LinearRoute& route, const Batch& held_a, const Batch& held_b) {
+MethodOutcome measure(const std::string& name,
+                      const nn::Module& trained,
+                      const TaskModel& m,
+                      const LinearRoute& route,
+                      const Batch& held_a,
+                      const Batch& held_b) {
   return {name, kit::count_parameters(trained), accuracy(m, route, held_b),
           accuracy(m, route, held_a)};
 }
 
 // Transformer²'s inference on the mixed set: single z-vectors, the best fixed mixture found on
 // the few-shot set, and the two passes (classify the task, then run under its z).
-MixedOutcome mixed_set(const TaskModel& base, const SvfAdapter& svf, const SvfAdapter& classifier,
-                       const ZVectors& z_a, const ZVectors& z_b, const Tasks& t,
-                       const Batch& held_a, const Batch& held_b, const Batch& few) {
+MixedOutcome mixed_set(const TaskModel& base,
+                       const SvfAdapter& svf,
+                       const SvfAdapter& classifier,
+                       const ZVectors& z_a,
+                       const ZVectors& z_b,
+                       const Tasks& t,
+                       const Batch& held_a,
+                       const Batch& held_b,
+                       const Batch& few) {
   MixedOutcome m;
   auto on_both = [&](const ZVectors& z) {
     kit::Accuracy acc;
@@ -169,14 +187,18 @@ SeedOutcome run_seed(const Settings& w, const RunContext& ctx, int64_t seed_inde
   const Batch held_a = draw(t, w.eval_size, Mix::kA, held);
   const Batch held_b = draw(t, w.eval_size, Mix::kB, held);
   const Batch few = draw(t, w.few_shot, Mix::kBoth, held);
-  const ModelShape shape{t.vocab + 2, w.seq_len + 1, w.model.d_model, w.model.nhead,
-                         w.model.num_layers, w.model.dim_ff};
+  const ModelShape shape{t.vocab + 2,   w.seq_len + 1,      w.model.d_model,
+                         w.model.nhead, w.model.num_layers, w.model.dim_ff};
   const std::string tag = fmt::format(" seed {}", seed_index);
   auto job = [&](const std::string& name, Mix mix, Target target = Target::kTokens) {
     const bool base = mix == Mix::kA;
-    return Job{name + tag, base ? w.base.steps : (target == Target::kTask ? w.classifier_steps
-                                                                            : w.finetune_steps),
-               w.base.batch_size, base ? w.base.lr : w.finetune_lr, mix, target};
+    return Job{
+        name + tag,
+        base ? w.base.steps : (target == Target::kTask ? w.classifier_steps : w.finetune_steps),
+        w.base.batch_size,
+        base ? w.base.lr : w.finetune_lr,
+        mix,
+        target};
   };
 
   SeedOutcome o;
@@ -206,8 +228,8 @@ SeedOutcome run_seed(const Settings& w, const RunContext& ctx, int64_t seed_inde
   SvfAdapter classifier(base);
   fit_on(ctx, t, job("SVF task classifier", Mix::kBoth, Target::kTask), classifier, base,
          classifier.route(), data);
-  o.mixed = mixed_set(base, svf_b, classifier, svf_b.ones(), svf_b.z_values(), t, held_a, held_b,
-                      few);
+  o.mixed =
+      mixed_set(base, svf_b, classifier, svf_b.ones(), svf_b.z_values(), t, held_a, held_b, few);
   return o;
 }
 

@@ -34,23 +34,23 @@ struct Settings {
 
 // One way of learning task B from the base model.
 struct MethodOutcome {
-  std::string name;          // "full", "LoRA r=1", "SVF"
-  int64_t trainable = 0;     // kit::count_parameters of what the fit trained
-  double accuracy_b = 0;     // held-out token accuracy on task B after fine-tuning
-  double retention_a = 0;    // the same model's token accuracy on task A
+  std::string name;        // "full", "LoRA r=1", "SVF"
+  int64_t trainable = 0;   // kit::count_parameters of what the fit trained
+  double accuracy_b = 0;   // held-out token accuracy on task B after fine-tuning
+  double retention_a = 0;  // the same model's token accuracy on task A
 };
 
 // Token accuracies on the mixed held-out set (eval_size strings of each task).
 struct MixedOutcome {
-  double only_a = 0, only_b = 0;  // every input under z_A (the base) / under z_B
+  double only_a = 0, only_b = 0;   // every input under z_A (the base) / under z_B
   double best_mix = 0, alpha = 0;  // a z_A + (1 - a) z_B, a chosen on the few-shot set
-  double two_pass = 0;            // the first pass's task decides the z of the second
-  double oracle = 0;              // the true task decides (the ceiling of two_pass)
-  double first_pass = 0;          // the share of inputs whose task the first pass names right
+  double two_pass = 0;             // the first pass's task decides the z of the second
+  double oracle = 0;               // the true task decides (the ceiling of two_pass)
+  double first_pass = 0;           // the share of inputs whose task the first pass names right
 };
 
 struct SeedOutcome {
-  double base_a = 0, base_b = 0;  // the base model's token accuracy on A and on B
+  double base_a = 0, base_b = 0;       // the base model's token accuracy on A and on B
   std::vector<MethodOutcome> methods;  // full, LoRA per rank, SVF
   MixedOutcome mixed;
   int64_t svf_expected = 0;  // sum of min(out, in) over the adapted matrices

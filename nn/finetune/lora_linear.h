@@ -5,7 +5,8 @@
 //   attn::nn::Linear fc(16, 32, true, gen);                    // ... trained on task A
 //   attn::nn::LoraLinear lora(fc, /*rank=*/2, /*alpha=*/2, gen);  // B = 0: exactly fc at first
 //   attn::Var y = lora.forward(x);                             // x (..., 16) -> (..., 32)
-//   lora.named_parameters();                                   // {"lora_A", (2,16)}, {"lora_B", (32,2)}
+//   lora.named_parameters();                                   // {"lora_A", (2,16)}, {"lora_B",
+//   (32,2)}
 //
 // As PEFT initialises it: A kaiming_uniform_(a = sqrt(5)) (nn.Linear's weight rule), B zeros, so
 // fine-tuning starts from the trained layer. The forward pass never forms B A: y = x W^T + b +

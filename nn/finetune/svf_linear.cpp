@@ -22,12 +22,14 @@ SvfLinear::SvfLinear(const Linear& base)
   z = register_parameter("z", Tensor::ones({k_}));
 }
 
-Var SvfLinear::forward(const Var& x) const { return forward_with(x, z); }
+Var SvfLinear::forward(const Var& x) const {
+  return forward_with(x, z);
+}
 
 Var SvfLinear::forward_with(const Var& x, const Var& zv) const {
   if (x.rank() < 2 || x.size(x.rank() - 1) != in_)
-    throw Error(fmt::format("SvfLinear: input must be (..., {}), got {}", in_,
-                            shape_str(x.shape())));
+    throw Error(
+        fmt::format("SvfLinear: input must be (..., {}), got {}", in_, shape_str(x.shape())));
   if (zv.rank() != 1 || zv.size(0) != k_)
     throw Error(fmt::format("SvfLinear: z must be ({}), got {}", k_, shape_str(zv.shape())));
   // (..., in) (in, k) -> (..., k): the input's coordinates along the right singular vectors.

@@ -13,14 +13,14 @@ std::vector<LayerCase> finetune_layer_cases() {
 
   // A wide (4 -> 6) base with a bias: z has min(6, 4) = 4 entries; tanh makes the output
   // non-linear in z (x V and U are fixed, so y alone is linear in z).
-  rows.push_back({"svf_linear/own_z", [](Generator& gen) {
-                    const Linear base(4, 6, true, gen);
-                    auto m = std::make_shared<SvfLinear>(base);
-                    perturb_parameters(*m, gen);
-                    Var x(Tensor::randn({2, 3, 4}, gen), true);
-                    return LayerInstance{m, module_leaves(*m, {x}),
-                                         [m, x] { return tanh(m->forward(x)); }};
-                  }});
+  rows.push_back(
+      {"svf_linear/own_z", [](Generator& gen) {
+         const Linear base(4, 6, true, gen);
+         auto m = std::make_shared<SvfLinear>(base);
+         perturb_parameters(*m, gen);
+         Var x(Tensor::randn({2, 3, 4}, gen), true);
+         return LayerInstance{m, module_leaves(*m, {x}), [m, x] { return tanh(m->forward(x)); }};
+       }});
 
   // Transformer²'s second pass: two z-vectors mixed, 0.3 z1 + 0.7 z2, on a tall (5 -> 3) base
   // without a bias.
@@ -31,19 +31,20 @@ std::vector<LayerCase> finetune_layer_cases() {
                     Var z2(Tensor::randn({3}, gen), true);
                     Var x(Tensor::randn({2, 5}, gen), true);
                     return LayerInstance{m, {z1, z2, x}, [m, z1, z2, x] {
-                                           const Var z = add(mul_scalar(z1, 0.3), mul_scalar(z2, 0.7));
+                                           const Var z =
+                                               add(mul_scalar(z1, 0.3), mul_scalar(z2, 0.7));
                                            return tanh(m->forward_with(x, z));
                                          }};
                   }});
 
-  rows.push_back({"lora_linear/rank_2", [](Generator& gen) {
-                    const Linear base(4, 5, true, gen);
-                    auto m = std::make_shared<LoraLinear>(base, 2, 3.0, gen);
-                    perturb_parameters(*m, gen);  // B != 0, so A's gradient is not zero
-                    Var x(Tensor::randn({2, 3, 4}, gen), true);
-                    return LayerInstance{m, module_leaves(*m, {x}),
-                                         [m, x] { return tanh(m->forward(x)); }};
-                  }});
+  rows.push_back(
+      {"lora_linear/rank_2", [](Generator& gen) {
+         const Linear base(4, 5, true, gen);
+         auto m = std::make_shared<LoraLinear>(base, 2, 3.0, gen);
+         perturb_parameters(*m, gen);  // B != 0, so A's gradient is not zero
+         Var x(Tensor::randn({2, 3, 4}, gen), true);
+         return LayerInstance{m, module_leaves(*m, {x}), [m, x] { return tanh(m->forward(x)); }};
+       }});
   return rows;
 }
 

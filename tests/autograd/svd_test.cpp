@@ -68,7 +68,8 @@ TEST_SUITE("autograd") {
   TEST_CASE("svd of a rank-deficient matrix: zero singular values, the product still exact") {
     Tensor a = Tensor::zeros({4, 3});
     for (int64_t i = 0; i < 4; ++i)
-      for (int64_t j = 0; j < 3; ++j) a[i * 3 + j] = static_cast<real>((i + 1) * (j + 2));  // rank 1
+      for (int64_t j = 0; j < 3; ++j)
+        a[i * 3 + j] = static_cast<real>((i + 1) * (j + 2));  // rank 1
     const Svd d = svd(a);
     CHECK(d.s[1] < 1e-5 * d.s[0]);
     CHECK(rebuild_error(a, d) < 1e-4);
