@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib/checks.sh" "$@"
 listed svf-finetune "004 §4.2"
 expect 2 "--task_a and --task_b are both reverse" run svf-finetune --task_b reverse --out "$tmp/bad"
 [[ -e "$tmp/bad" ]] && fail "a refused svf-finetune wrote $tmp/bad" || pass "no folder for bad"
-expect 2 "--lora_ranks 40 is outside \[1, 32\]" run svf-finetune --lora_ranks 1,40 --out "$tmp/bad2"
+expect 2 "--lora_ranks 40 is outside [1, 32]" run svf-finetune --lora_ranks 1,40 --out "$tmp/bad2"
 expect 2 "--nhead 3 must divide --d_model 32" run svf-finetune --nhead 3 --out "$tmp/bad3"
 check svf-finetune '
 # d_model 32, dim_ff 64, 2 layers; per layer q, k, v, out (32x32), ff1 (64x32), ff2 (32x64).
