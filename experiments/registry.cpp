@@ -62,6 +62,7 @@ namespace attn::experiments {
   X(attention_rank)              \
   X(ring_attention)              \
   X(titans_memory)               \
+  X(svf_finetune)                \
   X(vit_patches)                 \
   X(scaling_law)                 \
   X(emergence)                   \

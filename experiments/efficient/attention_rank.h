@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "autograd/linalg/svd.h"
 #include "autograd/tensor.h"
 #include "experiments/config.h"
 #include "experiments/report/compare.h"
@@ -20,11 +21,9 @@ class RunContext;
 
 namespace attn::experiments::rank {
 
-// The singular values of a (R,C) matrix, largest first, by one-sided Jacobi rotations (Hestenes)
-// in double: columns are rotated pairwise until every pair is orthogonal to rounding; the
-// singular values are then the column norms. Exact to double rounding, slow only for large C
-// (O(R C^2) per sweep, ~10 sweeps): fine at C <= 256.
-std::vector<double> singular_values(const Tensor& a);
+// The singular values of a (R,C) matrix, largest first, in double: one-sided Jacobi rotations
+// (autograd/linalg/svd.h, shared with nn::SvfLinear).
+using linalg::singular_values;
 
 // Relative threshold of the numerical rank: singular values below s_max * n * eps(float32) are
 // indistinguishable from the rounding of a float32 matrix of side n (each entry carries a

@@ -58,6 +58,7 @@ const std::vector<LayerCase>& layer_cases() {
     for (LayerCase& c : softmax_head_layer_cases()) rows.push_back(std::move(c));
     for (LayerCase& c : zoo_layer_cases()) rows.push_back(std::move(c));
     for (LayerCase& c : titans_layer_cases()) rows.push_back(std::move(c));
+    for (LayerCase& c : finetune_layer_cases()) rows.push_back(std::move(c));
     std::set<std::string> seen;
     for (const LayerCase& c : rows)
       if (!seen.insert(c.name).second)

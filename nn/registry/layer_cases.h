@@ -75,6 +75,7 @@ std::vector<LayerCase> position_layer_cases();      // positions: position_layer
 std::vector<LayerCase> softmax_head_layer_cases();  // softmax heads: softmax_head_cases.cpp
 std::vector<LayerCase> zoo_layer_cases();           // linear-zoo's layers: zoo_layer_cases.cpp
 std::vector<LayerCase> titans_layer_cases();        // Titans: titans_layer_cases.cpp
+std::vector<LayerCase> finetune_layer_cases();      // SVF and LoRA: finetune_layer_cases.cpp
 
 // Every row, in a stable order; names are unique.
 const std::vector<LayerCase>& layer_cases();

@@ -84,8 +84,8 @@ caught "a covered item without a row" "covered, but no comparison row named" \
 grep -v '^  softmax-dispersion ' "$tmp/listing" >"$tmp/listing-short"
 caught "a listed experiment missing from attnlab list" "experiment 'softmax-dispersion' is not in \`attnlab list\`" \
   '' "$tmp/listing-short"
-{ cat "$tmp/listing"; echo "  svf-finetune              004 §4.2   ~1 s   (a new experiment)"; } \
+{ cat "$tmp/listing"; echo "  ring-attention            001        ~1 s   (a new experiment)"; } \
   >"$tmp/listing-built"
-caught "a planned experiment that is built" "svf-finetune is in \`attnlab list\` now" \
+caught "a planned experiment that is built" "ring-attention is in \`attnlab list\` now" \
   '' "$tmp/listing-built"
 finish
