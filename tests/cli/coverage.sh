@@ -84,8 +84,10 @@ caught "a covered item without a row" "covered, but no comparison row named" \
 grep -v '^  softmax-dispersion ' "$tmp/listing" >"$tmp/listing-short"
 caught "a listed experiment missing from attnlab list" "experiment 'softmax-dispersion' is not in \`attnlab list\`" \
   '' "$tmp/listing-short"
-{ cat "$tmp/listing"; echo "  ring-attention            001        ~1 s   (a new experiment)"; } \
+# Every planned experiment is built by now: the mutation plans one for a missing item and lists it.
+{ cat "$tmp/listing"; echo "  kv-quant                  (none)     ~1 s   (a new experiment)"; } \
   >"$tmp/listing-built"
-caught "a planned experiment that is built" "ring-attention is in \`attnlab list\` now" \
-  '' "$tmp/listing-built"
+caught "a planned experiment that is built" "kv-quant is in \`attnlab list\` now" \
+  '0,/| missing | — |/s//| missing | `kv-quant (planned)` |/
+/^|---|---|---|$/a | `kv-quant` | 11 | a planned experiment |' "$tmp/listing-built"
 finish
