@@ -80,20 +80,23 @@ std::vector<double> seed_differences(const Measured& r,
   return d;
 }
 
-// "yes" when the mean difference over seeds exceeds two standard errors of that mean.
+// "yes" when the mean difference over seeds exceeds two standard errors of that mean, "no"
+// when it is below minus two; in between the seeds cannot tell (not judged, more --seeds).
 Comparison& add_beats(DocumentComparison& cmp,
                       const std::string& name,
                       const std::vector<double>& diffs,
                       const std::string& what) {
   const kit::Spread s = kit::spread_of(diffs);
   const double se = s.sd / std::sqrt(static_cast<double>(diffs.size()));
-  const bool beats = s.mean > 2 * se && s.mean > 0;
+  const bool beats = s.mean > 2 * se && s.mean > 0, loses = s.mean < -2 * se && s.mean < 0;
   const std::string measured =
       fmt::format("{} = {:+.3f}, 2 se over {} seeds {:.3f}", what, s.mean, diffs.size(), 2 * se);
   return cmp
       .add_exact(name, "yes", kit::yes_no(beats),
-                 beats ? measured : "measured: " + measured + " (no gain beyond the spread)")
-      .not_judged_if(diffs.size() < 2, "one seed has no spread (--seeds >= 2)");
+                 loses ? "measured: " + measured + " (the other is better)" : measured)
+      .not_judged_if(diffs.size() < 2, "one seed has no spread (--seeds >= 2)")
+      .not_judged_if(!beats && !loses,
+                     fmt::format("the gap is within 2 se of 0 ({}; more --seeds)", measured));
 }
 
 void report(const Config& cfg, RunContext& ctx, const Measured& r) {
