@@ -34,9 +34,10 @@
 #     name a covered or partly item's note quotes in backticks (other than ok, DIFFERS,
 #     not judged and --flags).
 # The script then breaks copies of the page and of the listing on purpose and expects each
-# break to be caught: an experiment dropped from the tables, a misnamed row (in the row cell and
-# in a note), a row given to another experiment, an unlisted experiment, a stale count, a covered
-# item without a row, an experiment gone from the listing, a planned experiment that exists.
+# break to be caught: an item mapped twice, an experiment dropped from the tables, a misnamed row
+# (in the row cell and in a note), a row given to another experiment, an unlisted experiment, a
+# stale count, a covered item without a row, an experiment gone from the listing, a planned
+# experiment that exists.
 #   tests/cli/coverage.sh BUILD_DIR
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
@@ -84,6 +85,7 @@ caught "a covered item without a row" "covered, but no comparison row named" \
 grep -v '^  softmax-dispersion ' "$tmp/listing" >"$tmp/listing-short"
 caught "a listed experiment missing from attnlab list" "experiment 'softmax-dispersion' is not in \`attnlab list\`" \
   '' "$tmp/listing-short"
+caught "an item mapped twice" "is mapped twice" '/^| §5.1 | per-layer cost/p'
 # Every planned experiment is built by now: the mutation plans one for a missing item and lists it.
 { cat "$tmp/listing"; echo "  kv-quant                  (none)     ~1 s   (a new experiment)"; } \
   >"$tmp/listing-built"

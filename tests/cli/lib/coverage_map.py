@@ -352,10 +352,16 @@ def check(listing_path, doc=DOC):
             problems.append((0, "no item table under a '## %s ...' heading" % document))
     rows, mapped = RowChecker(), set()  # mapped: (experiment, document) of covered/partly
     for document in sorted(tables):
+        first_line = {}  # (section, item) -> the line that maps it: an item is mapped once
         for row in tables[document]:
             if row["cells"] != len(COLUMNS):
                 problems.append((row["line"], "a row of %d cells" % row["cells"]))
                 continue
+            key = (row["section"], row["item"])
+            if key in first_line:
+                problems.append((row["line"], "%s's item %r is mapped twice (also line %d)"
+                                 % (document, row["item"], first_line[key])))
+            first_line.setdefault(key, row["line"])
             problems += [(row["line"], p) for p in check_row(row, listing, planned, rows)]
             if row["status"] in ("covered", "partly"):
                 mapped.add((unquote(row["experiment"].replace("`", "")), document))
