@@ -48,12 +48,15 @@ std::vector<LayerCase> zoo_layer_cases() {
   rows.push_back(module_row<SanaBlock>(
       "sana_block/causal", 4, [](Generator& g) { return std::make_shared<SanaBlock>(4, 2, 3, g); },
       [](const SanaBlock& m, const Var& x) { return m.forward(x); }));
-  for (const auto& [suffix, kind] :
-       {std::pair{"simple", Refinement::kSimple}, std::pair{"additive", Refinement::kAdditive}})
+  // A plain pair, not a structured binding: clang 14 (the fuzz build) cannot capture a binding.
+  for (const auto& variant :
+       {std::pair{"simple", Refinement::kSimple}, std::pair{"additive", Refinement::kAdditive}}) {
+    const Refinement kind = variant.second;
     rows.push_back(module_row<RefinedAttention>(
-        std::string("refined_attention/") + suffix, 3,
+        std::string("refined_attention/") + variant.first, 3,
         [kind](Generator& g) { return std::make_shared<RefinedAttention>(4, 2, 5, 2, kind, g); },
         [](const RefinedAttention& m, const Var& x) { return m.forward(x); }));
+  }
   return rows;
 }
 
