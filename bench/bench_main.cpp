@@ -48,6 +48,8 @@ nlohmann::json to_json(const CaseResult& r) {
           {"min_ms", r.min_ms},
           {"max_ms", r.max_ms},
           {"gflops", r.gflops},
+          {"cpu_ms", r.cpu_ms},
+          {"gflops_per_cpu_s", r.gflops_per_cpu_s},
           {"tokens_per_s", r.tokens_per_s},
           {"peak_tensor_mib", mib(r.peak_tensor_bytes)},
           {"peak_rss_mib", mib(r.peak_rss_bytes)}};

@@ -4,11 +4,25 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 #include "autograd/kernels/buffer_pool.h"
 #include "autograd/tape.h"
 
 namespace attn::bench {
+
+namespace {
+
+// CPU time of the whole process (every thread), in seconds: on a machine that other jobs share,
+// the time slices they take are not counted, so a rate per CPU second compares with the FMA
+// peak of bench/micro/fma_peak.cpp, which is measured the same way.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+}  // namespace
 
 int64_t peak_rss_bytes() {
   rusage usage{};
@@ -27,11 +41,13 @@ CaseResult measure(const BenchCase& c, int warmup, int steps) {
   for (int i = 0; i < warmup; ++i) c.step();
   std::vector<double> ms;
   ms.reserve(steps);
+  const double cpu_start = process_cpu_seconds();
   for (int i = 0; i < steps; ++i) {
     const auto t0 = Clock::now();
     c.step();
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
+  const double cpu_seconds = process_cpu_seconds() - cpu_start;
   tape().clear();  // a forward-only case leaves its last graph behind
   CaseResult r;
   r.workload = c.workload;
@@ -47,6 +63,8 @@ CaseResult measure(const BenchCase& c, int warmup, int steps) {
   r.median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
   r.min_ms = ms.front();
   r.max_ms = ms.back();
+  r.cpu_ms = 1e3 * cpu_seconds / static_cast<double>(n);
+  if (cpu_seconds > 0) r.gflops_per_cpu_s = c.flops * static_cast<double>(n) / cpu_seconds * 1e-9;
   if (r.median_ms > 0) {
     r.gflops = c.flops / (r.median_ms * 1e-3) * 1e-9;
     r.tokens_per_s = c.tokens / (r.median_ms * 1e-3);

@@ -3,6 +3,7 @@
 //   BenchCase c{"W3", "attention fwd T=256", flops_per_step, tokens_per_step, [&] { step(); }};
 //   CaseResult r = measure(c, /*warmup=*/3, /*steps=*/20);
 //   r.median_ms; r.gflops; r.tokens_per_s; r.peak_tensor_bytes;
+//   r.gflops_per_cpu_s;   // the rate per second of CPU time, to read against the FMA peak
 //
 // Each step is timed on its own with a steady clock, so the median ignores the steps that
 // another process on the machine interrupted. FLOPs are counted by the workload from the
@@ -32,6 +33,8 @@ struct CaseResult {
   int steps = 0;
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double gflops = 0;              // counted FLOPs / median time
+  double cpu_ms = 0;  // CPU time of the process per timed step (all threads; mean over steps)
+  double gflops_per_cpu_s = 0;  // counted FLOPs / cpu_ms: what one core gives while it is ours
   double tokens_per_s = 0;        // tokens / median time
   int64_t peak_tensor_bytes = 0;  // most tensor memory alive at once during the case
   int64_t peak_rss_bytes = 0;     // the process's peak resident set so far (monotonic)

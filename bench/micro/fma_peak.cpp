@@ -2,6 +2,7 @@
 //
 //   build/release/attn_fma_peak             # AVX2 and AVX-512 (where the CPU has them), 1 and
 //                                           # all threads, in GFLOP/s (an FMA counts 2 flops)
+//   build/release/attn_fma_peak --json      # the same as one JSON object (bench/peak_fraction.py)
 //
 // Each thread runs 12 independent chains of vfmadd on registers (no memory traffic): enough in
 // flight to cover the FMA latency (4-5 cycles) on two pipes. The best of 5 runs. GFLOP/s are
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace {
@@ -71,14 +73,30 @@ double peak(float (*chains)(long), int lanes, int threads) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
   const int all = omp_get_max_threads();
-  std::printf("%-8s %12s %12s\n", "FMA", "1 thread", "all threads");
+  struct Row {
+    const char* isa;
+    double one, every;
+  };
+  Row rows[2];
+  int n = 0;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    std::printf("%-8s %12.1f %12.1f  GFLOP/s (%d threads)\n", "avx2", peak(fma_chains_avx2, 8, 1),
-                peak(fma_chains_avx2, 8, all), all);
+    rows[n++] = {"avx2", peak(fma_chains_avx2, 8, 1), peak(fma_chains_avx2, 8, all)};
   if (__builtin_cpu_supports("avx512f"))
-    std::printf("%-8s %12.1f %12.1f  GFLOP/s (%d threads)\n", "avx512",
-                peak(fma_chains_avx512, 16, 1), peak(fma_chains_avx512, 16, all), all);
+    rows[n++] = {"avx512", peak(fma_chains_avx512, 16, 1), peak(fma_chains_avx512, 16, all)};
+  if (json) {  // {"threads": 2, "avx2": {"1": ..., "all": ...}, ...}: GFLOP/s per CPU second
+    std::printf("{\"threads\": %d", all);
+    for (int i = 0; i < n; ++i)
+      std::printf(", \"%s\": {\"1\": %.2f, \"all\": %.2f}", rows[i].isa, rows[i].one,
+                  rows[i].every);
+    std::printf("}\n");
+    return 0;
+  }
+  std::printf("%-8s %12s %12s\n", "FMA", "1 thread", "all threads");
+  for (int i = 0; i < n; ++i)
+    std::printf("%-8s %12.1f %12.1f  GFLOP/s (%d threads)\n", rows[i].isa, rows[i].one,
+                rows[i].every, all);
   return 0;
 }
