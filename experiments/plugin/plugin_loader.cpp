@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -119,16 +120,43 @@ const AttnPluginInfo& open_plugin(const std::string& file) {
 }
 
 // Step 4: the plugin's rows, collected by its registration function.
-std::vector<nn::MixerRow> registered_rows(const std::string& file, const AttnPluginInfo& info) {
+nn::PluginRegistry registered_rows(const std::string& file, const AttnPluginInfo& info) {
   nn::PluginRegistry registry(file);
   plugin_code(fmt::format("--plugin {}: ATTN_PLUGIN({})", file, info.name), "while registering",
               [&] { info.register_rows(registry); });
-  if (registry.mixers().empty())
+  if (registry.mixers().empty() && registry.score_biases().empty())
     throw UsageError(
         fmt::format("--plugin {}: ATTN_PLUGIN({}) added no rows (call "
-                    "registry.add_mixer(...))",
+                    "registry.add_mixer(...) or registry.add_score_bias(...))",
                     file, info.name));
-  return registry.mixers();
+  return registry;
+}
+
+// Step 5 for a score bias: a fixed table has no gradient to check, but every value on a grid of
+// 4 heads over 64 positions (causal pairs, key <= query) must be finite.
+void check_score_bias(const std::string& file, const nn::ScoreBiasRow& row) {
+  plugin_code(fmt::format("--plugin {}: score bias '{}'", file, row.name), "while being computed",
+              [&] {
+                constexpr int64_t kHeads = 4, kPositions = 64;
+                for (int64_t h = 0; h < kHeads; ++h)
+                  for (int64_t i = 0; i < kPositions; ++i)
+                    for (int64_t j = 0; j <= i; ++j)
+                      if (const double b = row.bias(h, kHeads, i, j); !std::isfinite(b))
+                        throw UsageError(fmt::format(
+                            "b(head {}, query {}, key {}) = {} is not finite", h, i, j, b));
+              });
+}
+
+// Adds each row to `trial`, the registry's copy, naming the file in a refusal.
+template <class Registry, class Row>
+void add_all(Registry& trial, const std::vector<Row>& rows, const std::string& file) {
+  for (const Row& row : rows) {
+    try {
+      trial.add(row);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--plugin {}: {}", file, e.what()));
+    }
+  }
 }
 
 // Step 5: the row builds and its gradient is right.
@@ -147,18 +175,16 @@ double checked(const std::string& file, const nn::MixerRow& row) {
 
 void load_plugin(const std::string& file) {
   const AttnPluginInfo& info = open_plugin(file);
-  const std::vector<nn::MixerRow> rows = registered_rows(file, info);
-  nn::MixerRegistry trial = nn::mixer_registry();  // all of the file's rows, or none
-  for (const nn::MixerRow& row : rows) {
-    try {
-      trial.add(row);
-    } catch (const UsageError& e) {
-      throw UsageError(fmt::format("--plugin {}: {}", file, e.what()));
-    }
-  }
+  const nn::PluginRegistry plugin = registered_rows(file, info);
+  nn::MixerRegistry mixers = nn::mixer_registry();  // all of the file's rows, or none
+  nn::ScoreBiasRegistry biases = nn::score_bias_registry();
+  add_all(mixers, plugin.mixers(), file);
+  add_all(biases, plugin.score_biases(), file);
   std::map<std::string, double> ratios;
-  for (const nn::MixerRow& row : rows) ratios[row.name] = checked(file, row);
-  nn::mixer_registry() = trial;
+  for (const nn::MixerRow& row : plugin.mixers()) ratios[row.name] = checked(file, row);
+  for (const nn::ScoreBiasRow& row : plugin.score_biases()) check_score_bias(file, row);
+  nn::mixer_registry() = mixers;
+  nn::score_bias_registry() = biases;
   checked_rows().insert(ratios.begin(), ratios.end());
 }
 
@@ -205,6 +231,23 @@ void load_plugins(const std::vector<std::string>& files) {
   for (const std::string& f : files) load_plugin(f);
 }
 
+namespace {
+
+// The plugins' score biases, when any loaded (none is built in: the built-in schemes are
+// PositionKinds, listed by length-extrapolation's --help).
+std::string score_bias_list_text() {
+  const auto& rows = nn::score_bias_registry().rows();
+  if (rows.empty()) return "";
+  Table t("", {"score bias", "from", "values", "idea"});
+  for (const nn::ScoreBiasRow& r : rows)
+    t.add_row({r.name, r.origin.empty() ? "built in" : r.origin, "finite (checked)", r.idea});
+  return "\nPositional score biases (length-extrapolation runs them as --variants beside the "
+         "built-in schemes):\n" +
+         t.text();
+}
+
+}  // namespace
+
 std::string mixer_list_text() {
   Table t("", {"mixer", "from", "causal", "gradient check", "idea"});
   for (const nn::MixerRow& r : nn::mixer_registry().rows()) {
@@ -217,7 +260,7 @@ std::string mixer_list_text() {
   }
   return "\nMixers (attention-zoo runs the plugin rows beside its own variants; "
          "attnlab train --model mixer --mixer NAME trains any):\n" +
-         t.text();
+         t.text() + score_bias_list_text();
 }
 
 }  // namespace attn::experiments

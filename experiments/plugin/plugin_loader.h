@@ -16,10 +16,12 @@
 //   3. its ABI stamp equals this attnlab's (version, plugin API, real type, C++ ABI);
 //   4. its registration function returns without throwing, and each row's name is free
 //      (not a built-in's, not another plugin's);
-//   5. each row builds (its factory does not throw) and passes nn::check_mixer_gradient;
+//   5. each mixer builds (its factory does not throw) and passes nn::check_mixer_gradient;
 //      a failing gradient is a PluginGradientError (exit 1: the plugin loaded, its layer is wrong),
-//      naming the file, the row and the worst direction.
-// Only then are the rows added to nn::mixer_registry(), all of a file's or none.
+//      naming the file, the row and the worst direction; each score bias gives finite values
+//      on a grid of 4 heads by 64 positions (a UsageError naming the row and the entry).
+// Only then are the rows added to nn::mixer_registry() and nn::score_bias_registry(), all of a
+// file's or none.
 #pragma once
 
 #include <string>

@@ -29,6 +29,7 @@
 #include "data/corpus.h"
 #include "experiments/kit/kit.h"
 #include "experiments/positions/length_extrapolation_claims.h"
+#include "nn/positional/score_bias_registry.h"
 #include "nn/transformer/decoder_only.h"
 
 namespace attn::experiments {
@@ -40,17 +41,27 @@ using extrapolation::compare_with_documents, extrapolation::VariantRun;
 const std::vector<std::string> kVariants = {"none",  "learned", "sinusoidal", "rope",
                                             "alibi", "t5_bias", "window"};
 
+// The variants --variants takes: the built-ins, then every registered score bias (a plugin's
+// positional scheme, nn/positional/score_bias_registry.h), which runs with no other positions.
+std::vector<std::string> known_variants() {
+  std::vector<std::string> names = kVariants;
+  for (const nn::ScoreBiasRow& row : nn::score_bias_registry().rows()) names.push_back(row.name);
+  return names;
+}
+
 // "rope,alibi" -> {"rope", "alibi"}; throws attn::UsageError for an unknown or repeated name.
 std::vector<std::string> parse_variants(const std::string& text) {
+  const std::vector<std::string> known = known_variants();
   std::vector<std::string> out;
   size_t from = 0;
   while (from <= text.size()) {
     const size_t comma = std::min(text.find(',', from), text.size());
     const std::string v = text.substr(from, comma - from);
-    if (std::find(kVariants.begin(), kVariants.end(), v) == kVariants.end())
-      throw UsageError(
-          fmt::format("length-extrapolation: --variants: unknown '{}' (choose from {})", v,
-                      fmt::join(kVariants, " ")));
+    if (std::find(known.begin(), known.end(), v) == known.end())
+      throw UsageError(fmt::format(
+          "length-extrapolation: --variants: unknown '{}' (choose from {}, or a score bias "
+          "from --plugin FILE.so)",
+          v, fmt::join(known, " ")));
     if (std::find(out.begin(), out.end(), v) != out.end())
       throw UsageError(fmt::format("length-extrapolation: --variants: '{}' twice", v));
     out.push_back(v);
@@ -85,7 +96,12 @@ nn::DecoderOnlyOptions model_options(const Config& cfg, const std::string& varia
   o.dim_feedforward = cfg.get_int("dim_ff");
   o.dropout = 0;
   const bool window = variant == "window";
-  o.positions = nn::position_kind_from_name(window ? "rope" : variant, "--variants");
+  if (nn::score_bias_registry().find(variant)) {  // a plugin's scheme, alone
+    o.positions = nn::PositionKind::kNone;
+    o.score_bias = variant;
+  } else {
+    o.positions = nn::position_kind_from_name(window ? "rope" : variant, "--variants");
+  }
   if (window) o.attention_window = cfg.get_int("window");
   const std::vector<int64_t> lengths = cfg.get_ints("eval_lengths");
   const int64_t longest = *std::max_element(lengths.begin(), lengths.end());

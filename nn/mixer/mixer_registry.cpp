@@ -2,41 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-
 #include "autograd/error.h"
+#include "nn/row_names.h"
 
 namespace attn::nn {
 
 namespace {
 
-std::string lowered(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool valid_name(const std::string& name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-}
-
-// A name or file as a refusal quotes it: control bytes as \xNN. A NUL would end what() inside
-// the quotes, and an escape sequence from a plugin's name would reach the terminal.
-std::string shown(const std::string& name) {
-  std::string out;
-  for (const char c : name) {
-    const auto b = static_cast<unsigned char>(c);
-    out += b < 0x20 || b == 0x7f ? fmt::format("\\x{:02x}", b) : std::string(1, c);
-  }
-  return out;
-}
-
-std::string who(const MixerRow& row) {
-  return row.origin.empty() ? std::string("built in") : "from " + shown(row.origin);
-}
+using row_names::lowered, row_names::shown;
 
 void add_builtins(MixerRegistry& r) {
   r.add({"softmax", "000 §3 (the baseline)", "every query scores every key: O(T^2)", true,
@@ -56,7 +29,7 @@ void add_builtins(MixerRegistry& r) {
 }  // namespace
 
 void MixerRegistry::add(MixerRow row) {
-  if (!valid_name(row.name))
+  if (!row_names::valid(row.name))
     throw UsageError(
         fmt::format("mixer name '{}' must be non-empty and use only letters, "
                     "digits, '_', '-' and '.'",
@@ -65,7 +38,7 @@ void MixerRegistry::add(MixerRow row) {
   for (const MixerRow& r : rows_)
     if (lowered(r.name) == lowered(row.name))
       throw UsageError(fmt::format("mixer name '{}' is taken (mixer '{}', {}); choose another",
-                                   row.name, r.name, who(r)));
+                                   row.name, r.name, row_names::origin_text(r.origin)));
   rows_.push_back(std::move(row));
 }
 

@@ -1,4 +1,5 @@
-// A student's mixers in a shared library that `attnlab list/run/train --plugin FILE.so` loads.
+// A student's mixers and positional score biases in a shared library that
+// `attnlab list/run/train --plugin FILE.so` loads.
 //
 //   #include <attnlab/nn/mixer/plugin.h>
 //
@@ -9,6 +10,8 @@
 //                         .causal = true,
 //                         .make = [](const attn::nn::MixerShape& s, int64_t layer,
 //                                    attn::Generator& gen) { return make_gated(s, gen); }});
+//     registry.add_score_bias({.name = "log-distance", .source = "my coursework",
+//                              .idea = "-slope_h log(1 + i - j)", .bias = log_distance});
 //   }
 //
 // Build it as a MODULE library linked to attnlab::plugin (headers only: the attnlab executable
@@ -19,8 +22,10 @@
 // the plugin's name, its ABI stamp and its registration function. The stamp is read first and
 // must equal the loading attnlab's: the same attnlab version, plugin API, real type and C++ ABI
 // (a plugin built against another attnlab would otherwise call functions whose layout it does
-// not know). Then the registration function runs; every row it adds is built and passes the
-// gradient check of nn/mixer/mixer_check.h before anything trains it.
+// not know). Then the registration function runs; every mixer it adds is built and passes the
+// gradient check of nn/mixer/mixer_check.h before anything trains it, and every score bias
+// (nn/positional/score_bias_registry.h: a fixed positional bias, nothing to train) must give
+// finite values on a test grid.
 #pragma once
 
 #include <string>
@@ -28,6 +33,7 @@
 #include <vector>
 
 #include "nn/mixer/mixer_registry.h"
+#include "nn/positional/score_bias_registry.h"
 
 // attnlab::plugin defines ATTN_PLUGIN_VERSION (the installed attnlab's version). Without it,
 // ATTN_PLUGIN fails to compile with this name in the message:
@@ -43,9 +49,9 @@
 #define ATTN_PLUGIN_REAL "float"
 #endif
 // Everything of the stamp but the version: bump "plugin api" when PluginRegistry, MixerRow,
-// MixerShape or Mixer change layout.
+// MixerShape, Mixer or ScoreBiasRow change layout (2: score biases).
 #define ATTN_PLUGIN_ABI_REST                                             \
-  "; plugin api 1; real " ATTN_PLUGIN_REAL "; g++ abi " ATTN_PLUGIN_STR( \
+  "; plugin api 2; real " ATTN_PLUGIN_REAL "; g++ abi " ATTN_PLUGIN_STR( \
       __GXX_ABI_VERSION) "; cxx11 strings " ATTN_PLUGIN_STR(_GLIBCXX_USE_CXX11_ABI)
 #define ATTN_PLUGIN_ABI_STAMP "attnlab " ATTN_PLUGIN_VERSION ATTN_PLUGIN_ABI_REST
 
@@ -65,12 +71,18 @@ class PluginRegistry {
     row.origin = file_;
     mixers_.push_back(std::move(row));
   }
+  void add_score_bias(ScoreBiasRow row) {
+    row.origin = file_;
+    score_biases_.push_back(std::move(row));
+  }
   const std::string& file() const { return file_; }
   const std::vector<MixerRow>& mixers() const { return mixers_; }
+  const std::vector<ScoreBiasRow>& score_biases() const { return score_biases_; }
 
  private:
   std::string file_;
   std::vector<MixerRow> mixers_;
+  std::vector<ScoreBiasRow> score_biases_;
 };
 
 }  // namespace attn::nn

@@ -6,6 +6,7 @@
 #include "autograd/functional.h"
 #include "nn/attention/sliding_window.h"
 #include "nn/init.h"
+#include "nn/positional/score_bias_registry.h"
 #include "nn/positional/sinusoidal.h"
 
 namespace attn::nn {
@@ -32,6 +33,17 @@ DecoderOnlyTransformer::DecoderOnlyTransformer(const DecoderOnlyOptions& o,
   if (o.positions == PositionKind::kSinusoidal) pe_ = sinusoidal_table(o.max_len, o.d_model);
   if (o.positions == PositionKind::kT5Bias)
     rel_bias = register_module("rel_bias", t5_model_bias(o.nhead, o.d_model, false, gen));
+  if (!o.score_bias.empty()) {
+    const ScoreBiasRow* row = score_bias_registry().find(o.score_bias);
+    if (!row)
+      throw UsageError(fmt::format(
+          "DecoderOnlyTransformer: score_bias '{}' is not a registered score bias (load its "
+          "plugin with --plugin FILE.so)",
+          o.score_bias));
+    extra_bias_ = [row = *row, nhead = o.nhead, causal = o.causal](int64_t tq, int64_t tk) {
+      return score_bias_table(row, nhead, tq, tk, causal);
+    };
+  }
   drop = register_module("drop", std::make_shared<Dropout>(o.dropout, dropout_gen_));
   TransformerLayerOptions lo = o;
   lo.rope.reset();
@@ -71,6 +83,10 @@ Var DecoderOnlyTransformer::forward(const Tensor& ids, std::vector<KVCache>* cac
   // ALiBi / T5: one score bias for every block, for the T new queries over all start + T keys.
   causal.bias = position_score_bias(opt_.positions, rel_bias.get(), opt_.nhead, ids.size(1),
                                     start + ids.size(1));
+  if (extra_bias_) {  // a registered scheme's fixed bias, alone or on top of the scheme's own
+    const Var extra = Var::constant(extra_bias_(ids.size(1), start + ids.size(1)));
+    causal.bias = causal.bias ? add(*causal.bias, extra) : extra;
+  }
   for (size_t i = 0; i < layers->size(); ++i)
     x = (*layers)[i].forward(x, causal, caches ? &(*caches)[i] : nullptr);
   if (norm) x = norm->forward(x);

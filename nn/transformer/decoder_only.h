@@ -25,8 +25,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "nn/dropout.h"
@@ -59,6 +61,10 @@ struct DecoderOnlyOptions : TransformerLayerOptions {
   // learned, is bounded by max_len; rope, alibi, t5_bias and none work at any length.
   PositionKind positions = PositionKind::kLearned;
   RopeStyle rope_style = RopeStyle::kRotateHalf;  // with PositionKind::kRope
+  // A row of nn::score_bias_registry() (nn/positional/score_bias_registry.h, e.g. a plugin's
+  // positional scheme): its fixed bias is added to every block's scores, on top of `positions`
+  // (use PositionKind::kNone for the row alone). "" for none.
+  std::string score_bias;
   // > 0: sliding-window attention (Mistral): each query sees itself and the attention_window
   // keys before it, in every block, so L blocks see L * attention_window tokens back. 0: the
   // whole prefix (GPT).
@@ -108,6 +114,7 @@ class DecoderOnlyTransformer : public Module {
   DecoderOnlyOptions opt_;
   std::shared_ptr<Generator> dropout_gen_;
   Tensor pe_;  // (max_len, d_model) with sinusoidal positions; fixed, not in the state dict
+  std::function<Tensor(int64_t tq, int64_t tk)> extra_bias_;  // options.score_bias's table, or none
 };
 
 // The ids of one row each, sampled from the last position of logits (B,T,V).

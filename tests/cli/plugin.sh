@@ -213,4 +213,50 @@ expect 2 "--mixer: unknown 'bogus' (choose from softmax linear window" \
   train copy --model mixer --mixer bogus --steps 5 --warmup 0 --out "$tmp/mixer_bad2"
 expect 2 "'anagram' is a classification task" train anagram --model mixer --steps 5 --warmup 0 \
   --out "$tmp/mixer_bad3"
+
+# ---- a positional scheme as a plugin -------------------------------------------------------
+# examples/coursework's log-distance score bias: listed with its values checked, trained in
+# length-extrapolation beside ALiBi (whose numbers must not move: every variant gets the same
+# seed and batches), and two bad score biases refused.
+if [[ $from_source -eq 1 ]]; then
+  plugin_cxx "$cw/build/liblog_distance.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
+    "$cw/log_distance_plugin.cpp" >"$tmp/ld_build.log" 2>&1
+else
+  cmake --build "$cw/build" -j2 --target log_distance >"$tmp/ld_build.log" 2>&1
+fi && pass "examples/coursework's log-distance plugin builds" ||
+  { fail "the log-distance plugin did not build:"; tail -n 30 "$tmp/ld_build.log"; finish; }
+bias_plugin="$cw/build/liblog_distance.so"
+listing=$("$bin" list --plugin "$bias_plugin" 2>&1) || fail "attnlab list --plugin (score bias) failed"
+grep -qE "^  log-distance +$bias_plugin +finite \(checked\)" <<<"$listing" &&
+  pass "attnlab list --plugin shows the score bias and its checked values" ||
+  fail "attnlab list --plugin does not show log-distance: $listing"
+small=(--quick --threads 1 --steps 30 --eval_lengths 32,64)
+if "$bin" run length-extrapolation "${small[@]}" --variants log-distance,alibi --plugin "$bias_plugin" \
+    --out "$tmp/le_plugin" >"$tmp/le_plugin.log" 2>&1 &&
+    "$bin" run length-extrapolation "${small[@]}" --variants alibi --out "$tmp/le_alone" \
+      >"$tmp/le_alone.log" 2>&1; then
+  if "$py" - "$tmp/le_plugin" "$tmp/le_alone" <<'PYEOF'
+import json, sys
+with_plugin = json.load(open(sys.argv[1] + "/results.json"))["results"]
+alone = json.load(open(sys.argv[2] + "/results.json"))["results"]
+acc = with_plugin["in_distribution_log-distance"]
+assert 0 < acc <= 1, acc
+for key in ("in_distribution_alibi", "worst_drop_alibi"):
+    assert with_plugin[key] == alone[key], (key, with_plugin[key], alone[key])
+PYEOF
+  then pass "length-extrapolation trains the plugin's scheme beside ALiBi, whose numbers do not move"
+  else fail "length-extrapolation's results with the score bias plugin are wrong (above)"; fi
+else
+  fail "length-extrapolation --plugin failed:"; tail -n 20 "$tmp/le_plugin.log" "$tmp/le_alone.log"
+fi
+expect 2 "unknown 'log-distance' (choose from none learned" \
+  run length-extrapolation --quick --variants log-distance --out "$tmp/le_refused"
+bias_row() { echo "registry.add_score_bias({.name = \"$1\", .source = \"t\", .idea = \"t\", .bias = $2});"; }
+bad inf_bias "$version" "ATTN_PLUGIN(n) { $(bias_row inverse-distance '[](int64_t, int64_t, int64_t i, int64_t j) { return 1.0 / double(i - j); }') }"
+bad rope_bias "$version" "ATTN_PLUGIN(r) { $(bias_row RoPE '[](int64_t, int64_t, int64_t, int64_t) { return 0.0; }') }"
+refused 2 "--plugin $tmp/inf_bias.so: score bias 'inverse-distance' threw while being computed: b(head 0, query 0, key 0) = inf is not finite" \
+  "$tmp/inf_bias.so"
+refused 2 "--plugin $tmp/rope_bias.so: score bias name 'RoPE' is taken (the built-in positional scheme 'rope')" \
+  "$tmp/rope_bias.so"
+
 finish
