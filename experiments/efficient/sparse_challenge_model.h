@@ -12,12 +12,15 @@
 // fast path) or nn::SlidingWindowAttention (banded: token i sees |i - j| <= window; on the fast
 // path the O(T window) banded_attention op), optionally with global tokens and r random links
 // per query (BigBird; then O(T (window + g + r))). Same parameter names and counts either way.
+// Or, with .mixer set, a token mixer of nn/mixer/mixer_registry.h (a student's plugin row),
+// built per layer for the shape {d_model, nhead, max_len, layers, window}.
 // Mean pooling instead of a [CLS] slot: with a window a [CLS] token would see only its
 // neighbours, while the mean reads all positions, so a task fails only if no single position can
 // see the evidence it needs (after L layers position p has seen [p - L window, p + L window]).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +30,7 @@
 #include "nn/embedding.h"
 #include "nn/feedforward.h"
 #include "nn/linear.h"
+#include "nn/mixer/mixer_registry.h"
 #include "nn/module_list.h"
 #include "nn/norms.h"
 #include "nn/positional/sinusoidal.h"
@@ -42,6 +46,9 @@ struct LongRangeClassifierOptions {
   // links from random_seed + l, so the layers link different pairs.
   int64_t random_links = 0;
   uint64_t random_seed = 0;
+  // When set, attn is this mixer (a registry row's make) instead; banded and what follows it
+  // are then ignored.
+  std::function<nn::Mixer(const nn::MixerShape&, int64_t layer, Generator&)> mixer = {};
 };
 
 // One pre-norm layer: x + attn(LN(x)), then + FF(LN(x)).
@@ -51,7 +58,15 @@ class LongRangeBlock final : public nn::Module {
       : Module("LongRangeBlock") {
     const int64_t d = o.d_model;
     attn_norm_ = register_module("attn_norm", std::make_shared<nn::LayerNorm>(d));
-    if (o.banded)
+    if (o.mixer) {
+      mixer_ = o.mixer({.d_model = d,
+                        .nhead = o.nhead,
+                        .max_len = o.max_len,
+                        .layers = o.layers,
+                        .window = o.window},
+                       layer, gen);
+      register_module("attn", mixer_.module);
+    } else if (o.banded)
       banded_ = register_module(
           "attn", std::make_shared<nn::SlidingWindowAttention>(
                       d, o.nhead, o.window, gen, /*causal=*/false, o.global_tokens, /*bias=*/true,
@@ -68,12 +83,16 @@ class LongRangeBlock final : public nn::Module {
 
   Var forward(const Var& x) {  // (B,T,d_model) -> (B,T,d_model)
     const Var h = attn_norm_->forward(x);
-    const Var y = add(x, banded_ ? banded_->forward(h).out : dense_->forward(h, h, h).out);
+    const Var a = mixer_.forward ? mixer_.forward(h)
+                  : banded_      ? banded_->forward(h).out
+                                 : dense_->forward(h, h, h).out;
+    const Var y = add(x, a);
     return add(y, ff_->forward(ff_norm_->forward(y)));
   }
 
  private:
   std::shared_ptr<nn::LayerNorm> attn_norm_, ff_norm_;
+  nn::Mixer mixer_;                                     // set when o.mixer
   std::shared_ptr<nn::MultiheadAttention> dense_;       // set when !banded
   std::shared_ptr<nn::SlidingWindowAttention> banded_;  // set when banded
   std::shared_ptr<nn::FeedForward> ff_;
@@ -82,7 +101,9 @@ class LongRangeBlock final : public nn::Module {
 class LongRangeClassifier final : public nn::Module {
  public:
   LongRangeClassifier(const LongRangeClassifierOptions& o, Generator& gen)
-      : Module(o.banded ? "BandedLongRangeClassifier" : "DenseLongRangeClassifier") {
+      : Module(o.mixer    ? "MixerLongRangeClassifier"
+               : o.banded ? "BandedLongRangeClassifier"
+                          : "DenseLongRangeClassifier") {
     tok_ = register_module("tok", std::make_shared<nn::Embedding>(o.vocab, o.d_model, gen));
     pos_ = register_module(
         "pos", std::make_shared<nn::SinusoidalPositionalEncoding>(o.max_len, o.d_model));

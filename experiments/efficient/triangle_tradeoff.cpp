@@ -26,23 +26,49 @@
 #include "experiments/efficient/triangle_tradeoff_claims.h"
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/step_costs.h"
+#include "nn/mixer/mixer_registry.h"
 
 namespace attn::experiments {
 
 namespace {
 
-using triangle::Decoded, triangle::Kind, triangle::Recalled, triangle::s6_options, triangle::Timed;
+using triangle::Decoded, triangle::Kind, triangle::kNoDecoding, triangle::Recalled,
+    triangle::s6_options, triangle::Timed;
 
-std::vector<Kind> kinds(const Config& cfg) {
+// The built-ins, then each causal plugin row (a non-causal one is left out with a note: the
+// recall read-out at the last position and the decoding both need t to read positions <= t).
+std::vector<Kind> kinds(const Config& cfg, RunContext& ctx) {
   const int64_t d = cfg.get_int("d_model"), h = cfg.get_int("nhead"), w = cfg.get_int("window"),
-                n = cfg.get_int("d_state");
+                n = cfg.get_int("d_state"), layers = cfg.get_int("num_layers");
   const S6MixerOptions s6 = s6_options(cfg);
-  return {
-      {"softmax", [=](int64_t, Generator& g) { return softmax_mixer(d, h, true, g); }},
-      {"linear", [=](int64_t, Generator& g) { return linear_mixer(d, h, true, g); }},
-      {"S6", [=](int64_t, Generator& g) { return s6_mixer(d, n, g, s6); }},
-      {"window", [=](int64_t, Generator& g) { return window_mixer(d, h, w, true, g); }},
+  std::vector<Kind> ks = {
+      {"softmax", [=](int64_t, int64_t, Generator& g) { return softmax_mixer(d, h, true, g); }},
+      {"linear", [=](int64_t, int64_t, Generator& g) { return linear_mixer(d, h, true, g); }},
+      {"S6", [=](int64_t, int64_t, Generator& g) { return s6_mixer(d, n, g, s6); }},
+      {"window", [=](int64_t, int64_t, Generator& g) { return window_mixer(d, h, w, true, g); }},
   };
+  for (const nn::MixerRow& row : nn::mixer_registry().plugin_rows()) {
+    if (!row.causal) {
+      ctx.note(fmt::format(
+          "Plugin mixer '{}' ({}) is left out: it is not causal, and every model here must be "
+          "(recall is read at the last position, decoding generates left to right).",
+          row.name, row.origin));
+      continue;
+    }
+    ks.push_back(
+        {row.name,
+         [=](int64_t max_len, int64_t layer, Generator& g) {
+           return row.make(
+               {.d_model = d, .nhead = h, .max_len = max_len, .layers = layers, .window = w}, layer,
+               g);
+         },
+         row.origin});
+    ctx.note(fmt::format(
+        "Plugin mixer '{}' ({}) runs beside the built-ins in Parts 1 and 3; it has no decoding "
+        "state interface (Part 2) and enters no claim.",
+        row.name, row.origin));
+  }
+  return ks;
 }
 
 MixerModelOptions model_options(const Config& cfg, int64_t vocab, int64_t max_len) {
@@ -105,7 +131,8 @@ Timed timing_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>& k
     std::vector<std::function<void()>> works;
     for (const Kind& k : ks) {
       Generator init(ctx.seed());
-      models.push_back(std::make_unique<MixerModel>(model_options(cfg, vocab, T), k.make, init));
+      models.push_back(
+          std::make_unique<MixerModel>(model_options(cfg, vocab, T), k.at_length(T), init));
       MixerModel* m = models.back().get();
       works.push_back([m, &batch] { forward_backward(*m, batch); });
     }
@@ -164,6 +191,7 @@ Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind
   Decoded r;
   std::vector<std::string> forms;
   for (const Kind& k : ks) {
+    if (k.plugin()) continue;  // the built-ins come first: r's rows are ks[0 .. built-ins)
     Generator gen(ctx.seed() + 17);
     DecodingTrace tr;
     std::vector<int64_t> closed;
@@ -193,7 +221,7 @@ Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind
   Table t("State bytes after t generated tokens (measured from the state tensors | closed form)",
           {"model", "t = 1", fmt::format("t = {}", steps / 2), fmt::format("t = {}", steps),
            "closed form at t", "bytes per extra token", "decoded vs parallel max |diff|"});
-  for (size_t i = 0; i < ks.size(); ++i) {
+  for (size_t i = 0; i < r.measured.size(); ++i) {
     const auto& m = r.measured[i];
     t.add_row({ks[i].name, std::to_string(m[0]), std::to_string(m[steps / 2 - 1]),
                std::to_string(m[steps - 1]), forms[i],
@@ -203,6 +231,8 @@ Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind
     ctx.result("state_bytes_closed_" + ks[i].name, r.closed[i]);
     ctx.result("decode_max_abs_diff_" + ks[i].name, r.max_abs_diff[i]);
   }
+  for (size_t i = r.measured.size(); i < ks.size(); ++i)
+    t.add_row({ks[i].name, "-", "-", "-", kNoDecoding, "-", "-"});
   ctx.table(t);
   ctx.note(fmt::format(
       "Each row decodes a stack of {} freshly initialised mixers (d = {}, {} heads, window {}; "
@@ -216,7 +246,7 @@ Decoded decoding_part(const Config& cfg, RunContext& ctx, const std::vector<Kind
                               "bytes (all layers), log scale", kit::Axes::kLogY);
   std::vector<double> xs;
   for (int64_t t = 1; t <= steps; ++t) xs.push_back(static_cast<double>(t));
-  for (size_t i = 0; i < ks.size(); ++i) {
+  for (size_t i = 0; i < r.measured.size(); ++i) {
     std::vector<double> ys(r.measured[i].begin(), r.measured[i].end());
     p.series.push_back({ks[i].name, xs, ys, "", false, false});
   }
@@ -253,8 +283,8 @@ Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>
   Table t("Held-out recall accuracy", {"model", "parameters", "accuracy", "train s"});
   for (const Kind& k : ks) {
     Generator init(ctx.seed()), data_gen(ctx.seed() + 1);  // same data for every model
-    MixerModel m(model_options(cfg, task.tokenizer().vocab_size(), task.max_src_len()), k.make,
-                 init);
+    MixerModel m(model_options(cfg, task.tokenizer().vocab_size(), task.max_src_len()),
+                 k.at_length(task.max_src_len()), init);
     const double s =
         kit::train_classifier(m, task, k.name, steps, batch, cfg.get_real("lr"), data_gen)
             .wall_seconds;
@@ -294,10 +324,10 @@ void check(const Config& cfg) {
 }
 
 void run(const Config& cfg, RunContext& ctx) {
-  const std::vector<Kind> ks = kinds(cfg);
   ctx.note(fmt::format("Models: MixerModel, d_model {}, {} heads, {} layers, causal; window {}.",
                        cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("num_layers"),
                        cfg.get_int("window")));
+  const std::vector<Kind> ks = kinds(cfg, ctx);
   const Timed tm = timing_part(cfg, ctx, ks);
   const Decoded dec = decoding_part(cfg, ctx, ks);
   const Recalled rc = recall_part(cfg, ctx, ks);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,21 @@
 
 namespace attn::experiments::triangle {
 
-// One model of the comparison: its name in tables and result keys, and its mixer.
+// One model of the comparison: its name in tables and result keys, and its mixer. The built-ins
+// (softmax, linear, S6, window) come first, in that order; then the causal rows of --plugin files
+// (nn::mixer_registry().plugin_rows()), which run in Parts 1 and 3 but have no decoding state
+// to weigh (Part 2) and enter no claim.
 struct Kind {
   std::string name;
-  MixerFactory make;
+  // Layer `layer`'s mixer in a model whose inputs are at most max_len long (a plugin row may
+  // size parameters by it; the built-ins ignore it).
+  std::function<Mixer(int64_t max_len, int64_t layer, Generator& gen)> make;
+  std::string origin;  // "" for a built-in; the plugin file that added the row
+
+  bool plugin() const { return !origin.empty(); }
+  MixerFactory at_length(int64_t max_len) const {
+    return [this, max_len](int64_t layer, Generator& gen) { return make(max_len, layer, gen); };
+  }
 };
 
 inline S6MixerOptions s6_options(const Config& cfg) {
@@ -36,9 +48,14 @@ struct Timed : kit::StepCosts {
 
 // Part 2: the decoding state, measured and in closed form.
 struct Decoded {
-  std::vector<std::vector<int64_t>> measured, closed;  // [kind][position - 1]
+  // [kind][position - 1], the built-in kinds only (a plugin row has no decoding interface)
+  std::vector<std::vector<int64_t>> measured, closed;
   std::vector<double> max_abs_diff;
 };
+
+// What Part 2 prints for a plugin row.
+inline constexpr const char* kNoDecoding =
+    "not measured (a plugin mixer has no decoding state interface)";
 
 // Bytes the decoding state grows by per token over the second half of the decoded positions.
 inline double bytes_per_token(const std::vector<int64_t>& measured, int64_t steps) {

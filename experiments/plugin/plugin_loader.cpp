@@ -214,8 +214,9 @@ void register_builtin_mixers() {
     nn::MixerRegistry& r = nn::mixer_registry();
     std::vector<ZooVariant> zoo = zoo_projection_variants();
     for (ZooVariant& v : zoo_recurrent_variants()) zoo.push_back(std::move(v));
+    for (ZooVariant& v : zoo_linear_variants()) zoo.push_back(std::move(v));
     for (const ZooVariant& v : zoo)
-      if (!r.find(v.name)) r.add(v);  // softmax is nn's own row already
+      if (!r.find(v.name)) r.add(v);  // softmax and linear are nn's own rows already
     r.add({"S6", "002 (Mamba's selective state space)",
            "input-dependent decay of a fixed-size state per channel (d_state 16): O(T)", true,
            [](const nn::MixerShape& s, int64_t, Generator& g) {

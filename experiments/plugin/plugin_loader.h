@@ -40,8 +40,8 @@ class PluginGradientError : public Error {
 // A --plugin without a file is a UsageError.
 std::vector<std::string> take_plugin_flags(std::vector<std::string>& args);
 
-// Adds the experiments' own mixers (attention-zoo's variants, S6) to nn::mixer_registry() once,
-// so `--mixer` can name them and no plugin can take their names.
+// Adds the experiments' own mixers (attention-zoo's and linear-zoo's variants, S6) to
+// nn::mixer_registry() once, so `--mixer` can name them and no plugin can take their names.
 void register_builtin_mixers();
 
 // register_builtin_mixers(), then loads each file as above.

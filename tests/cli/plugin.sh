@@ -2,7 +2,8 @@
 # --plugin: a student's mixer from outside the tree runs beside the built-ins. attnlab is
 # installed to a temporary prefix; examples/coursework's gated-attention plugin is built against
 # it (attnlab::plugin) and the installed attnlab lists it, runs it in attention-zoo --quick (its
-# row in the table and results.json next to softmax and linformer) and trains it with
+# row in the table and results.json next to softmax and linformer), in triangle-tradeoff and
+# sparse-challenge (tiny settings; the built-ins' results unchanged by it) and trains it with
 # `attnlab train --model mixer`. Small bad plugins are built here too; each is refused with exit 2
 # (1 for a wrong gradient), a message naming the file, and no run folder:
 # a missing path, a text file named .so, no registration symbol, another attnlab version's
@@ -127,6 +128,75 @@ else
   fail "attnlab train --plugin failed:"; tail -n 20 "$tmp/train.log"
 fi
 
+# ---- the plugin beside the built-ins in triangle-tradeoff and sparse-challenge ----------------
+# Each runs twice at tiny settings, without and with the plugins: the plugin's row is in the
+# tables and results.json, and everything the built-ins produced (results, claim rows and their
+# statuses) is the same as without it, timings and the experiment's declared wall-time keys
+# aside. A second, non-causal plugin row (linear attention without its mask) is left out of
+# triangle-tradeoff with a note (its recall and decoding need a causal mixer) and trained by
+# sparse-challenge (a classifier reads every position either way).
+printf '%s\n' '#include <attnlab/nn/mixer/plugin.h>' 'ATTN_PLUGIN(bidirectional) {
+  registry.add_mixer({.name = "both-ways", .source = "t", .idea = "t", .causal = false,
+                      .make = [](const attn::nn::MixerShape& s, int64_t, attn::Generator& g) {
+                        return attn::nn::linear_mixer(s.d_model, s.nhead, false, g); }});
+}' >"$tmp/both_ways.cpp"
+plugin_cxx "$tmp/both_ways.so" "-DATTN_PLUGIN_VERSION=\"$version\"" "$tmp/both_ways.cpp" \
+  2>"$tmp/both_ways.log" || fail "could not build the non-causal test plugin: $(head -5 "$tmp/both_ways.log")"
+declare -A tiny=(
+  [triangle-tradeoff]="--lengths 16,32,64 --reps 1 --time_batch 1 --decode_steps 4 --steps 60 --eval_size 100"
+  [sparse-challenge]="--lengths 16,32 --train_lengths 16 --window 2 --reps 1 --steps 10 --eval_size 50"
+)
+for name in triangle-tradeoff sparse-challenge; do
+  read -ra settings <<<"${tiny[$name]}"
+  for with in no yes; do
+    plugins=()
+    [[ $with == yes ]] && plugins=(--plugin "$plugin" --plugin "$tmp/both_ways.so")
+    "$bin" run "$name" --quick "${settings[@]}" --threads 2 "${plugins[@]}" \
+      --out "$tmp/$name-$with" >"$tmp/$name-$with.log" 2>&1 ||
+      { fail "$name --quick (plugins: $with) failed:"; tail -n 20 "$tmp/$name-$with.log"; }
+  done
+  [[ -s "$tmp/$name-yes/results.json" && -s "$tmp/$name-no/results.json" ]] || continue
+  "$bin" list --json >"$tmp/list.json" || fail "attnlab list --json failed"
+  if "$py" - "$tmp/$name-no" "$tmp/$name-yes" "$name" "$root/tests/cli/lib" "$tmp/list.json" \
+      <<'PYEOF'
+import json, sys
+base, with_plugin, name, lib, listing = sys.argv[1:6]
+sys.path.insert(0, lib)
+from same_results import differences
+entry = next(e for e in json.load(open(listing)) if e["name"] == name)
+a = json.load(open(base + "/results.json"))
+b = json.load(open(with_plugin + "/results.json"))
+res, report = b["results"], open(with_plugin + "/report.html").read()
+if name == "triangle-tradeoff":
+    mine = ["recall_accuracy_", "parameters_", "step_ms_", "peak_tensor_mib_", "time_slope_"]
+    for k in mine:
+        assert k + "gated-softmax" in res, k
+    assert 0 <= res["recall_accuracy_gated-softmax"] <= 1
+    assert len(res["peak_tensor_mib_gated-softmax"]) == len(res["lengths"])
+    assert "state_bytes_gated-softmax" not in res  # no decoding interface: Part 2 says so
+    assert "not measured (a plugin mixer has no decoding state interface)" in report
+    assert not any("both-ways" in k for k in res), "a non-causal row ran in triangle-tradeoff"
+    assert "both-ways" in report and "is left out: it is not causal" in report
+    summary = "recall %.3f" % res["recall_accuracy_gated-softmax"]
+else:
+    for row in ("gated-softmax", "both-ways"):
+        for k in ("majority_accuracy_", "match_accuracy_", "step_ms_", "peak_tensor_mib_"):
+            assert k + row in res, k + row
+        assert 0 <= res["majority_accuracy_" + row][0] <= 1
+    summary = "majority %.3f, both-ways %.3f" % (res["majority_accuracy_gated-softmax"][0],
+                                                  res["majority_accuracy_both-ways"][0])
+assert "gated-softmax" in report
+# The built-ins: every result and claim row as without the plugins (statuses included).
+b["results"] = {k: v for k, v in res.items() if "gated-softmax" not in k and "both-ways" not in k}
+lines = differences(a, b, vary=entry["nondeterministic"]["keys"])
+assert not lines, "\n".join(lines)
+rows = [e["outcome"] for c in b["comparisons"] for e in c["entries"]]
+print("%s; the built-ins' %d claim rows unchanged (%d ok)" % (summary, len(rows), rows.count("ok")))
+PYEOF
+  then pass "$name --quick runs gated-softmax beside the built-ins, which are unchanged"
+  else fail "$name with the plugins (above)"; fi
+done
+
 # ---- bad plugins ---------------------------------------------------------------------------
 # bad NAME VERSION BODY: a plugin built straight with the tree's compiler against the headers.
 bad() {
@@ -211,6 +281,14 @@ expect 2 "--mixer linformer: --model mixer is a causal language model" \
   train copy --model mixer --mixer linformer --steps 5 --warmup 0 --out "$tmp/mixer_bad1"
 expect 2 "--mixer: unknown 'bogus' (choose from softmax linear window" \
   train copy --model mixer --mixer bogus --steps 5 --warmup 0 --out "$tmp/mixer_bad2"
+# linear-zoo's members are rows too (a few steps each: that they build and train, not how well).
+for member in atrous polaformer sana awrsr-additive; do
+  "$bin" train copy --model mixer --mixer "$member" --steps 3 --warmup 0 --eval_every 3 \
+    --out "$tmp/zoo_member_$member" >"$tmp/zoo_member_$member.log" 2>&1 &&
+    grep -qF "MixerModel($member mixer" "$tmp/zoo_member_$member.log" &&
+    pass "attnlab train --model mixer --mixer $member (linear-zoo's) trains" ||
+    { fail "attnlab train --model mixer --mixer $member:"; tail -n 5 "$tmp/zoo_member_$member.log"; }
+done
 expect 2 "'anagram' is a classification task" train anagram --model mixer --steps 5 --warmup 0 \
   --out "$tmp/mixer_bad3"
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "autograd/error.h"
+#include "experiments/common/zoo_variants.h"
 #include "experiments/plugin/plugin_loader.h"
 #include "nn/mixer/mixer_check.h"
 #include "nn/mixer/mixer_registry.h"
@@ -44,6 +45,19 @@ TEST_SUITE("experiments") {
       ++n;
     }
     CHECK(n >= 12);
+  }
+
+  TEST_CASE("every zoo member is a registry row, so `train --model mixer --mixer` can name it") {
+    register_builtin_mixers();
+    std::vector<ZooVariant> zoo = zoo_projection_variants();
+    for (ZooVariant& v : zoo_recurrent_variants()) zoo.push_back(std::move(v));
+    for (ZooVariant& v : zoo_linear_variants()) zoo.push_back(std::move(v));
+    for (const ZooVariant& v : zoo) {
+      const nn::MixerRow* row = nn::mixer_registry().find(v.name);
+      REQUIRE_MESSAGE(row != nullptr, v.name);
+      CHECK_MESSAGE(row->origin.empty(), v.name);
+      CHECK_MESSAGE(row->causal == v.causal, v.name);
+    }
   }
 }
 

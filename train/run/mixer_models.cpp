@@ -3,8 +3,9 @@
 // a causal language model, trained like gpt:
 //   seq2seq tasks: one sequence BOS x SEP y EOS, scored on y EOS, answers decoded greedily;
 //   charlm: every next character.
-// The mixer is any causal row of nn::mixer_registry(): the built-ins, attention-zoo's variants,
-// S6, or a row a --plugin file added (after its gradient check, experiments/plugin/).
+// The mixer is any causal row of nn::mixer_registry(): the built-ins, attention-zoo's and
+// linear-zoo's variants, S6, or a row a --plugin file added (after its gradient check,
+// experiments/plugin/).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
