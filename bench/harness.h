@@ -32,9 +32,9 @@ struct CaseResult {
   std::string workload, name;
   int steps = 0;
   double median_ms = 0, min_ms = 0, max_ms = 0;
-  double gflops = 0;              // counted FLOPs / median time
+  double gflops = 0;  // counted FLOPs / median time
   double cpu_ms = 0;  // CPU time of the process per timed step (all threads; mean over steps)
-  double gflops_per_cpu_s = 0;  // counted FLOPs / cpu_ms: what one core gives while it is ours
+  double gflops_per_cpu_s = 0;    // counted FLOPs / cpu_ms: what one core gives while it is ours
   double tokens_per_s = 0;        // tokens / median time
   int64_t peak_tensor_bytes = 0;  // most tensor memory alive at once during the case
   int64_t peak_rss_bytes = 0;     // the process's peak resident set so far (monotonic)
