@@ -8,9 +8,10 @@
 
 int main(int argc, char** argv) {
   attn::bench::BenchOptions o;
-  CLI::App app{"attnlab bench: time the performance workloads (W1..W7, W9, W10)"};
-  app.add_option("--workload,-w", o.workload,
-                 "W1..W7, W9, W10 or all (all = every one but W7, which is data-parallel)");
+  CLI::App app{"attnlab bench: time the performance workloads (W1..W7, W2r, W4d, W9..W11)"};
+  app.add_option(
+      "--workload,-w", o.workload,
+      "W1..W7, W2r, W4d, W9..W11 or all (all = every one but W7, which is data-parallel)");
   app.add_option("--filter", o.filter, "only cases whose name contains this text");
   app.add_option("--threads", o.threads, "threads (0 = all cores, or ATTN_THREADS)");
   app.add_option("--steps", o.steps, "timed steps per case");

@@ -24,7 +24,7 @@ TORCH_SCRIPT = os.path.join(ROOT, "bench", "torch_reference.py")
 # PyTorch's fastest setting on the idle 2-core reference machine, for every workload (probed
 # with --probe-torch; docs/performance.md, "PyTorch's thread settings").
 DEFAULT_TORCH = (1, 2)  # (intra-op threads, OpenBLAS threads)
-WORKLOADS = ["W1", "W2", "W3", "W4", "W4d", "W5", "W6"]
+WORKLOADS = ["W1", "W2", "W2r", "W3", "W4", "W4d", "W5", "W6", "W11"]
 
 
 def run_json(cmd):

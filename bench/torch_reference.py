@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The attnlab benchmark workloads (W1..W6, W4d, W9, W10) in PyTorch, for side-by-side ratios.
+"""The attnlab benchmark workloads (W1..W6, W2r, W4d, W9..W11) in PyTorch, for side-by-side ratios.
 
     /usr/bin/python3 bench/torch_reference.py --workload W3 --intra 1 --blas 2 --json
 
@@ -20,7 +20,7 @@ import time
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workload", "-w", default="all", help="W1..W6, W4d, W9, W10 or all")
+    p.add_argument("--workload", "-w", default="all", help="W1..W6, W2r, W4d, W9..W11 or all")
     p.add_argument("--filter", default="", help="only cases whose name contains this")
     p.add_argument("--intra", type=int, default=1, help="PyTorch intra-op (OpenMP) threads")
     p.add_argument("--blas", type=int, default=2, help="OpenBLAS threads")
@@ -41,6 +41,8 @@ import torch.nn.functional as F  # noqa: E402
 
 torch.set_num_threads(ARGS.intra)
 torch.set_num_interop_threads(1)
+
+import torch_experiment_models as em  # noqa: E402  (W2r and W11's models, after torch)
 
 
 class Case:
@@ -385,8 +387,78 @@ def w10_cases():
     return cases
 
 
-WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W3": w3_cases, "W4": w4_cases, "W4d": w4d_cases,
-             "W5": w5_cases, "W6": w6_cases, "W9": w9_cases, "W10": w10_cases}
+# ---- W2r, W11: the experiments' own models (bench/torch_experiment_models.py) ---------------
+# A case's name carries its parameter count, as attnlab's does: a twin of another size does not
+# pair with it (scripts/bench shows no ratio).
+
+def params_of(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+def w2r_cases():
+    """recurrent-baselines' LSTM: 2x128, batch 64, reversal 1..10 (lengths 1 + row mod 10),
+    vocabulary 32, AdamW lr 3e-3 without weight decay, gradient clipping at norm 1."""
+    b, s, v = 64, 10, 32
+    cases = []
+    for attention in ("none", "bahdanau", "luong_general"):
+        st = {}
+
+        def setup(st=st, attention=attention):
+            torch.manual_seed(0)
+            model = em.BaselineSeq2Seq(attention)
+            lengths = [1 + r % s for r in range(b)]
+            letters = random_ids(b, s, 6, v, 12)
+            src = torch.zeros(b, s, dtype=torch.long)
+            tgt_in = torch.zeros(b, s + 1, dtype=torch.long)
+            tgt_out = torch.zeros(b, s + 1, dtype=torch.long)
+            for r, n in enumerate(lengths):
+                src[r, :n] = letters[r, :n]
+                tgt_in[r, 0], tgt_in[r, 1:n + 1] = 1, src[r, :n].flip(0)
+                tgt_out[r, :n], tgt_out[r, n] = src[r, :n].flip(0), 2
+            st.update(model=model, src=src, tgt_in=tgt_in, tgt_out=tgt_out,
+                      opt=torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0))
+
+        def step(st=st):
+            st["opt"].zero_grad()
+            st["model"].loss(st["src"], st["tgt_in"], st["tgt_out"]).backward()
+            torch.nn.utils.clip_grad_norm_(st["model"].parameters(), 1.0)
+            st["opt"].step()
+
+        params = params_of(em.BaselineSeq2Seq(attention))
+        scored = sum(2 + r % s for r in range(b))
+        cases.append(Case("W2r", f"lstm 2x128 {attention} step p={params}",
+                          3 * em.w2r_flops(attention), scored, setup, step))
+    return cases
+
+
+def w11_cases():
+    """attention-zoo's titans-mac model, batch 32, Adam lr 3e-3: recall (6 pairs: T 14,
+    vocabulary and classes 43) and majority (T 64, vocabulary 15, 2 classes)."""
+    b, cases = 32, []
+    for label, t, vocab, classes in (("recall", 14, 43, 43), ("majority", 64, 15, 2)):
+        st = {}
+
+        def setup(st=st, t=t, vocab=vocab, classes=classes):
+            torch.manual_seed(0)
+            model = em.TitansMixerModel(vocab, t, classes)
+            st.update(model=model, opt=torch.optim.Adam(model.parameters(), lr=3e-3),
+                      ids=random_ids(b, t, 6, vocab, 17),
+                      labels=random_ids(b, 1, 0, classes, 18)[:, 0])
+
+        def step(st=st):
+            st["opt"].zero_grad()
+            F.cross_entropy(st["model"](st["ids"]), st["labels"]).backward()
+            st["opt"].step()
+
+        params = params_of(em.TitansMixerModel(vocab, t, classes))
+        cases.append(Case("W11", f"titans-mac {label} step T={t} p={params}",
+                          3 * em.titans_flops(t, classes), b * t, setup, step))
+    return cases
+
+
+WORKLOADS = {"W1": w1_cases, "W2": w2_cases, "W2r": w2r_cases, "W3": w3_cases, "W4": w4_cases,
+             "W4d": w4d_cases, "W5": w5_cases, "W6": w6_cases, "W9": w9_cases, "W10": w10_cases,
+             "W11": w11_cases}
 BY_UPPER = {k.upper(): k for k in WORKLOADS}  # ids match in any case: w4d names W4d
 
 

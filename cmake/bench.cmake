@@ -10,7 +10,7 @@ file(GLOB ATTN_BENCH_SRCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/bench/*.cpp
 list(FILTER ATTN_BENCH_SRCS EXCLUDE REGEX "bench/bench_cli\\.cpp$")
 add_library(attn_bench STATIC ${ATTN_BENCH_SRCS})
 target_include_directories(attn_bench PUBLIC ${CMAKE_SOURCE_DIR})
-target_link_libraries(attn_bench PUBLIC attn_train attn_nn attn_autograd fmt::fmt
+target_link_libraries(attn_bench PUBLIC attn_experiments attn_train attn_nn attn_data attn_autograd fmt::fmt
                                         nlohmann_json::nlohmann_json)
 
 add_executable(attn_bench_cli ${CMAKE_SOURCE_DIR}/bench/bench_cli.cpp)

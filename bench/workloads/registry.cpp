@@ -21,6 +21,10 @@ const std::vector<WorkloadInfo>& workloads() {
        w1_w4_available(), w1_cases},
       {"W2", "LSTM seq2seq + Luong dot attention train step (emb/hidden 128, batch 64)", true,
        w2_cases},
+      {"W2r",
+       "LSTM seq2seq at recurrent-baselines' sizes: 2x128, batch 64, reversal 1..10, none / "
+       "bahdanau / luong_general",
+       true, w2r_cases},
       {"W3", "RNN (hidden 64) vs single-head attention (d 64), batch 1, T 16..1024", true,
        w3_cases},
       {"W4", "decoder-only char LM train step (pre-norm, 4 layers, d 128, ctx 128, AdamW)",
@@ -38,6 +42,10 @@ const std::vector<WorkloadInfo>& workloads() {
        true, w9_cases},
       {"W10", "S6 selective scan fwd+bwd: sequential tape vs chunked fused, E 64, N 16, T 64..1024",
        true, w10_cases},
+      {"W11",
+       "attention-zoo's titans-mac model train step (d 32, 2 layers, batch 32): recall T 14, "
+       "majority T 64",
+       true, w11_cases},
   };
   return table;
 }

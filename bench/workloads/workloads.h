@@ -32,6 +32,7 @@ std::vector<BenchCase> workload_cases(const std::string& id);
 // Each workload's cases (bench/workloads/w*.cpp).
 std::vector<BenchCase> w1_cases();
 std::vector<BenchCase> w2_cases();
+std::vector<BenchCase> w2r_cases();  // W2 at recurrent-baselines' sizes
 std::vector<BenchCase> w3_cases();
 std::vector<BenchCase> w4_cases();
 std::vector<BenchCase> w4d_cases();  // W4 with dropout 0.1
@@ -40,6 +41,7 @@ std::vector<BenchCase> w6_cases();
 std::vector<BenchCase> w7_cases();
 std::vector<BenchCase> w9_cases();
 std::vector<BenchCase> w10_cases();
+std::vector<BenchCase> w11_cases();  // attention-zoo's titans-mac model
 bool w1_w4_available();
 
 // Random token ids in [lo, hi) as a (rows, cols) tensor, seeded.
