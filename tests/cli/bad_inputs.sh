@@ -12,6 +12,11 @@
 # run folder; a fingerprint of the whole sandbox (paths, sizes, ctimes) before and after each
 # case must be equal. With --table the results replace the part of the given markdown file
 # between "<!-- bad-inputs:begin -->" and "<!-- bad-inputs:end -->".
+#
+# The cases run in groups (a section, or one experiment's fields), $(nproc) groups at a time
+# (BAD_INPUTS_JOBS=N to change it), each group in its own copy of the sandbox; their output
+# and table rows are put back together in the order below, so a run prints the same lines as
+# one case after another would. (Most cases are a 0.1 s process: one at a time left a core idle.)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$(cd "${1:?usage: bad_inputs.sh BUILD_DIR [--table FILE]}" && pwd)/attnlab"
@@ -67,13 +72,46 @@ fingerprint() {
      LC_ALL=C sort)
 }
 
-# ---- running one case ------------------------------------------------------------------------
+# ---- running the groups ----------------------------------------------------------------------
+# run_group FUNCTION ARGS...: runs FUNCTION ARGS in the background in a copy of the sandbox (its
+# own `before`, the sandbox as every case must leave it); its output, table rows and counts go
+# to $tmp/group-N.*, read back in order by collect_groups. At most $jobs groups run at once.
+jobs=${BAD_INPUTS_JOBS:-$(nproc)}
+groups=0
+run_group() {
+  local group_id=$groups  # (a group's functions set plain names such as n and f)
+  groups=$((groups + 1))
+  while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n; done
+  (
+    sb="$tmp/sandbox-$group_id"
+    cp -a "$tmp/sandbox" "$sb" && cd "$sb" || exit 1
+    rows="$tmp/group-$group_id.rows" total=0 failures=0
+    : >"$rows"
+    before=$(fingerprint)
+    "$@" >"$tmp/group-$group_id.out" 2>&1
+    echo "$total $failures" >"$tmp/group-$group_id.count"
+    cd "$tmp" && rm -rf "$sb"
+  ) &
+}
 rows="$tmp/rows.md"
-summary="$tmp/summary.md"
 : >"$rows"
-: >"$summary"
-total=0 failures=0 group=""
-before=$(fingerprint)  # the sandbox as every case must leave it
+total=0 failures=0
+# collect_groups: waits for every group, then prints their output and adds their rows and counts.
+collect_groups() {
+  wait
+  local n t f
+  for ((n = 0; n < groups; ++n)); do
+    cat "$tmp/group-$n.out" 2>/dev/null
+    cat "$tmp/group-$n.rows" >>"$rows" 2>/dev/null
+    if read -r t f <"$tmp/group-$n.count" 2>/dev/null; then
+      total=$((total + t)) failures=$((failures + f))
+    else
+      echo "FAIL group $n did not finish"; failures=$((failures + 1))
+    fi
+  done
+}
+
+# ---- running one case ------------------------------------------------------------------------
 section() { group=$1; printf '\n| %s | exit | message |\n|---|---|---|\n' "$1" >>"$rows"; }
 md() { sed 's/|/\\|/g; s/`/'"'"'/g' <<<"$1"; }
 
@@ -150,90 +188,98 @@ ok_or_refused() {
 }
 
 # ---- attnlab train: every option from --help, bad values by the type of its default ---------
-section "attnlab train: flags"
 tr=(train reversal "${small[@]}" --steps 2 --out new-run)
-train_in_range=()
-bad 2 "needs a value|--out" train reversal --out
-bad 2 "unknown|did you mean" train reversal --stepz 5
-bad 2 "unexpected argument|extra" train reversal copy
-bad 2 "threads" "${tr[@]}" --threads abc
-bad 2 "threads" "${tr[@]}" --threads -2
-bad 2 "threads" "${tr[@]}" --threads 100000
-# Every field `train --help` lists (`  --name <type>  help (default ...)`), bad values by its type.
-while read -r key type rest; do
-  k=${key#--}
-  re=$(key_re "$k")
-  case "$k" in
-    out | save | resume | text_file | task | model) continue ;;  # files, names: below
-  esac
-  case "$type" in
-    "<real>") for v in abc -3 nan 1e999 ""; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;&
-    "<int>") for v in abc 2.5 -7 99999999999999999999; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;&
-    "<int>" | "<real>")  # zero: bad only where the range says so
-      if in_range "${tr[@]}" "--$k" 0; then train_in_range+=("--$k 0")
-      else bad 2 "$re" "${tr[@]}" "--$k" 0; fi ;;
-    "<bool>") bad 2 "$re" "${tr[@]}" "--$k" maybe ;;
-    *)
-      if [[ "$k" == alphabet ]]; then
-        bad 2 "$re" "${tr[@]}" "--$k" ""
-        bad 2 "$re" "${tr[@]}" "--$k" $'\xff\xfe'
-      else  # a choice
-        bad 2 "$re" "${tr[@]}" "--$k" bogus
-      fi ;;
-  esac
-done < <("$bin" train --help | grep -E '^  --[a-z_]+ <')
-printf '| `attnlab train [small] --<int or real flag> 0` | 0 | in range, not a bad value (not run): %s |\n' \
-  "$(md "${train_in_range[*]:-none}")" >>"$rows"
-bad 2 "task|did you mean" "${tr[@]}" --task bogus
-bad 2 "tape-dot.*does not exist" "${tr[@]}" --tape-dot files/missing-dir/graph.dot
-bad 2 "model|did you mean" "${tr[@]}" --model bogus
-bad 2 "n_kv_heads.*nhead" "${tr[@]}" --n-kv-heads 3
-bad 2 "nhead.*d_model|d_model.*nhead|divide" "${tr[@]}" --d-model 10 --nhead 3
-bad 2 "eval_max_len|eval_min_len" "${tr[@]}" --eval-min-len 9 --eval-max-len 4
+train_flags() {
+  section "attnlab train: flags"
+  train_in_range=()
+  bad 2 "needs a value|--out" train reversal --out
+  bad 2 "unknown|did you mean" train reversal --stepz 5
+  bad 2 "unexpected argument|extra" train reversal copy
+  bad 2 "threads" "${tr[@]}" --threads abc
+  bad 2 "threads" "${tr[@]}" --threads -2
+  bad 2 "threads" "${tr[@]}" --threads 100000
+  # Every field `train --help` lists (`  --name <type>  help (default ...)`), bad values by its type.
+  while read -r key type rest; do
+    k=${key#--}
+    re=$(key_re "$k")
+    case "$k" in
+      out | save | resume | text_file | task | model) continue ;;  # files, names: below
+    esac
+    case "$type" in
+      "<real>") for v in abc -3 nan 1e999 ""; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;&
+      "<int>") for v in abc 2.5 -7 99999999999999999999; do bad 2 "$re" "${tr[@]}" "--$k" "$v"; done ;;&
+      "<int>" | "<real>")  # zero: bad only where the range says so
+        if in_range "${tr[@]}" "--$k" 0; then train_in_range+=("--$k 0")
+        else bad 2 "$re" "${tr[@]}" "--$k" 0; fi ;;
+      "<bool>") bad 2 "$re" "${tr[@]}" "--$k" maybe ;;
+      *)
+        if [[ "$k" == alphabet ]]; then
+          bad 2 "$re" "${tr[@]}" "--$k" ""
+          bad 2 "$re" "${tr[@]}" "--$k" $'\xff\xfe'
+        else  # a choice
+          bad 2 "$re" "${tr[@]}" "--$k" bogus
+        fi ;;
+    esac
+  done < <("$bin" train --help | grep -E '^  --[a-z_]+ <')
+  printf '| `attnlab train [small] --<int or real flag> 0` | 0 | in range, not a bad value (not run): %s |\n' \
+    "$(md "${train_in_range[*]:-none}")" >>"$rows"
+  bad 2 "task|did you mean" "${tr[@]}" --task bogus
+  bad 2 "tape-dot.*does not exist" "${tr[@]}" --tape-dot files/missing-dir/graph.dot
+  bad 2 "model|did you mean" "${tr[@]}" --model bogus
+  bad 2 "n_kv_heads.*nhead" "${tr[@]}" --n-kv-heads 3
+  bad 2 "nhead.*d_model|d_model.*nhead|divide" "${tr[@]}" --d-model 10 --nhead 3
+  bad 2 "eval_max_len|eval_min_len" "${tr[@]}" --eval-min-len 9 --eval-max-len 4
+}
 
-section "attnlab train: files"
-bad 1\|2 "new-run/sub|a-file" "${tr[@]}" --out files/a-file/sub
-bad 1\|2 "a-file" "${tr[@]}" --out files/a-file
-bad 1\|2 "existing-run" train reversal "${small[@]}" --steps 2 --out existing-run
-bad 1\|2 "missing\.safetensors" train reversal "${small[@]}" --steps 9 --resume files/missing.safetensors
-bad 2 "a-file.*not a folder" "${tr[@]}" --save files/a-file/ckpt.safetensors
-bad 2 "missing-dir.*does not exist" "${tr[@]}" --save files/missing-dir/ckpt.safetensors
-bad 2 "save.*is a folder" "${tr[@]}" --save files/a-directory
-bad 1\|2 "missing\.txt" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/missing.txt
-bad 1\|2 "a-directory" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/a-directory
-bad 1\|2 "not-utf8\.txt.*byte|UTF-8" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/not-utf8.txt
-bad 1\|2 "empty\.txt" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/empty.txt
-bad 1\|2 "step 2|--steps" train reversal "${small[@]}" --steps 2 --resume existing-run/checkpoint.safetensors
-bad 1\|2 "d_model|checkpoint" train reversal "${small[@]}" --d-model 16 --steps 9 --resume existing-run/checkpoint.safetensors
+train_files() {
+  section "attnlab train: files"
+  bad 1\|2 "new-run/sub|a-file" "${tr[@]}" --out files/a-file/sub
+  bad 1\|2 "a-file" "${tr[@]}" --out files/a-file
+  bad 1\|2 "existing-run" train reversal "${small[@]}" --steps 2 --out existing-run
+  bad 1\|2 "missing\.safetensors" train reversal "${small[@]}" --steps 9 --resume files/missing.safetensors
+  bad 2 "a-file.*not a folder" "${tr[@]}" --save files/a-file/ckpt.safetensors
+  bad 2 "missing-dir.*does not exist" "${tr[@]}" --save files/missing-dir/ckpt.safetensors
+  bad 2 "save.*is a folder" "${tr[@]}" --save files/a-directory
+  bad 1\|2 "missing\.txt" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/missing.txt
+  bad 1\|2 "a-directory" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/a-directory
+  bad 1\|2 "not-utf8\.txt.*byte|UTF-8" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/not-utf8.txt
+  bad 1\|2 "empty\.txt" train charlm --model gpt "${small[@]}" --block-len 8 --steps 2 --out new-run --text-file files/empty.txt
+  bad 1\|2 "step 2|--steps" train reversal "${small[@]}" --steps 2 --resume existing-run/checkpoint.safetensors
+  bad 1\|2 "d_model|checkpoint" train reversal "${small[@]}" --d-model 16 --steps 9 --resume existing-run/checkpoint.safetensors
+}
 
-section "attnlab train --resume: damaged checkpoints"
-for f in files/ckpt/*.safetensors; do
-  name=$(basename "$f")
-  bad 1\|2 "${name//./\\.}" train reversal "${small[@]}" --steps 9 --resume "$f"
-done
+train_damaged_checkpoints() {
+  section "attnlab train --resume: damaged checkpoints"
+  for f in files/ckpt/*.safetensors; do
+    name=$(basename "$f")
+    bad 1\|2 "${name//./\\.}" train reversal "${small[@]}" --steps 9 --resume "$f"
+  done
+}
 
 # ---- attnlab run: the run options, then every field of every experiment ----------------------
-section "attnlab run: options"
-bad 2 "which experiment" run
-bad 2 "bogus|Valid names" run bogus
-bad 2 "needs a value" run worked-example --out
-bad 2 "threads" run worked-example --threads abc --out new-run
-bad 2 "threads" run worked-example --threads -1 --out new-run
-bad 2 "unexpected argument" run worked-example stray --out new-run
-bad 2 "unknown field|Did you mean" run worked-example --bogus 1 --out new-run
-bad 1\|2 "a-file" run worked-example --out files/a-file/sub
-bad 1\|2 "a-file" run worked-example --out files/a-file
-bad 1\|2 "existing-run" run worked-example --out existing-run
-bad 2 "seed" run worked-example --seed -1 --out new-run
-bad 2 "d_model" run reversal --d-model 0 --out new-run
-bad 2 "nhead 5 must divide --d_model 64" run reversal --nhead 5 --out new-run
-bad 2 "nhead 5 must divide --d_model" run mha-heads --nhead 5 --out new-run
-bad 2 "nhead 3 must divide --d_model" run reversal-no-positions --nhead 3 --out new-run
-bad 2 "nhead 5 must divide --hidden" run vanishing-gradient --nhead 5 --out new-run
+run_options() {
+  section "attnlab run: options"
+  bad 2 "which experiment" run
+  bad 2 "bogus|Valid names" run bogus
+  bad 2 "needs a value" run worked-example --out
+  bad 2 "threads" run worked-example --threads abc --out new-run
+  bad 2 "threads" run worked-example --threads -1 --out new-run
+  bad 2 "unexpected argument" run worked-example stray --out new-run
+  bad 2 "unknown field|Did you mean" run worked-example --bogus 1 --out new-run
+  bad 1\|2 "a-file" run worked-example --out files/a-file/sub
+  bad 1\|2 "a-file" run worked-example --out files/a-file
+  bad 1\|2 "existing-run" run worked-example --out existing-run
+  bad 2 "seed" run worked-example --seed -1 --out new-run
+  bad 2 "d_model" run reversal --d-model 0 --out new-run
+  bad 2 "nhead 5 must divide --d_model 64" run reversal --nhead 5 --out new-run
+  bad 2 "nhead 5 must divide --d_model" run mha-heads --nhead 5 --out new-run
+  bad 2 "nhead 3 must divide --d_model" run reversal-no-positions --nhead 3 --out new-run
+  bad 2 "nhead 5 must divide --hidden" run vanishing-gradient --nhead 5 --out new-run
+}
 
-section "attnlab run: fields of every experiment (bad value per type)"
-for e in $("$bin" list | awk '/^  [a-z]/ && $1 != "experiment" {print $1}'); do
-  before_total=$total before_fail=$failures
+# experiment_fields NAME: every field of one experiment, one row for all its cases.
+experiment_fields() {
+  local e=$1 before_total=$total before_fail=$failures n f key type rest k re v vals ranged
   quiet=1
   accepted=()
   while read -r key type rest; do
@@ -266,63 +312,86 @@ for e in $("$bin" list | awk '/^  [a-z]/ && $1 != "experiment" {print $1}'); do
   printf '| `attnlab run %s --<each field> <bad value>` | 2 | %d cases, %s%s |\n' "$e" "$n" \
     "$([[ $f -eq 0 ]] && echo "each names its field or runs" || echo "**$f FAILED**")" \
     "$([[ ${#accepted[@]} -gt 0 ]] && echo "; in range: $(md "${accepted[*]}")")" >>"$rows"
-done
+}
 
 # ---- --plugin ----------------------------------------------------------------------------------
 # The plugins that need a compiler (no registration symbol, another attnlab's stamp, a taken
 # name, a throw while loading, registering or building, a wrong gradient) are tests/cli/plugin.sh's,
 # which checks the same three things for each: exit code, message, no run folder.
-section "attnlab --plugin"
-for cmd in "list" "run worked-example --out new-run" "train reversal ${small[*]} --steps 2 --out new-run"; do
-  read -ra c <<<"$cmd"
-  bad 2 "--plugin files/missing\.so: no such file" "${c[@]}" --plugin files/missing.so
-  bad 2 "--plugin files/a-file: not a shared library" "${c[@]}" --plugin files/a-file
-  bad 2 "--plugin files/a-directory: no such file" "${c[@]}" --plugin files/a-directory
-  bad 2 "--plugin needs a file" "${c[@]}" --plugin
-  bad 2 "--plugin needs a file" "${c[@]}" --plugin=
-  bad 2 "--plugin needs a file" "${c[@]}" --plugin --threads 1
-done
+plugin_cases() {
+  section "attnlab --plugin"
+  for cmd in "list" "run worked-example --out new-run" "train reversal ${small[*]} --steps 2 --out new-run"; do
+    read -ra c <<<"$cmd"
+    bad 2 "--plugin files/missing\.so: no such file" "${c[@]}" --plugin files/missing.so
+    bad 2 "--plugin files/a-file: not a shared library" "${c[@]}" --plugin files/a-file
+    bad 2 "--plugin files/a-directory: no such file" "${c[@]}" --plugin files/a-directory
+    bad 2 "--plugin needs a file" "${c[@]}" --plugin
+    bad 2 "--plugin needs a file" "${c[@]}" --plugin=
+    bad 2 "--plugin needs a file" "${c[@]}" --plugin --threads 1
+  done
+}
 
 # ---- attnlab parity ----------------------------------------------------------------------------
-section "attnlab parity"
-pw=(--weights files/linear-weights.safetensors --inputs files/linear-inputs.safetensors)
-bad 2 "bogus" parity bogus "${pw[@]}" --out out.safetensors
-bad 2 "weights|required" parity linear --inputs files/linear-inputs.safetensors --out out.safetensors
-bad 2 "out|required" parity linear "${pw[@]}"
-bad 2 "key=value" parity linear --config in_features "${pw[@]}" --out out.safetensors
-bad 2 "in_features" parity linear --config in_features=abc "${pw[@]}" --out out.safetensors
-bad 2 "in_features" parity linear --config in_features=-4 "${pw[@]}" --out out.safetensors
-bad 2 "bogus" parity linear --config bogus=1 "${pw[@]}" --out out.safetensors
-bad 2 "weight" parity linear --weights files/wrong-shape-weights.safetensors --inputs files/linear-inputs.safetensors --out out.safetensors
-bad 1\|2 "gy|x" parity linear --weights files/linear-weights.safetensors --inputs files/linear-weights.safetensors --out out.safetensors
-bad 1\|2 "missing\.safetensors" parity linear --weights files/missing.safetensors --inputs files/linear-inputs.safetensors --out out.safetensors
-bad 1\|2 "missing\.safetensors" parity linear --weights files/linear-weights.safetensors --inputs files/missing.safetensors --out out.safetensors
-bad 1\|2 "a-directory" parity linear "${pw[@]}" --out files/a-directory
-bad 1\|2 "new-run" parity linear "${pw[@]}" --out new-run/o.safetensors
-bad 1\|2 "a-file" parity linear "${pw[@]}" --out files/a-file/o.safetensors
+parity_cases() {
+  section "attnlab parity"
+  pw=(--weights files/linear-weights.safetensors --inputs files/linear-inputs.safetensors)
+  bad 2 "bogus" parity bogus "${pw[@]}" --out out.safetensors
+  bad 2 "weights|required" parity linear --inputs files/linear-inputs.safetensors --out out.safetensors
+  bad 2 "out|required" parity linear "${pw[@]}"
+  bad 2 "key=value" parity linear --config in_features "${pw[@]}" --out out.safetensors
+  bad 2 "in_features" parity linear --config in_features=abc "${pw[@]}" --out out.safetensors
+  bad 2 "in_features" parity linear --config in_features=-4 "${pw[@]}" --out out.safetensors
+  bad 2 "bogus" parity linear --config bogus=1 "${pw[@]}" --out out.safetensors
+  bad 2 "weight" parity linear --weights files/wrong-shape-weights.safetensors --inputs files/linear-inputs.safetensors --out out.safetensors
+  bad 1\|2 "gy|x" parity linear --weights files/linear-weights.safetensors --inputs files/linear-weights.safetensors --out out.safetensors
+  bad 1\|2 "missing\.safetensors" parity linear --weights files/missing.safetensors --inputs files/linear-inputs.safetensors --out out.safetensors
+  bad 1\|2 "missing\.safetensors" parity linear --weights files/linear-weights.safetensors --inputs files/missing.safetensors --out out.safetensors
+  bad 1\|2 "a-directory" parity linear "${pw[@]}" --out files/a-directory
+  bad 1\|2 "new-run" parity linear "${pw[@]}" --out new-run/o.safetensors
+  bad 1\|2 "a-file" parity linear "${pw[@]}" --out files/a-file/o.safetensors
+}
 
-section "attnlab parity --weights: damaged files"
-for f in files/weights/*.safetensors; do
-  name=$(basename "$f")
-  [[ $name == flipped-byte.* ]] && continue  # a plain safetensors file has no checksum
-  bad 1\|2 "${name//./\\.}" parity linear --weights "$f" --inputs files/linear-inputs.safetensors --out out.safetensors
-done
+parity_damaged_weights() {
+  section "attnlab parity --weights: damaged files"
+  for f in files/weights/*.safetensors; do
+    name=$(basename "$f")
+    [[ $name == flipped-byte.* ]] && continue  # a plain safetensors file has no checksum
+    bad 1\|2 "${name//./\\.}" parity linear --weights "$f" --inputs files/linear-inputs.safetensors --out out.safetensors
+  done
+}
 
 # ---- attnlab bench -----------------------------------------------------------------------------
-if "$bin" bench --help >/dev/null 2>&1; then
-  section "attnlab bench"
-  bad 2 "W99|workload" bench --workload W99
-  bad 2 "threads" bench --threads abc
-  bad 2 "threads" bench --threads -3
-  bad 2 "steps" bench --steps abc
-  bad 2 "steps" bench --steps -1
-  bad 2 "steps" bench --steps 0
-  bad 2 "warmup" bench --warmup -1
-  bad 2 "warmup" bench --warmup xyz
-  bad 2 "workload" bench --workload
-  bad 2 "bogus" bench --bogus
-  bad 2 "zzz|filter" bench --workload W1 --filter zzz-no-such-case
-fi
+bench_cases() {
+  if "$bin" bench --help >/dev/null 2>&1; then
+    section "attnlab bench"
+    bad 2 "W99|workload" bench --workload W99
+    bad 2 "threads" bench --threads abc
+    bad 2 "threads" bench --threads -3
+    bad 2 "steps" bench --steps abc
+    bad 2 "steps" bench --steps -1
+    bad 2 "steps" bench --steps 0
+    bad 2 "warmup" bench --warmup -1
+    bad 2 "warmup" bench --warmup xyz
+    bad 2 "workload" bench --workload
+    bad 2 "bogus" bench --bogus
+    bad 2 "zzz|filter" bench --workload W1 --filter zzz-no-such-case
+  fi
+}
+
+# ---- the groups, in the table's order --------------------------------------------------------
+run_group train_flags
+run_group train_files
+run_group train_damaged_checkpoints
+run_group run_options
+run_group section "attnlab run: fields of every experiment (bad value per type)"
+for e in $("$bin" list | awk '/^  [a-z]/ && $1 != "experiment" {print $1}'); do
+  run_group experiment_fields "$e"
+done
+run_group plugin_cases
+run_group parity_cases
+run_group parity_damaged_weights
+run_group bench_cases
+collect_groups
 
 echo "bad_inputs: $total cases, $failures failed"
 if [[ -n "$table_file" ]]; then

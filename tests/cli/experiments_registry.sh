@@ -27,6 +27,8 @@
 # Measured on 2 shared cores (docs/reliability.md, section 7): the --threads 2 pass of all 41 is
 # about 230 s of CPU, the second runs under SLOW_CPU_S about 60 s more (so ~5 min of wall on two
 # idle cores, more under load); --full adds the slow second runs and a third pass, ~450 s of CPU.
+# The first runs go one after another (each at --threads 2, its CPU time its own); the second
+# runs come after them, $(nproc) side by side (docs/performance.md, "CI time").
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
 full=0 only=" "
@@ -99,6 +101,31 @@ sys.exit(1 if unused else 0)
 PYEOF
 }
 
+# second_runs NAME KNOWN VARY...: the second run (and with --full the third) of NAME, compared
+# with its first run, in $tmp/NAME-threads2.
+second_runs() {
+  local name=$1 known=$2 first="$tmp/$1-threads2"; shift 2
+  if [[ $known -eq 1 ]]; then
+    echo "     NOT TESTED: $name at --threads 1 (THREAD_COUNT_KNOWN); run twice at --threads 2"
+    run "$name" 2 "$tmp/$name-again" && same "$name" "$first" "$tmp/$name-again" "$@"
+  else
+    run "$name" 1 "$tmp/$name-threads1" && same "$name" "$first" "$tmp/$name-threads1" "$@"
+  fi
+  if [[ $full -eq 1 ]] && run "$name" 1 "$tmp/$name-threads1b"; then
+    if [[ $known -eq 0 ]]; then
+      same "$name" "$tmp/$name-threads1" "$tmp/$name-threads1b" "$@"
+    elif "$py" "$lib/same_results.py" "$first/results.json" "$tmp/$name-threads1b/results.json" \
+      "$@" >/dev/null; then
+      fail "$name: now the same at --threads 1 and 2: remove it from THREAD_COUNT_KNOWN"
+    else
+      pass "$name: still differs between --threads 1 and 2 (THREAD_COUNT_KNOWN)"
+    fi
+  fi
+}
+
+# First pass: every experiment's first run (--threads 2, alone, so its CPU time is its own) and
+# the checks of its rows; the second runs are queued (one line each: name, known, patterns).
+second=()
 while IFS=$'\t' read -r -u 3 name reason keys; do
   [[ $only == " " || $only == *" $name "* ]] || continue
   start=$SECONDS
@@ -124,24 +151,34 @@ while IFS=$'\t' read -r -u 3 name reason keys; do
   [[ " ${THREAD_COUNT_KNOWN[*]} " == *" $name "* ]] && known=1
   if [[ $full -eq 0 && $cpu -gt $SLOW_CPU_S ]]; then
     echo "     NOT TESTED: $name run twice ($cpu s of CPU > $SLOW_CPU_S: --full runs it)"
-  elif [[ $known -eq 1 ]]; then
-    echo "     NOT TESTED: $name at --threads 1 (THREAD_COUNT_KNOWN); run twice at --threads 2"
-    run "$name" 2 "$tmp/$name-again" && same "$name" "$first" "$tmp/$name-again" "${vary_args[@]}"
   else
-    run "$name" 1 "$tmp/$name-threads1" &&
-      same "$name" "$first" "$tmp/$name-threads1" "${vary_args[@]}"
+    second+=("$name"$'\t'"$known"$'\t'"$keys")
   fi
-  if [[ $full -eq 1 ]] && run "$name" 1 "$tmp/$name-threads1b"; then
-    if [[ $known -eq 0 ]]; then
-      same "$name" "$tmp/$name-threads1" "$tmp/$name-threads1b" "${vary_args[@]}"
-    elif "$py" "$lib/same_results.py" "$first/results.json" "$tmp/$name-threads1b/results.json" \
-      "${vary_args[@]}" >/dev/null; then
-      fail "$name: now the same at --threads 1 and 2: remove it from THREAD_COUNT_KNOWN"
-    else
-      pass "$name: still differs between --threads 1 and 2 (THREAD_COUNT_KNOWN)"
-    fi
-  fi
-  echo "     $name: $((SECONDS - start)) s wall, first run $cpu s CPU"
+  echo "     $name: first run $((SECONDS - start)) s wall, $cpu s CPU"
 done 3<<<"$table"
+
+# Second pass: the queued second runs, $(nproc) at a time (most are at --threads 1: one at a
+# time left a core idle), each one's output kept apart and printed in the first pass's order.
+start=$SECONDS
+for ((i = 0; i < ${#second[@]}; ++i)); do
+  while [[ $(jobs -rp | wc -l) -ge $(nproc) ]]; do wait -n; done
+  IFS=$'\t' read -r name known keys <<<"${second[i]}"
+  vary_args=()
+  IFS=$'\x1f' read -ra patterns <<<"$keys"
+  for p in "${patterns[@]}"; do vary_args+=(--vary "$p"); done
+  # fail() counts in the job's own shell: the job writes how many it added.
+  (
+    before=$failures
+    second_runs "$name" "$known" "${vary_args[@]}"
+    echo $((failures - before)) >"$tmp/second-$i.failures"
+  ) >"$tmp/second-$i.out" 2>&1 &
+done
+wait
+for ((i = 0; i < ${#second[@]}; ++i)); do
+  cat "$tmp/second-$i.out"
+  if read -r f <"$tmp/second-$i.failures" 2>/dev/null; then failures=$((failures + f))
+  else fail "${second[i]%%$'\t'*}: its second run did not finish"; fi
+done
+echo "     the ${#second[@]} second runs: $((SECONDS - start)) s wall"
 
 finish

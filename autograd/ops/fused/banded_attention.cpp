@@ -30,7 +30,7 @@ namespace attn {
 
 namespace {
 
-real dot(const real* a, const real* b, int64_t n) {
+real band_dot(const real* a, const real* b, int64_t n) {
   real s = 0;
 #pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
@@ -123,7 +123,7 @@ struct BandedAttentionOp final : Op {
       real* pr = p.data() + row * slots;
       real m = -std::numeric_limits<real>::infinity(), sum = 0;
       each_key(i, [&](int64_t n, int64_t j) {
-        m = std::max(m, pr[n] = scale * dot(qi, kb + j * d, d));
+        m = std::max(m, pr[n] = scale * band_dot(qi, kb + j * d, d));
       });
       each_key(i, [&](int64_t n, int64_t) { sum += pr[n] = std::exp(pr[n] - m); });
       each_key(i, [&](int64_t n, int64_t j) { axpy(pr[n] /= sum, vb + j * dv, oi, dv); });
@@ -153,8 +153,9 @@ struct BandedAttentionOp final : Op {
       // each_entry(f) calls f(n, j) for every entry n of this row's weights, j its key row.
       auto gradient_row = [&](const real* pr, real* sr, const auto& each_entry) {
         real row_dot = 0;
-        each_entry(
-            [&](int64_t n, int64_t j) { row_dot += pr[n] * (sr[n] = dot(gi, vb + j * dv, dv)); });
+        each_entry([&](int64_t n, int64_t j) {
+          row_dot += pr[n] * (sr[n] = band_dot(gi, vb + j * dv, dv));
+        });
         each_entry([&](int64_t n, int64_t j) {
           sr[n] = pr[n] * (sr[n] - row_dot);
           axpy(scale * sr[n], kb + j * d, dqi, d);
@@ -213,7 +214,7 @@ struct BandedAttentionOp final : Op {
   // A full softmax row over the keys 0 .. n-1: pr[j] = softmax_j(scale q_i . k_j).
   void softmax_row(const real* qi, const real* kb, real* pr, int64_t n) const {
     real m = -std::numeric_limits<real>::infinity();
-    for (int64_t j = 0; j < n; ++j) m = std::max(m, pr[j] = scale * dot(qi, kb + j * d, d));
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, pr[j] = scale * band_dot(qi, kb + j * d, d));
     real sum = 0;
     for (int64_t j = 0; j < n; ++j) sum += pr[j] = std::exp(pr[j] - m);
     for (int64_t j = 0; j < n; ++j) pr[j] /= sum;

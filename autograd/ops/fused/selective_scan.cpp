@@ -56,7 +56,7 @@ void decays(const real* scale, const real* a, int64_t e_dim, int64_t n_dim, real
 }
 
 // sum_n c[n] h[n] over one channel's N states.
-real dot(const real* c, const real* h, int64_t n_dim) {
+real state_dot(const real* c, const real* h, int64_t n_dim) {
   real acc = 0;
 #pragma omp simd reduction(+ : acc)
   for (int64_t n = 0; n < n_dim; ++n) acc += c[n] * h[n];
@@ -107,7 +107,7 @@ struct SelectiveScanOp final : Op {
           real* he = h + e * N;
           for (int64_t n = 0; n < N; ++n) he[n] = ae[n] * he[n] + x * bn[n];
           dsum[e] += dt[e];
-          yt[e] = dot(cn, he, N) + dskip[e] * ut[e];
+          yt[e] = state_dot(cn, he, N) + dskip[e] * ut[e];
         }
       }
     });
@@ -142,7 +142,7 @@ struct SelectiveScanOp final : Op {
         for (int64_t e = 0; e < E; ++e) s[e] += dt[e];
         decays(s.data(), a.data(), E, N, decay.data());
         for (int64_t i = 0; i < E * N; ++i) decay[i] *= hc[i];  // exp(A S_t) H_c
-        for (int64_t e = 0; e < E; ++e) yt[e] += dot(cn, decay.data() + e * N, N);
+        for (int64_t e = 0; e < E; ++e) yt[e] += state_dot(cn, decay.data() + e * N, N);
       }
     });
     return y;
