@@ -82,7 +82,8 @@ Score train_variant(const Config& cfg, const std::string& task, const Variant& v
     train::TrainConfig t = task_config(cfg, task, seed0 + static_cast<uint64_t>(k));
     v.apply(t);
     try {
-      const TrainedRun r = train_in_scratch(t, "ablate-block");
+      // Named as results.json's keys (reversal_no_ffn): an error names this run, not the sweep.
+      const TrainedRun r = train_in_scratch(t, fmt::format("{}_{}", task, v.key));
       s.exact += r.summary.final_eval.at("exact_match");
       s.token += r.summary.final_eval.at("token_accuracy");
       s.loss += r.summary.final_eval.at("loss");

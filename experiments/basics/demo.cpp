@@ -8,6 +8,8 @@
 // plain full-batch gradient descent written out in three lines, so the loop shows everything:
 // forward, loss, backward, update; then the check every training loop makes (train/divergence.h):
 // a NaN or exploding loss stops the run, naming the step.
+#include <typeinfo>
+
 #include "experiments/kit/kit.h"
 #include "train/divergence.h"
 
@@ -66,6 +68,22 @@ void plot_decision(const Mlp& model, RunContext& ctx) {
   ctx.figure("decision", heatmap_svg(h), "The learned function over the plane");
 }
 
+// One step of full-batch gradient descent: forward, loss, backward, w -= lr * dw. Returns the
+// loss; `logits` gets the forward's output (for the accuracy).
+double gradient_step(const Mlp& model, const XorData& train, real lr, Tensor& logits) {
+  Var out = model.forward(Var::constant(train.x));
+  Var loss = cross_entropy(out, train.y);
+  loss.backward();  // fills every parameter's grad, clears the tape
+  for (Var& p : model.parameters()) {
+    Tensor& w = p.value();
+    const Tensor& dw = p.grad();
+    for (int64_t i = 0; i < w.numel(); ++i) w[i] -= lr * dw[i];
+    p.zero_grad();
+  }
+  logits = out.value();
+  return loss.item();
+}
+
 void run(const Config& cfg, RunContext& ctx) {
   Generator gen(ctx.seed());
   const XorData train = make_xor(cfg.get_int("points"), gen);
@@ -81,23 +99,22 @@ void run(const Config& cfg, RunContext& ctx) {
   double loss_value = 0, first_loss = 0;
   train::DivergenceCheck diverged("mlp");
   for (int64_t step = 1; step <= steps; ++step) {
-    Var logits = model.forward(Var::constant(train.x));
-    Var loss = cross_entropy(logits, train.y);
-    loss.backward();  // fills every parameter's grad, clears the tape
-    for (Var& p : model.parameters()) {
-      Tensor& w = p.value();  // w -= lr * dw
-      const Tensor& dw = p.grad();
-      for (int64_t i = 0; i < w.numel(); ++i) w[i] -= lr * dw[i];
-      p.zero_grad();
+    Tensor logits;
+    try {
+      loss_value = gradient_step(model, train, lr, logits);
+      diverged.check(step, loss_value);
+    } catch (const Error& e) {
+      // Anomaly detection's error (a plain attn::Error) names the op that made the first
+      // NaN/Inf; only this loop knows the step, so it adds it, as train::Trainer's loop does.
+      if (typeid(e) != typeid(Error) || !detect_anomaly()) throw;
+      throw Error(fmt::format("variant 'mlp': step {}: {}", step, e.what()));
     }
-    loss_value = loss.item();
-    diverged.check(step, loss_value);
     if (step == 1) first_loss = loss_value;
     xs.push_back(static_cast<double>(step));
     losses.push_back(loss_value);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double acc = kit::accuracy(logits.value(), train.y);
+    const double acc = kit::accuracy(logits, train.y);
     log.row({static_cast<double>(step), loss_value, acc, secs});
     if (step == 1 || step % every == 0)
       fmt::print("step {:5d}  loss {:.4f}  train accuracy {:5.1f}%  {:.2f} s\n", step, loss_value,

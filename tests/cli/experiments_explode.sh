@@ -62,6 +62,16 @@ exploded reversal-no-positions \
 exploded reversal-no-positions "variant 'none': training diverged: the loss is -?nan at step [0-9]+"
 # The hand-written loop: before DivergenceCheck its loss reached 1e9 and the run said "done".
 exploded demo "variant 'mlp': training diverged at step [0-9]+"
+# A learning rate past float's range (1e39 is inf as a float) makes the first update
+# non-finite, so the next forward's first op is where anomaly detection stops the run: it names
+# the variant and the step, as the kit's loop does (it used to give the op alone).
+exploded demo "variant 'mlp': step [0-9]+: [a-z_]+: non-finite .*\(anomaly detection" \
+  --lr 1e39 --detect-anomaly
+# A scratch training inside a sweep (train_in_scratch) names the task and the variant
+# (reversal_no_layer_norm: the intact block only diverges, which ablate-block counts), not the
+# experiment.
+exploded ablate-block "variant 'reversal_[a-z_]+': step [0-9]+: [a-z_]+: non-finite .*\(anomaly" \
+  --detect-anomaly
 
 # counted NAME PATTERN ARGS...: where divergence is what the experiment measures (pre-post-norm's
 # failures over a learning-rate sweep, ablate-block's diverged runs per variant), a diverged run
