@@ -258,7 +258,9 @@ void run(const Config& cfg, RunContext& ctx) {
           for (int64_t s = 0; s < seeds; ++s)
             c.runs.push_back(
                 train_one(arm_config(cfg, depth, pre, warm, lr, seed0 + static_cast<uint64_t>(s)),
-                          fail_loss, "pre-post-norm"));
+                          fail_loss,  // an error names the arm and seed, not the sweep
+                          fmt::format("depth {}, {}, {}, lr {:g}, seed {}", depth, norm_name(pre),
+                                      warm_name(warm), lr, s)));
           cells.push_back(c);
         }
   report_sweep(cells, cfg, unigram, fail_loss, ctx);

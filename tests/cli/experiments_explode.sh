@@ -16,13 +16,15 @@ source "$(dirname "$0")/lib/checks.sh" "$@"
 # results.json's status "failed" with the same error.
 exploded() {
   local name=$1 pattern=$2 dir="$tmp/$1${3:-}"; shift 2
-  "$bin" run "$name" --quick --threads 2 --lr 1e9 --out "$dir" "$@" >"$dir.out" 2>"$dir.err"
+  local lr_flags=${LR_FLAGS:---lr 1e9}  # an experiment with a learning-rate list: --lrs 1e9
+  # shellcheck disable=SC2086
+  "$bin" run "$name" --quick --threads 2 $lr_flags --out "$dir" "$@" >"$dir.out" 2>"$dir.err"
   local rc=$?
-  if [[ $rc -ne 1 ]]; then fail "$name --lr 1e9 $* exited $rc, expected 1"; tail -5 "$dir.err"; return; fi
+  if [[ $rc -ne 1 ]]; then fail "$name $lr_flags $* exited $rc, expected 1"; tail -5 "$dir.err"; return; fi
   if ! grep -qE -- "^attnlab run $name: failed: .*$pattern" "$dir.err"; then
-    fail "$name --lr 1e9 $*: stderr lacks /$pattern/:"; cut -c1-400 "$dir.err"; return
+    fail "$name $lr_flags $*: stderr lacks /$pattern/:"; cut -c1-400 "$dir.err"; return
   fi
-  if grep -q "done in" "$dir.out" "$dir.err"; then fail "$name --lr 1e9 $* says 'done in'"; return; fi
+  if grep -q "done in" "$dir.out" "$dir.err"; then fail "$name $lr_flags $* says 'done in'"; return; fi
   if ! "$py" - "$dir" "$pattern" <<'PYEOF'
 import json, os, re, sys
 d, pattern = sys.argv[1], sys.argv[2]
@@ -37,8 +39,8 @@ for root, _, files in os.walk(d):
     for f in files:
         assert f != "results.json" and not f.endswith(".safetensors"), os.path.join(root, f)
 PYEOF
-  then fail "$name --lr 1e9 $*: the run folder (see above)"; return; fi
-  pass "$name --lr 1e9 $* -> exit 1, /$pattern/, run folder marked failed"
+  then fail "$name $lr_flags $*: the run folder (see above)"; return; fi
+  pass "$name $lr_flags $* -> exit 1, /$pattern/, run folder marked failed"
 }
 
 # train::fit (kit::fit_settings): the loss's moving average explodes at step 2.
@@ -71,6 +73,11 @@ exploded demo "variant 'mlp': step [0-9]+: [a-z_]+: non-finite .*\(anomaly detec
 # (reversal_no_layer_norm: the intact block only diverges, which ablate-block counts), not the
 # experiment.
 exploded ablate-block "variant 'reversal_[a-z_]+': step [0-9]+: [a-z_]+: non-finite .*\(anomaly" \
+  --detect-anomaly
+# pre-post-norm's sweep trains each arm the same way: the error names depth, norm, warm-up, lr and
+# seed (it named the experiment).
+LR_FLAGS="--lrs 1e9" exploded pre-post-norm \
+  "variant 'depth [0-9]+, (pre|post)-norm, (no )?warm-up, lr 1e\+09, seed [0-9]+': step [0-9]+: [a-z_]+: non-finite .*\(anomaly" \
   --detect-anomaly
 
 # counted NAME PATTERN ARGS...: where divergence is what the experiment measures (pre-post-norm's
