@@ -18,8 +18,9 @@
 //      (not a built-in's, not another plugin's);
 //   5. each mixer builds (its factory does not throw) and passes nn::check_mixer_gradient;
 //      a failing gradient is a PluginGradientError (exit 1: the plugin loaded, its layer is wrong),
-//      naming the file, the row and the worst direction; each score bias gives finite values
-//      on a grid of 4 heads by 64 positions (a UsageError naming the row and the entry).
+//      naming the file, the row and the worst direction; each score bias's table (4 heads by 64
+//      positions, as nn::score_bias_table builds it) is finite (a UsageError naming the row and
+//      the entry).
 // Only then are the rows added to nn::mixer_registry() and nn::score_bias_registry(), all of a
 // file's or none.
 #pragma once

@@ -332,7 +332,7 @@ expect 2 "unknown 'log-distance' (choose from none learned" \
 bias_row() { echo "registry.add_score_bias({.name = \"$1\", .source = \"t\", .idea = \"t\", .bias = $2});"; }
 bad inf_bias "$version" "ATTN_PLUGIN(n) { $(bias_row inverse-distance '[](int64_t, int64_t, int64_t i, int64_t j) { return 1.0 / double(i - j); }') }"
 bad rope_bias "$version" "ATTN_PLUGIN(r) { $(bias_row RoPE '[](int64_t, int64_t, int64_t, int64_t) { return 0.0; }') }"
-refused 2 "--plugin $tmp/inf_bias.so: score bias 'inverse-distance' threw while being computed: b(head 0, query 0, key 0) = inf is not finite" \
+refused 2 "--plugin $tmp/inf_bias.so threw while its table was computed: score bias 'inverse-distance': b(head 0, query 0, key 0) = inf is not finite" \
   "$tmp/inf_bias.so"
 refused 2 "--plugin $tmp/rope_bias.so: score bias name 'RoPE' is taken (the built-in positional scheme 'rope')" \
   "$tmp/rope_bias.so"
