@@ -94,9 +94,11 @@ struct PathFlags {
 
 #ifdef ATTN_HAVE_BENCH
 CLI::App* add_bench(CLI::App& app, attn::bench::BenchOptions& o) {
-  CLI::App* bench = app.add_subcommand("bench", "time the performance workloads W1..W7");
+  CLI::App* bench =
+      app.add_subcommand("bench", "time the performance workloads (W1..W7, W2r, W4d, W9..W11)");
   bench->add_option("--workload,-w", o.workload,
-                    "W1..W7 or all (all = W1..W6; W7 is data-parallel)");
+                    "W1..W7, W2r, W4d, W9..W11 or all (all = every one but W7, which is "
+                    "data-parallel)");
   bench->add_option("--filter", o.filter, "only cases whose name contains this text");
   bench->add_option("--threads", o.threads, "threads (0 = all cores, or ATTN_THREADS)");
   bench->add_option("--steps", o.steps, "timed steps per case");

@@ -6,12 +6,11 @@
 //
 //   attnlab run linear-vs-softmax-recall
 //   attnlab run linear-vs-softmax-recall --d_k 32 --seeds 20 --power 2
+//   attnlab run linear-vs-softmax-recall --plugin build/librandom_features.so   # a student's map
 //
 // One trial: keys k_j = random directions of length key_norm (default sqrt(d_k): entries of
 // variance 1), values v_j = random unit vectors in d_v = d_k, queries = the keys themselves.
-//   softmax    nn::scaled_dot_product_attention: softmax(q k^T / sqrt(d_k)) V
-//   elu + 1    nn::linear_attention (non-causal): phi(q)^T (sum_j phi(k_j) v_j^T) / phi(q).z
-//   polar^p    the same readout with phi(x) = [relu(x)^p, relu(-x)^p] (F = 2 d_k features)
+// softmax, elu + 1, polar^p and every plugin feature map (recall_methods.h) read the same keys.
 // Recall: the answer to query i is right when v_i is the stored value nearest (by dot product,
 // the values being unit) to the output. The implied attention weights are the output when the
 // values are the rows of I_n (then output row i is weight row i): their argmax, their entropy.
@@ -24,6 +23,7 @@
 // argument). PolaFormer's opposite-sign stream and learned powers need training; without it they
 // have nothing to learn, so they are left out.
 #include "experiments/common/distribution.h"
+#include "experiments/efficient/recall_methods.h"
 #include "experiments/efficient/uniform_or_sharp.h"
 #include "experiments/kit/kit.h"
 #include "nn/attention/linear_attention.h"
@@ -31,39 +31,6 @@
 namespace attn::experiments {
 
 namespace {
-
-constexpr real kEps = 1e-6f;  // nn::linear_attention's default denominator guard
-const char* const kMethodKeys[] = {"softmax", "elu", "polar"};  // results keys, as methods()
-
-// phi(x) = [relu(x)^p, relu(-x)^p] on the last axis: x (B,H,T,D) -> (B,H,T,2D).
-Var polar_power_features(const Var& x, double p) {
-  const auto pr = static_cast<real>(p);
-  return concat({pow(relu(x), pr), pow(relu(neg(x)), pr)}, 3);
-}
-
-// Linear attention for any feature map, from its features:
-//   fq (B,H,T,F), fk (B,H,S,F), v (B,H,S,M) -> fq (fk^T v) / (fq . sum_s fk_s + eps)  (B,H,T,M).
-Var kernel_attention(const Var& fq, const Var& fk, const Var& v) {
-  Var state = matmul(fk, v, true, false);  // (B,H,F,M): the fast-weight memory
-  Var z = sum(fk, 2, true);                // (B,H,1,F)
-  return div(matmul(fq, state), add_scalar(matmul(fq, z, false, true), kEps));
-}
-
-struct Method {
-  std::string name;
-  std::function<Var(const Var& q, const Var& k, const Var& v)> attend;
-};
-
-std::vector<Method> methods(double power) {
-  return {{"softmax", [](const Var& q, const Var& k,
-                         const Var& v) { return nn::scaled_dot_product_attention(q, k, v).out; }},
-          {"elu + 1", [](const Var& q, const Var& k,
-                         const Var& v) { return nn::linear_attention(q, k, v, false); }},
-          {fmt::format("polar^{}", power), [power](const Var& q, const Var& k, const Var& v) {
-             return kernel_attention(polar_power_features(q, power), polar_power_features(k, power),
-                                     v);
-           }}};
-}
 
 // n random directions in d dimensions, of length `norm`, as (1,1,n,d).
 Tensor random_directions(int64_t n, int64_t d, double norm, Generator& gen) {
@@ -92,7 +59,7 @@ struct Trial {
   double recall = 0, weight_argmax = 0, entropy = 0, max_weight = 0;
 };
 
-Trial trial(const Method& m, const Var& keys, const Var& values, const Var& one_hot) {
+Trial trial(const RecallMethod& m, const Var& keys, const Var& values, const Var& one_hot) {
   NoGrad off;
   const int64_t n = keys.size(2);
   const Var out = m.attend(keys, keys, values);                  // (1,1,n,d_v)
@@ -108,7 +75,7 @@ struct Sweep {
   std::vector<std::vector<double>> recall, weight_argmax, entropy_ratio, max_weight;  // [method][n]
 };
 
-Sweep sweep(const std::vector<Method>& ms,
+Sweep sweep(const std::vector<RecallMethod>& ms,
             const std::vector<int64_t>& ns,
             int64_t d,
             double key_norm,
@@ -185,7 +152,7 @@ std::pair<double, double> equivalence_part(const Config& cfg, RunContext& ctx) {
 }
 
 // 1. Recall, entropy and largest weight against n at the chosen d_k: tables, results, figures.
-Sweep recall_part(const Config& cfg, const std::vector<Method>& ms, RunContext& ctx) {
+Sweep recall_part(const Config& cfg, const std::vector<RecallMethod>& ms, RunContext& ctx) {
   const int64_t d = cfg.get_int("d_k"), seeds = cfg.get_int("seeds");
   const std::vector<int64_t> ns = cfg.get_ints("n");
   ctx.section(fmt::format("Recall of n stored pairs, d_k = d_v = {}, key length {:.3g}, {} seeds",
@@ -198,8 +165,10 @@ Sweep recall_part(const Config& cfg, const std::vector<Method>& ms, RunContext& 
       "Recall (right value nearest the output), entropy of the implied weights / log n, "
       "mean largest weight",
       header);
+  std::vector<std::string> argmax_header{"n"};
+  argmax_header.insert(argmax_header.end(), s.names.begin(), s.names.end());
   Table ta("Argmax of the implied weights on the right key (values one-hot: no value crosstalk)",
-           {"n", s.names[0], s.names[1], s.names[2]});
+           argmax_header);
   for (size_t j = 0; j < ns.size(); ++j) {
     std::vector<std::string> row{std::to_string(ns[j])}, argmax_row{std::to_string(ns[j])};
     for (const auto* per_method : {&s.recall, &s.entropy_ratio, &s.max_weight})
@@ -214,10 +183,10 @@ Sweep recall_part(const Config& cfg, const std::vector<Method>& ms, RunContext& 
   ctx.result("d_k", d);
   ctx.result("methods", s.names);
   for (size_t i = 0; i < ms.size(); ++i) {
-    ctx.result(fmt::format("recall_{}", kMethodKeys[i]), s.recall[i]);
-    ctx.result(fmt::format("weight_argmax_{}", kMethodKeys[i]), s.weight_argmax[i]);
-    ctx.result(fmt::format("entropy_ratio_{}", kMethodKeys[i]), s.entropy_ratio[i]);
-    ctx.result(fmt::format("max_weight_{}", kMethodKeys[i]), s.max_weight[i]);
+    ctx.result(fmt::format("recall_{}", ms[i].key), s.recall[i]);
+    ctx.result(fmt::format("weight_argmax_{}", ms[i].key), s.weight_argmax[i]);
+    ctx.result(fmt::format("entropy_ratio_{}", ms[i].key), s.entropy_ratio[i]);
+    ctx.result(fmt::format("max_weight_{}", ms[i].key), s.max_weight[i]);
   }
   const std::vector<double> xs(ns.begin(), ns.end());
   LinePlot pr = kit::line_plot(fmt::format("Associative recall, d_k = {}", d), "stored pairs n",
@@ -243,7 +212,7 @@ struct Capacity {
   std::vector<double> softmax_recall_first;  // softmax recall against n at the first d_k
 };
 
-Capacity capacity_part(const Config& cfg, const std::vector<Method>& ms, RunContext& ctx) {
+Capacity capacity_part(const Config& cfg, const std::vector<RecallMethod>& ms, RunContext& ctx) {
   const std::vector<int64_t> cap_ns = cfg.get_ints("capacity_n");
   ctx.section("Capacity: the n at which recall falls to 1/2, against d_k");
   std::vector<std::string> cap_header{"d_k", "features F (polar map)"};
@@ -268,8 +237,10 @@ Capacity capacity_part(const Config& cfg, const std::vector<Method>& ms, RunCont
     row.push_back(std::isnan(per_row) ? std::string("-") : fixed(per_row, 2));
     tc.add_row(row);
     pc.series.push_back({fmt::format("d_k = {}", dk), {cap_ns.begin(), cap_ns.end()}, c.recall[2]});
-    for (size_t i : {2, 0, 1})
-      ctx.result(fmt::format("capacity_recall_{}_d{}", kMethodKeys[i], dk), c.recall[i]);
+    std::vector<size_t> order{2, 0, 1};  // the power map's first, as before plugins existed
+    for (size_t i = 3; i < ms.size(); ++i) order.push_back(i);
+    for (size_t i : order)
+      ctx.result(fmt::format("capacity_recall_{}_d{}", ms[i].key, dk), c.recall[i]);
   }
   ctx.table(tc);
   auto nulls = [](const std::vector<double>& xs) {
@@ -280,7 +251,7 @@ Capacity capacity_part(const Config& cfg, const std::vector<Method>& ms, RunCont
   ctx.result("capacity_n", cap_ns);
   ctx.result("capacity_d_k", cfg.get_ints("capacity_d_k"));
   for (size_t i = 0; i < ms.size(); ++i)
-    ctx.result(fmt::format("half_recall_n_{}", kMethodKeys[i]), nulls(cap.n50[i]));
+    ctx.result(fmt::format("half_recall_n_{}", ms[i].key), nulls(cap.n50[i]));
   ctx.result("half_recall_n_polar_over_features", nulls(cap.n50_over_f));
   ctx.figure("capacity", line_plot_svg(pc),
              "The power map's recall cliff moves right as d_k (and its state) grows");
@@ -352,7 +323,7 @@ void run(const Config& cfg, RunContext& ctx) {
       throw UsageError(
           "linear-vs-softmax-recall: --n and --capacity_n need at least two "
           "increasing values");
-  const std::vector<Method> ms = methods(cfg.get_real("power"));
+  const std::vector<RecallMethod> ms = recall_methods(cfg.get_real("power"));
   const std::pair<double, double> equivalence = equivalence_part(cfg, ctx);
   const Sweep s = recall_part(cfg, ms, ctx);
   const Capacity cap = capacity_part(cfg, ms, ctx);

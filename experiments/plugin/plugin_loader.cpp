@@ -10,6 +10,8 @@
 #include <map>
 
 #include "autograd/build_info.h"
+#include "autograd/generator.h"
+#include "autograd/tape.h"
 #include "experiments/common/ssm_mixer.h"
 #include "experiments/common/zoo_variants.h"
 #include "experiments/report/table.h"
@@ -123,10 +125,10 @@ nn::PluginRegistry registered_rows(const std::string& file, const AttnPluginInfo
   nn::PluginRegistry registry(file);
   plugin_code(fmt::format("--plugin {}: ATTN_PLUGIN({})", file, info.name), "while registering",
               [&] { info.register_rows(registry); });
-  if (registry.mixers().empty() && registry.score_biases().empty())
+  if (registry.empty())
     throw UsageError(
-        fmt::format("--plugin {}: ATTN_PLUGIN({}) added no rows (call "
-                    "registry.add_mixer(...) or registry.add_score_bias(...))",
+        fmt::format("--plugin {}: ATTN_PLUGIN({}) added no rows (call registry.add_mixer(...), "
+                    "registry.add_score_bias(...) or registry.add_feature_map(...))",
                     file, info.name));
   return registry;
 }
@@ -136,6 +138,19 @@ nn::PluginRegistry registered_rows(const std::string& file, const AttnPluginInfo
 void check_score_bias(const std::string& file, const nn::ScoreBiasRow& row) {
   plugin_code(fmt::format("--plugin {}", file), "while its table was computed",
               [&] { nn::score_bias_table(row, /*nhead=*/4, /*tq=*/64, /*tk=*/64); });
+}
+
+// Step 5 for a feature map: no parameters to gradient-check (it is read, not trained), but on
+// a test batch of queries shaped as linear-vs-softmax-recall's keys (1 batch, 2 heads, 8
+// positions, 16 dimensions, entries of variance 1) its features must keep the leading axes and
+// be finite and >= 0 (nn::feature_map_of, the call every reader makes).
+void check_feature_map(const std::string& file, const nn::FeatureMapRow& row) {
+  Generator gen(11);
+  const Var x = Var::constant(Tensor::randn({1, 2, 8, 16}, gen));
+  plugin_code(fmt::format("--plugin {}", file), "while its features were computed", [&] {
+    NoGrad off;
+    nn::feature_map_of(row, x);
+  });
 }
 
 // Adds each row to `trial`, the registry's copy, naming the file in a refusal.
@@ -169,13 +184,17 @@ void load_plugin(const std::string& file) {
   const nn::PluginRegistry plugin = registered_rows(file, info);
   nn::MixerRegistry mixers = nn::mixer_registry();  // all of the file's rows, or none
   nn::ScoreBiasRegistry biases = nn::score_bias_registry();
+  nn::FeatureMapRegistry feature_maps = nn::feature_map_registry();
   add_all(mixers, plugin.mixers(), file);
   add_all(biases, plugin.score_biases(), file);
+  add_all(feature_maps, plugin.feature_maps(), file);
   std::map<std::string, double> ratios;
   for (const nn::MixerRow& row : plugin.mixers()) ratios[row.name] = checked(file, row);
   for (const nn::ScoreBiasRow& row : plugin.score_biases()) check_score_bias(file, row);
+  for (const nn::FeatureMapRow& row : plugin.feature_maps()) check_feature_map(file, row);
   nn::mixer_registry() = mixers;
   nn::score_bias_registry() = biases;
+  nn::feature_map_registry() = feature_maps;
   checked_rows().insert(ratios.begin(), ratios.end());
 }
 
@@ -238,6 +257,18 @@ std::string score_bias_list_text() {
          t.text();
 }
 
+// The plugins' feature maps, when any loaded.
+std::string feature_map_list_text() {
+  const auto& rows = nn::feature_map_registry().rows();
+  if (rows.empty()) return "";
+  Table t("", {"feature map", "from", "features", "idea"});
+  for (const nn::FeatureMapRow& r : rows)
+    t.add_row({r.name, r.origin.empty() ? "built in" : r.origin, "finite, >= 0 (checked)", r.idea});
+  return "\nLinear-attention feature maps (linear-vs-softmax-recall reads them beside softmax, "
+         "elu + 1 and the power map):\n" +
+         t.text();
+}
+
 }  // namespace
 
 std::string mixer_list_text() {
@@ -252,7 +283,7 @@ std::string mixer_list_text() {
   }
   return "\nMixers (attention-zoo runs the plugin rows beside its own variants; "
          "attnlab train --model mixer --mixer NAME trains any):\n" +
-         t.text() + score_bias_list_text();
+         t.text() + score_bias_list_text() + feature_map_list_text();
 }
 
 }  // namespace attn::experiments

@@ -1,5 +1,6 @@
 // `--plugin FILE.so` on attnlab list, run and train: load a student's shared library (built with
-// ATTN_PLUGIN, nn/mixer/plugin.h) whose mixers then run beside the built-ins.
+// ATTN_PLUGIN, nn/mixer/plugin.h) whose mixers, score biases and feature maps then run beside the
+// built-ins.
 //
 //   std::vector<std::string> args = {"run", "attention-zoo", "--plugin", "./gated.so"};
 //   std::vector<std::string> files = take_plugin_flags(args);   // args loses the two words
@@ -20,9 +21,10 @@
 //      a failing gradient is a PluginGradientError (exit 1: the plugin loaded, its layer is wrong),
 //      naming the file, the row and the worst direction; each score bias's table (4 heads by 64
 //      positions, as nn::score_bias_table builds it) is finite (a UsageError naming the row and
-//      the entry).
-// Only then are the rows added to nn::mixer_registry() and nn::score_bias_registry(), all of a
-// file's or none.
+//      the entry); each feature map's features of a test batch keep its leading axes and are
+//      finite and >= 0 (nn::feature_map_of: a UsageError naming the row and the entry).
+// Only then are the rows added to nn::mixer_registry(), nn::score_bias_registry() and
+// nn::feature_map_registry(), all of a file's or none.
 #pragma once
 
 #include <string>

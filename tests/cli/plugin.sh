@@ -4,8 +4,9 @@
 # it (attnlab::plugin) and the installed attnlab lists it, runs it in attention-zoo --quick (its
 # row in the table and results.json next to softmax and linformer), in triangle-tradeoff and
 # sparse-challenge (tiny settings; the built-ins' results unchanged by it) and trains it with
-# `attnlab train --model mixer`. Small bad plugins are built here too; each is refused with exit 2
-# (1 for a wrong gradient), a message naming the file, and no run folder:
+# `attnlab train --model mixer`; its positional score bias and feature map run in
+# length-extrapolation and linear-vs-softmax-recall. Small bad plugins are built here too; each
+# is refused with exit 2 (1 for a wrong gradient), a message naming the file, and no run folder:
 # a missing path, a text file named .so, no registration symbol, another attnlab version's
 # stamp, a name a built-in has, a throw from a static constructor (inside dlopen), a throw while
 # registering, a throw while building the mixer, and a backward that is off by a factor.
@@ -336,5 +337,51 @@ refused 2 "--plugin $tmp/inf_bias.so threw while its table was computed: score b
   "$tmp/inf_bias.so"
 refused 2 "--plugin $tmp/rope_bias.so: score bias name 'RoPE' is taken (the built-in positional scheme 'rope')" \
   "$tmp/rope_bias.so"
+
+# ---- a linear-attention feature map as a plugin ------------------------------------------------
+# examples/coursework's random-features map: listed with its features checked, read by
+# linear-vs-softmax-recall beside the built-in readouts (whose numbers must not move: every method
+# reads the same stored pairs), and a map with negative features and one with a reserved name
+# refused.
+if [[ $from_source -eq 1 ]]; then
+  plugin_cxx "$cw/build/librandom_features.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
+    "$cw/random_features_plugin.cpp" >"$tmp/rf_build.log" 2>&1
+else
+  cmake --build "$cw/build" -j2 --target random_features >"$tmp/rf_build.log" 2>&1
+fi && pass "examples/coursework's random-features plugin builds" ||
+  { fail "the random-features plugin did not build:"; tail -n 30 "$tmp/rf_build.log"; finish; }
+map_plugin="$cw/build/librandom_features.so"
+listing=$("$bin" list --plugin "$map_plugin" 2>&1) || fail "attnlab list --plugin (feature map) failed"
+grep -qE "^  random-features +$map_plugin +finite, >= 0 \(checked\)" <<<"$listing" &&
+  pass "attnlab list --plugin shows the feature map and its checked features" ||
+  fail "attnlab list --plugin does not show random-features: $listing"
+if "$bin" run linear-vs-softmax-recall --quick --plugin "$map_plugin" --out "$tmp/lsr_plugin" \
+    >"$tmp/lsr_plugin.log" 2>&1 &&
+    "$bin" run linear-vs-softmax-recall --quick --out "$tmp/lsr_alone" >"$tmp/lsr_alone.log" 2>&1; then
+  if "$py" - "$tmp/lsr_plugin" "$tmp/lsr_alone" <<'PYEOF'
+import json, sys
+with_plugin = json.load(open(sys.argv[1] + "/results.json"))["results"]
+alone = json.load(open(sys.argv[2] + "/results.json"))["results"]
+recall = with_plugin["recall_plugin_random-features"]
+assert len(recall) == len(alone["n"]) and all(0 <= r <= 1 for r in recall), recall
+assert "half_recall_n_plugin_random-features" in with_plugin
+for key, value in alone.items():
+    if key != "methods":
+        assert with_plugin[key] == value, (key, with_plugin[key], value)
+assert with_plugin["methods"] == alone["methods"] + ["random-features"], with_plugin["methods"]
+print("recall at n = %s: softmax %s, random-features %s" % (alone["n"][-1], alone["recall_softmax"][-1], recall[-1]))
+PYEOF
+  then pass "linear-vs-softmax-recall reads the plugin's map beside its own, whose numbers do not move"
+  else fail "linear-vs-softmax-recall's results with the feature map plugin are wrong (above)"; fi
+else
+  fail "linear-vs-softmax-recall --plugin failed:"; tail -n 20 "$tmp/lsr_plugin.log" "$tmp/lsr_alone.log"
+fi
+map_row() { echo "registry.add_feature_map({.name = \"$1\", .source = \"t\", .idea = \"t\", .phi = $2});"; }
+bad signed_map "$version" "ATTN_PLUGIN(s) { $(map_row identity '[](const attn::Var& x) { return x; }') }"
+bad elu_map "$version" "ATTN_PLUGIN(e) { $(map_row ELU '[](const attn::Var& x) { return attn::relu(x); }') }"
+refused 2 "--plugin $tmp/signed_map.so threw while its features were computed: feature map 'identity': feature " \
+  "$tmp/signed_map.so"
+refused 2 "--plugin $tmp/elu_map.so: feature map name 'ELU' is taken (attnlab's own 'elu' readout)" \
+  "$tmp/elu_map.so"
 
 finish

@@ -1,22 +1,25 @@
 // libFuzzer harness: what a `--plugin` library declares, fed to the code that validates it
 // before anything runs: the `--plugin FILE` words (take_plugin_flags), the rows an ATTN_PLUGIN
-// registration adds (nn::PluginRegistry::add_mixer, then nn::MixerRegistry::add on a copy of
-// the process's registry with the built-ins and the experiments' mixers in it, as the loader
-// does), and the listing's table of those rows (text and HTML). No library is loaded.
+// registration adds (nn::PluginRegistry::add_mixer / add_score_bias / add_feature_map, then each
+// kind's registry add() on a copy of the process's registry, the mixers' holding the built-ins
+// and the experiments' rows, as the loader does), and the listing's table of those rows (text
+// and HTML). No library is loaded.
 //
 //   scripts/fuzz plugin 600
 //
 // The input is split at newlines into words. All of them are the command line given to
 // take_plugin_flags. Then word 0 is the plugin file (the rows' origin) and every four words
-// after it are one row: name, source, idea, and a flags word whose first byte says
-// causal (bit 0) and "no factory" (bit 1). The contract checked:
+// after it are one row: name, source, idea, and a flags word whose first byte says causal
+// (bit 0), "no function" (bit 1: no factory, bias or map) and the kind (bits 2-3: 1 a score
+// bias, 2 a feature map, else a mixer). The contract checked:
 //   - take_plugin_flags accepts (every file non-empty and given as `--plugin F` or
 //     `--plugin=F`; no --plugin word left) or throws a UsageError naming --plugin;
-//   - a row is accepted exactly when its name is non-empty and only [A-Za-z0-9_.-], it has a
-//     factory, and no row already holds the name ignoring case; a refusal is a UsageError that
-//     quotes the name, its control bytes as \xNN, and holds no control byte (a NUL would cut
-//     what() short, an escape sequence would reach the terminal); an accepted row is found by
-//     its name with the plugin file as its origin;
+//   - a row is accepted exactly when its name is non-empty and only [A-Za-z0-9_.-], it has its
+//     function, and no row of its kind nor a reserved name (a built-in positional scheme's for a
+//     score bias, a built-in readout's for a feature map) holds the name ignoring case; a refusal
+//     is a UsageError that quotes the name, its control bytes as \xNN, and holds no control byte (a
+//     NUL would cut what() short, an escape sequence would reach the terminal); an accepted row is
+//     found by its name with the plugin file as its origin;
 //   - the table renders, and every cell is in its HTML through xml_escape.
 #include <cstdint>
 #include <cstdio>
@@ -28,8 +31,12 @@
 #include "autograd/generator.h"
 #include "experiments/plugin/plugin_loader.h"
 #include "experiments/report/table.h"
+#include "nn/attention/feature_map_registry.h"
+#include "nn/attention/linear_attention.h"
 #include "nn/mixer/mixer_registry.h"
 #include "nn/mixer/plugin.h"
+#include "nn/positional/position_kind.h"
+#include "nn/positional/score_bias_registry.h"
 #include "tests/fuzz/split_words.h"
 
 namespace {
@@ -79,9 +86,17 @@ std::string shown(const std::string& name) {
   return out;
 }
 
-bool taken(const nn::MixerRegistry& r, const std::string& name) {
-  for (const nn::MixerRow& row : r.rows())
+// Whether a row of `r` already holds `name` (ignoring case).
+template <class Registry>
+bool taken(const Registry& r, const std::string& name) {
+  for (const auto& row : r.rows())
     if (lowered(row.name) == lowered(name)) return true;
+  return false;
+}
+
+bool reserved(const std::vector<std::string>& names, const std::string& name) {
+  for (const std::string& n : names)
+    if (lowered(n) == lowered(name)) return true;
   return false;
 }
 
@@ -110,28 +125,63 @@ void check_plugin_flags(const std::vector<std::string>& args) {
   if (rest.size() + consumed > args.size()) bug("take_plugin_flags invented words");
 }
 
-nn::MixerRow fuzzed_row(const std::vector<std::string>& w, size_t at) {
-  const unsigned flags = w[at + 3].empty() ? 0u : static_cast<unsigned char>(w[at + 3][0]);
-  nn::MixerRow row{
-      .name = w[at], .source = w[at + 1], .idea = w[at + 2], .causal = (flags & 1) != 0};
-  if ((flags & 2) == 0)
-    row.make = [](const nn::MixerShape& s, int64_t, attn::Generator& g) {
-      return nn::linear_mixer(s.d_model, s.nhead, true, g);
-    };
-  return row;
+// One accepted row, as the listing shows it.
+struct Listed {
+  std::string name, idea;
+};
+
+// Row `at` of the words: name, source, idea, flags (bit 0 causal, bit 1 no function, bits 2-3
+// the kind: 0 and 3 a mixer, 1 a score bias, 2 a feature map).
+unsigned flags_of(const std::vector<std::string>& w, size_t at) {
+  return w[at + 3].empty() ? 0u : static_cast<unsigned char>(w[at + 3][0]);
 }
 
-// The loader's step 4 on a copy of the registry; returns the rows it accepted.
-std::vector<nn::MixerRow> check_rows(const std::vector<std::string>& w) {
-  const std::string& file = w[0];
-  nn::PluginRegistry collected(file);
-  for (size_t at = 1; at + 4 <= w.size(); at += 4) collected.add_mixer(fuzzed_row(w, at));
-  nn::MixerRegistry trial = nn::mixer_registry();
-  const size_t before = trial.plugin_rows().size();
-  std::vector<nn::MixerRow> accepted;
-  for (const nn::MixerRow& row : collected.mixers()) {
-    if (row.origin != file) bug("add_mixer did not set the row's origin to the plugin file");
-    const bool expected = valid_name(row.name) && row.make && !taken(trial, row.name);
+void add_fuzzed_row(nn::PluginRegistry& collected, const std::vector<std::string>& w, size_t at) {
+  const unsigned flags = flags_of(w, at);
+  const bool with_function = (flags & 2) == 0;
+  switch ((flags >> 2) & 3) {
+    case 1: {
+      nn::ScoreBiasRow row{.name = w[at], .source = w[at + 1], .idea = w[at + 2]};
+      if (with_function)
+        row.bias = [](int64_t, int64_t, int64_t i, int64_t j) { return -1.0 * (i - j); };
+      collected.add_score_bias(row);
+      return;
+    }
+    case 2: {
+      nn::FeatureMapRow row{.name = w[at], .source = w[at + 1], .idea = w[at + 2]};
+      if (with_function) row.phi = nn::elu_feature_map;
+      collected.add_feature_map(row);
+      return;
+    }
+    default: {
+      nn::MixerRow row{
+          .name = w[at], .source = w[at + 1], .idea = w[at + 2], .causal = (flags & 1) != 0};
+      if (with_function)
+        row.make = [](const nn::MixerShape& s, int64_t, attn::Generator& g) {
+          return nn::linear_mixer(s.d_model, s.nhead, true, g);
+        };
+      collected.add_mixer(row);
+    }
+  }
+}
+
+// The loader's step 4 for one kind, on a copy of its registry: each row is accepted exactly when
+// its name is plain, it has its function, and neither a reserved name nor an earlier row holds
+// the name ignoring case. Appends the accepted rows to `listed`.
+template <class Registry, class Row>
+void check_kind(const std::string& file,
+                const Registry& process_registry,
+                const std::vector<Row>& rows,
+                const std::vector<std::string>& reserved_names,
+                bool (*has_function)(const Row&),
+                std::vector<Listed>& listed) {
+  Registry trial = process_registry;
+  const size_t before = trial.rows().size();
+  size_t accepted = 0;
+  for (const Row& row : rows) {
+    if (row.origin != file) bug("the registry did not set the row's origin to the plugin file");
+    const bool expected = valid_name(row.name) && has_function(row) &&
+                          !reserved(reserved_names, row.name) && !taken(trial, row.name);
     try {
       trial.add(row);
     } catch (const attn::UsageError& e) {
@@ -143,23 +193,39 @@ std::vector<nn::MixerRow> check_rows(const std::vector<std::string>& w) {
       continue;
     }
     if (!expected) bug("row '" + row.name + "' accepted against the naming rule");
-    const nn::MixerRow* found = trial.find(row.name);
+    const Row* found = trial.find(row.name);
     if (!found || found->origin != file) bug("accepted row '" + row.name + "' not found");
-    accepted.push_back(row);
+    listed.push_back({row.name, row.idea});
+    ++accepted;
   }
-  if (trial.plugin_rows().size() != before + accepted.size()) bug("plugin_rows() miscounts");
-  return accepted;
+  if (trial.rows().size() != before + accepted) bug("the registry miscounts its rows");
+}
+
+std::vector<Listed> check_rows(const std::vector<std::string>& w) {
+  const std::string& file = w[0];
+  nn::PluginRegistry collected(file);
+  for (size_t at = 1; at + 4 <= w.size(); at += 4) add_fuzzed_row(collected, w, at);
+  std::vector<Listed> listed;
+  check_kind<nn::MixerRegistry, nn::MixerRow>(
+      file, nn::mixer_registry(), collected.mixers(), {},
+      [](const nn::MixerRow& r) { return static_cast<bool>(r.make); }, listed);
+  check_kind<nn::ScoreBiasRegistry, nn::ScoreBiasRow>(
+      file, nn::score_bias_registry(), collected.score_biases(), nn::position_kind_names(),
+      [](const nn::ScoreBiasRow& r) { return static_cast<bool>(r.bias); }, listed);
+  check_kind<nn::FeatureMapRegistry, nn::FeatureMapRow>(
+      file, nn::feature_map_registry(), collected.feature_maps(), nn::reserved_feature_map_names(),
+      [](const nn::FeatureMapRow& r) { return static_cast<bool>(r.phi); }, listed);
+  return listed;
 }
 
 // The listing's table of the rows (experiments/plugin/plugin_loader.cpp, mixer_list_text).
-void check_table(const std::string& file, const std::vector<nn::MixerRow>& rows) {
-  ex::Table t("", {"mixer", "from", "causal", "gradient check", "idea"});
-  for (const nn::MixerRow& r : rows)
-    t.add_row(
-        {r.name, file, r.causal ? "yes" : "no", "passed (worst 0.10 of the tolerance)", r.idea});
+void check_table(const std::string& file, const std::vector<Listed>& rows) {
+  ex::Table t("", {"row", "from", "check", "idea"});
+  for (const Listed& r : rows)
+    t.add_row({r.name, file, "passed (worst 0.10 of the tolerance)", r.idea});
   (void)t.text();
   const std::string html = t.html();
-  for (const nn::MixerRow& r : rows)
+  for (const Listed& r : rows)
     for (const std::string& cell : {r.name, file, r.idea})
       if (html.find(ex::xml_escape(cell) + "</td>") == std::string::npos)
         bug("the cell '" + cell + "' is not in the HTML, escaped");
