@@ -1,4 +1,4 @@
-// A student's mixers and positional score biases in a shared library that
+// A student's mixers, positional score biases and feed-forward blocks in a shared library that
 // `attnlab list/run/train --plugin FILE.so` loads.
 //
 //   #include <attnlab/nn/mixer/plugin.h>
@@ -12,6 +12,8 @@
 //                                    attn::Generator& gen) { return make_gated(s, gen); }});
 //     registry.add_score_bias({.name = "log-distance", .source = "my coursework",
 //                              .idea = "-slope_h log(1 + i - j)", .bias = log_distance});
+//     registry.add_feed_forward({.name = "reglu", .source = "Shazeer 2020",
+//                                .idea = "relu(W x) * (V x) then W2", .make = make_reglu});
 //   }
 //
 // Build it as a MODULE library linked to attnlab::plugin (headers only: the attnlab executable
@@ -25,13 +27,15 @@
 // not know). Then the registration function runs; every mixer it adds is built and passes the
 // gradient check of nn/mixer/mixer_check.h before anything trains it, and every score bias
 // (nn/positional/score_bias_registry.h: a fixed positional bias, nothing to train) must give
-// finite values on a test grid.
+// finite values on a test grid; every feed-forward block (nn/feedforward_registry.h) is built
+// and passes the same kind of gradient check.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "nn/feedforward_registry.h"
 #include "nn/mixer/mixer_registry.h"
 #include "nn/positional/score_bias_registry.h"
 
@@ -49,9 +53,10 @@
 #define ATTN_PLUGIN_REAL "float"
 #endif
 // Everything of the stamp but the version: bump "plugin api" when PluginRegistry, MixerRow,
-// MixerShape, Mixer or ScoreBiasRow change layout (2: score biases).
+// MixerShape, Mixer, ScoreBiasRow, FeedForwardRow or FeedForwardBlock change layout (2: score
+// biases; 3: feed-forward blocks).
 #define ATTN_PLUGIN_ABI_REST                                             \
-  "; plugin api 2; real " ATTN_PLUGIN_REAL "; g++ abi " ATTN_PLUGIN_STR( \
+  "; plugin api 3; real " ATTN_PLUGIN_REAL "; g++ abi " ATTN_PLUGIN_STR( \
       __GXX_ABI_VERSION) "; cxx11 strings " ATTN_PLUGIN_STR(_GLIBCXX_USE_CXX11_ABI)
 #define ATTN_PLUGIN_ABI_STAMP "attnlab " ATTN_PLUGIN_VERSION ATTN_PLUGIN_ABI_REST
 
@@ -75,14 +80,20 @@ class PluginRegistry {
     row.origin = file_;
     score_biases_.push_back(std::move(row));
   }
+  void add_feed_forward(FeedForwardRow row) {
+    row.origin = file_;
+    feed_forwards_.push_back(std::move(row));
+  }
   const std::string& file() const { return file_; }
   const std::vector<MixerRow>& mixers() const { return mixers_; }
   const std::vector<ScoreBiasRow>& score_biases() const { return score_biases_; }
+  const std::vector<FeedForwardRow>& feed_forwards() const { return feed_forwards_; }
 
  private:
   std::string file_;
   std::vector<MixerRow> mixers_;
   std::vector<ScoreBiasRow> score_biases_;
+  std::vector<FeedForwardRow> feed_forwards_;
 };
 
 }  // namespace attn::nn

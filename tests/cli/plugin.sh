@@ -8,7 +8,10 @@
 # (1 for a wrong gradient), a message naming the file, and no run folder:
 # a missing path, a text file named .so, no registration symbol, another attnlab version's
 # stamp, a name a built-in has, a throw from a static constructor (inside dlopen), a throw while
-# registering, a throw while building the mixer, and a backward that is off by a factor.
+# registering, a throw while building the mixer, and a backward that is off by a factor. The
+# positional score bias (log-distance) and the feed-forward block (ReGLU) of examples/coursework
+# are built, listed and run the same way, in length-extrapolation, `attnlab train --model gpt
+# --ffn_block` and ffn-memory.
 #   tests/cli/plugin.sh BUILD_DIR
 #   tests/cli/plugin.sh BUILD_DIR --from-source    (scripts/sanitize: build/fuzz)
 # --from-source: no install (a tree that built only attnlab, such as the sanitized build/fuzz,
@@ -336,5 +339,99 @@ refused 2 "--plugin $tmp/inf_bias.so threw while its table was computed: score b
   "$tmp/inf_bias.so"
 refused 2 "--plugin $tmp/rope_bias.so: score bias name 'RoPE' is taken (the built-in positional scheme 'rope')" \
   "$tmp/rope_bias.so"
+
+# ---- a feed-forward block as a plugin ------------------------------------------------------
+# examples/coursework's ReGLU block: listed with its gradient check, trained as every block's
+# feed-forward by `attnlab train --model gpt --ffn_block` (its parameters in the checkpoint), run
+# by ffn-memory beside the built-in block (whose results do not move), and a block taking a
+# built-in activation's name refused.
+if [[ $from_source -eq 1 ]]; then
+  plugin_cxx "$cw/build/libreglu.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
+    "$cw/reglu_plugin.cpp" >"$tmp/reglu_build.log" 2>&1
+else
+  cmake --build "$cw/build" -j2 --target reglu >"$tmp/reglu_build.log" 2>&1
+fi && pass "examples/coursework's ReGLU plugin builds" ||
+  { fail "the ReGLU plugin did not build:"; tail -n 30 "$tmp/reglu_build.log"; finish; }
+ff_plugin="$cw/build/libreglu.so"
+listing=$("$bin" list --plugin "$ff_plugin" 2>&1) || fail "attnlab list --plugin (feed-forward) failed"
+grep -qE "^  reglu +$ff_plugin +passed \(worst [0-9.]+ of the tolerance\)" <<<"$listing" &&
+  pass "attnlab list --plugin shows the feed-forward block and its passed gradient check" ||
+  fail "attnlab list --plugin does not show reglu: $listing"
+if "$bin" train charlm --model gpt --ffn_block reglu --plugin "$ff_plugin" --d_model 32 --nhead 2 \
+    --num_layers 1 --dim_ff 48 --steps 30 --warmup 5 --eval_every 15 --progress lines --threads 2 \
+    --out "$tmp/ff_train" >"$tmp/ff_train.log" 2>&1; then
+  grep -qF "feed-forward reglu" "$tmp/ff_train.log" &&
+    pass "attnlab train --model gpt --ffn_block reglu trains the plugin's block" ||
+    fail "attnlab train did not describe the plugin's block: $(head -5 "$tmp/ff_train.log")"
+  if "$py" - "$tmp/ff_train" <<'PYEOF'
+import json, struct, sys
+d = sys.argv[1]
+r = json.load(open(d + "/results.json"))
+assert "feed-forward reglu" in r["model_description"], r["model_description"]
+with open(d + "/checkpoint.safetensors", "rb") as f:
+    names = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+for w in ("w1", "w2", "w3"):
+    assert "layers.0.feed_forward.%s.weight" % w in names, sorted(names)
+assert not any("linear1" in n for n in names), sorted(names)
+print(r["model_description"])
+PYEOF
+  then pass "the block's parameters are the model's (in the checkpoint, no linear1/linear2)"
+  else fail "the trained model's checkpoint lacks the block's parameters (above)"; fi
+else
+  fail "attnlab train --ffn_block reglu failed:"; tail -n 20 "$tmp/ff_train.log"
+fi
+expect 2 "--ffn_block: unknown 'reglu' (no block is loaded" \
+  train charlm --model gpt --ffn_block reglu --steps 5 --out "$tmp/ff_refused1"
+expect 2 "--ffn_block reglu needs --model gpt" \
+  train copy --model transformer --ffn_block reglu --plugin "$ff_plugin" --steps 5 --out "$tmp/ff_refused2"
+for with in no yes; do
+  plugins=()
+  [[ $with == yes ]] && plugins=(--plugin "$ff_plugin")
+  "$bin" run ffn-memory --quick --threads 2 "${plugins[@]}" --out "$tmp/ffn-$with" \
+    >"$tmp/ffn-$with.log" 2>&1 ||
+    { fail "ffn-memory --quick (plugin: $with) failed:"; tail -n 20 "$tmp/ffn-$with.log"; }
+done
+if [[ -s "$tmp/ffn-yes/results.json" && -s "$tmp/ffn-no/results.json" ]] &&
+    "$bin" list --json >"$tmp/list.json" &&
+    "$py" - "$tmp/ffn-no" "$tmp/ffn-yes" "$root/tests/cli/lib" "$tmp/list.json" <<'PYEOF'
+import json, sys
+base, with_plugin, lib, listing = sys.argv[1:5]
+sys.path.insert(0, lib)
+from same_results import differences
+entry = next(e for e in json.load(open(listing)) if e["name"] == "ffn-memory")
+a = json.load(open(base + "/results.json"))
+b = json.load(open(with_plugin + "/results.json"))
+res = b["results"]
+widths = res["fact_widths"]
+mine, builtin = res["fact_recall_mean_reglu"], res["fact_recall_mean"]
+assert len(mine) == len(widths) and len(res["fact_recall_sd_reglu"]) == len(widths)
+assert all(0 <= x <= 1 for x in mine), mine
+report = open(with_plugin + "/report.html").read()
+assert "reglu (mean over seeds)" in report and "keys-and-values parts" in report
+b["results"] = {k: v for k, v in res.items() if not k.endswith("_reglu")}
+lines = differences(a, b, vary=entry["nondeterministic"]["keys"])
+assert not lines, "\n".join(lines)
+print("recall by width %s: built-in %s, reglu %s" % (widths, ["%.3f" % x for x in builtin],
+                                                       ["%.3f" % x for x in mine]))
+PYEOF
+then pass "ffn-memory --quick runs reglu beside the built-in block, whose results are unchanged"
+else fail "ffn-memory's results with the feed-forward plugin are wrong (above)"; fi
+ff_row() { echo "registry.add_feed_forward({.name = \"$1\", .source = \"t\", .idea = \"t\", .make = $2});"; }
+gelu_make='[](int64_t d, int64_t d_ff, attn::Generator& g) { return std::make_shared<Gelu>(d, d_ff, g); }'
+gelu_block='#include <attnlab/nn/feedforward.h>
+struct Gelu final : attn::nn::FeedForwardBlock {
+  Gelu(int64_t d, int64_t d_ff, attn::Generator& g) : FeedForwardBlock("Gelu"),
+      ff(std::make_shared<attn::nn::FeedForward>(d, d_ff, attn::nn::Activation::kGELU, g)) {}
+  attn::Var forward(const attn::Var& x) const override { return ff->forward(x); }
+  std::shared_ptr<attn::nn::FeedForward> ff;
+};'
+bad gelu_taken "$version" "$gelu_block
+ATTN_PLUGIN(g) { $(ff_row GELU "$gelu_make") }"
+bad ff_throws "$version" "$gelu_block
+ATTN_PLUGIN(g) { $(ff_row moe '[](int64_t, int64_t, attn::Generator&) -> std::shared_ptr<attn::nn::FeedForwardBlock> { throw std::invalid_argument("2 experts need an even d_ff"); }') }"
+refused 2 "--plugin $tmp/gelu_taken.so: feed-forward name 'GELU' is taken (the built-in activation 'gelu')" \
+  "$tmp/gelu_taken.so"
+refused 2 "--plugin $tmp/ff_throws.so: feed-forward 'moe' threw while being built or run: 2 experts need an even d_ff" \
+  "$tmp/ff_throws.so"
 
 finish
