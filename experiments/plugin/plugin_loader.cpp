@@ -279,7 +279,7 @@ std::string feed_forward_list_text() {
     t.add_row({r.name, r.origin.empty() ? "built in" : r.origin, check, r.idea});
   }
   return "\nFeed-forward blocks (ffn-memory runs them beside the built-in block; attnlab train "
-         "--model gpt --feed_forward NAME trains any):\n" +
+         "--model gpt --ffn_block NAME trains any):\n" +
          t.text();
 }
 
