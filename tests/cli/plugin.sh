@@ -295,17 +295,24 @@ done
 expect 2 "'anagram' is a classification task" train anagram --model mixer --steps 5 --warmup 0 \
   --out "$tmp/mixer_bad3"
 
+# coursework_plugin TARGET SOURCE: examples/coursework's MODULE target TARGET, built as a
+# student would (from SOURCE straight with the tree's compiler under --from-source).
+coursework_plugin() {
+  local target=$1 source=$2
+  if [[ $from_source -eq 1 ]]; then
+    plugin_cxx "$cw/build/lib$target.so" "-DATTN_PLUGIN_VERSION=\"$version\"" "$cw/$source" \
+      >"$tmp/cw_$target.log" 2>&1
+  else
+    cmake --build "$cw/build" -j2 --target "$target" >"$tmp/cw_$target.log" 2>&1
+  fi && pass "examples/coursework's $target plugin builds" ||
+    { fail "the $target plugin did not build:"; tail -n 30 "$tmp/cw_$target.log"; finish; }
+}
+
 # ---- a positional scheme as a plugin -------------------------------------------------------
 # examples/coursework's log-distance score bias: listed with its values checked, trained in
 # length-extrapolation beside ALiBi (whose numbers must not move: every variant gets the same
 # seed and batches), and two bad score biases refused.
-if [[ $from_source -eq 1 ]]; then
-  plugin_cxx "$cw/build/liblog_distance.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
-    "$cw/log_distance_plugin.cpp" >"$tmp/ld_build.log" 2>&1
-else
-  cmake --build "$cw/build" -j2 --target log_distance >"$tmp/ld_build.log" 2>&1
-fi && pass "examples/coursework's log-distance plugin builds" ||
-  { fail "the log-distance plugin did not build:"; tail -n 30 "$tmp/ld_build.log"; finish; }
+coursework_plugin log_distance log_distance_plugin.cpp
 bias_plugin="$cw/build/liblog_distance.so"
 listing=$("$bin" list --plugin "$bias_plugin" 2>&1) || fail "attnlab list --plugin (score bias) failed"
 grep -qE "^  log-distance +$bias_plugin +finite \(checked\)" <<<"$listing" &&
@@ -345,13 +352,7 @@ refused 2 "--plugin $tmp/rope_bias.so: score bias name 'RoPE' is taken (the buil
 # feed-forward by `attnlab train --model gpt --ffn_block` (its parameters in the checkpoint), run
 # by ffn-memory beside the built-in block (whose results do not move), and a block taking a
 # built-in activation's name refused.
-if [[ $from_source -eq 1 ]]; then
-  plugin_cxx "$cw/build/libreglu.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
-    "$cw/reglu_plugin.cpp" >"$tmp/reglu_build.log" 2>&1
-else
-  cmake --build "$cw/build" -j2 --target reglu >"$tmp/reglu_build.log" 2>&1
-fi && pass "examples/coursework's ReGLU plugin builds" ||
-  { fail "the ReGLU plugin did not build:"; tail -n 30 "$tmp/reglu_build.log"; finish; }
+coursework_plugin reglu reglu_plugin.cpp
 ff_plugin="$cw/build/libreglu.so"
 listing=$("$bin" list --plugin "$ff_plugin" 2>&1) || fail "attnlab list --plugin (feed-forward) failed"
 grep -qE "^  reglu +$ff_plugin +passed \(worst [0-9.]+ of the tolerance\)" <<<"$listing" &&

@@ -130,7 +130,9 @@ TEST_SUITE("nn") {
           "feed-forward 'wide' maps (2,6,8) to (2,6,16): a layer checked here "
           "returns its input's shape");
   }
+}
 
+TEST_SUITE("nn") {
   TEST_CASE("feed-forward row in a DecoderOnlyTransformer: the ReLU block again = the built-in") {
     const Registered relu_again(relu_row("relu-again"));
     DecoderOnlyOptions o;
