@@ -308,16 +308,22 @@ coursework_plugin() {
     { fail "the $target plugin did not build:"; tail -n 30 "$tmp/cw_$target.log"; finish; }
 }
 
+# plugin_listed FILE REGEX WHAT: `attnlab list --plugin FILE` prints a line matching REGEX.
+plugin_listed() {
+  local file=$1 regex=$2 what=$3 out
+  out=$("$bin" list --plugin "$file" 2>&1) || { fail "attnlab list --plugin $file failed: $out"; return; }
+  grep -qE "$regex" <<<"$out" && pass "attnlab list --plugin shows $what" ||
+    fail "attnlab list --plugin does not show $what: $out"
+}
+
 # ---- a positional scheme as a plugin -------------------------------------------------------
 # examples/coursework's log-distance score bias: listed with its values checked, trained in
 # length-extrapolation beside ALiBi (whose numbers must not move: every variant gets the same
 # seed and batches), and two bad score biases refused.
 coursework_plugin log_distance log_distance_plugin.cpp
 bias_plugin="$cw/build/liblog_distance.so"
-listing=$("$bin" list --plugin "$bias_plugin" 2>&1) || fail "attnlab list --plugin (score bias) failed"
-grep -qE "^  log-distance +$bias_plugin +finite \(checked\)" <<<"$listing" &&
-  pass "attnlab list --plugin shows the score bias and its checked values" ||
-  fail "attnlab list --plugin does not show log-distance: $listing"
+plugin_listed "$bias_plugin" "^  log-distance +$bias_plugin +finite \(checked\)" \
+  "the score bias and its checked values"
 small=(--quick --threads 1 --steps 30 --eval_lengths 32,64)
 if "$bin" run length-extrapolation "${small[@]}" --variants log-distance,alibi --plugin "$bias_plugin" \
     --out "$tmp/le_plugin" >"$tmp/le_plugin.log" 2>&1 &&
@@ -354,10 +360,8 @@ refused 2 "--plugin $tmp/rope_bias.so: score bias name 'RoPE' is taken (the buil
 # built-in activation's name refused.
 coursework_plugin reglu reglu_plugin.cpp
 ff_plugin="$cw/build/libreglu.so"
-listing=$("$bin" list --plugin "$ff_plugin" 2>&1) || fail "attnlab list --plugin (feed-forward) failed"
-grep -qE "^  reglu +$ff_plugin +passed \(worst [0-9.]+ of the tolerance\)" <<<"$listing" &&
-  pass "attnlab list --plugin shows the feed-forward block and its passed gradient check" ||
-  fail "attnlab list --plugin does not show reglu: $listing"
+plugin_listed "$ff_plugin" "^  reglu +$ff_plugin +passed \(worst [0-9.]+ of the tolerance\)" \
+  "the feed-forward block and its passed gradient check"
 if "$bin" train charlm --model gpt --ffn_block reglu --plugin "$ff_plugin" --d_model 32 --nhead 2 \
     --num_layers 1 --dim_ff 48 --steps 30 --warmup 5 --eval_every 15 --progress lines --threads 2 \
     --out "$tmp/ff_train" >"$tmp/ff_train.log" 2>&1; then
