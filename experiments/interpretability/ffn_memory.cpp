@@ -9,10 +9,13 @@
 //      against the same count with the values dealt to other keys (shuffled: chance for this
 //      text);
 //   3. a toy set of facts ("qzk=m": a random letter for each three-letter name) memorised by a
-//      one-block model at several dim_feedforward widths over seeds: recall against width.
+//      one-block model at several dim_feedforward widths over seeds: recall against width; every
+//      feed-forward block a --plugin adds (nn/feedforward_registry.h) runs beside the built-in
+//      one at the same widths and seeds (parts 1 and 2 read linear1/linear2: built-in only).
 //
 //   attnlab run ffn-memory                       # ~1 min on 2 cores (75 s of CPU)
 //   attnlab run ffn-memory --widths 4,16,64,256 --seeds 5
+//   attnlab run ffn-memory --plugin build/libreglu.so   # part 3 also for the plugin's block
 //
 // Step through: batch_keys() in ffn_memory_keys.cpp rebuilds the last block from its parts (keys
 // m = act(linear1(LN2(a))), then a + linear2(m)) and checks the logits equal the model's.
@@ -22,6 +25,7 @@
 #include "experiments/kit/kit.h"
 #include "experiments/kit/spread.h"
 #include "experiments/kit/trained_model_report.h"
+#include "nn/feedforward_registry.h"
 #include "nn/transformer/decoder_only.h"
 
 namespace attn::experiments {
@@ -118,7 +122,83 @@ struct WidthRecall {
   kit::Spread spread;
 };
 
-std::vector<WidthRecall> facts_part(const Config& cfg, RunContext& ctx) {
+// One feed-forward block's recall at every width over the seeds ("" for the built-in block).
+struct BlockRecall {
+  std::string block;
+  std::vector<WidthRecall> widths;
+  std::string label() const { return block.empty() ? "built-in (GELU)" : block; }
+};
+
+BlockRecall recall_by_width(const Config& cfg,
+                            const FactSet& facts,
+                            const FactSettings& s,
+                            const std::string& block,
+                            RunContext& ctx) {
+  BlockRecall out{block, {}};
+  for (int64_t w : cfg.get_ints("widths")) {
+    WidthRecall r{w};
+    for (int64_t seed = 0; seed < cfg.get_int("seeds"); ++seed) {
+      const FactRun f =
+          train_facts(facts, s, w, ctx.seed() + static_cast<uint64_t>(seed), ctx, block);
+      r.recalls.push_back(f.recall);
+      r.ffn_parameters = f.ffn_parameters;
+    }
+    r.spread = kit::spread_of(r.recalls);
+    out.widths.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The table: one row per width, and per block when a plugin added feed-forward blocks.
+void report_recall_table(const std::vector<BlockRecall>& blocks, RunContext& ctx) {
+  const bool several = blocks.size() > 1;
+  std::vector<std::string> columns{"dim_feedforward", "FFN parameters", "recall per seed", "mean",
+                                   "sd"};
+  if (several) columns.insert(columns.begin(), "block");
+  Table t("Recall of the memorised facts (share whose letter is the top prediction)", columns);
+  for (const BlockRecall& b : blocks)
+    for (const WidthRecall& r : b.widths) {
+      std::vector<std::string> per_seed;
+      for (double x : r.recalls) per_seed.push_back(fixed(x, 3));
+      std::vector<std::string> row{std::to_string(r.width), std::to_string(r.ffn_parameters),
+                                   fmt::format("{}", fmt::join(per_seed, " ")),
+                                   fixed(r.spread.mean, 3), fixed(r.spread.sd, 3)};
+      if (several) row.insert(row.begin(), b.label());
+      t.add_row(row);
+    }
+  ctx.table(t);
+}
+
+void report_recall_figure(const std::vector<BlockRecall>& blocks,
+                          int64_t seeds,
+                          int64_t n_facts,
+                          RunContext& ctx) {
+  LinePlot p = kit::line_plot("Memorised facts against the feed-forward width", "dim_feedforward",
+                              "recall (share of facts)", kit::Axes::kLogX);
+  for (const BlockRecall& b : blocks) {
+    Series mean{b.block.empty() ? "mean over seeds" : b.block + " (mean over seeds)", {}, {}};
+    for (const WidthRecall& r : b.widths) {
+      mean.x.push_back(static_cast<double>(r.width));
+      mean.y.push_back(r.spread.mean);
+    }
+    p.series.push_back(mean);
+    if (!b.block.empty()) continue;  // the seeds of the built-in block only: a readable figure
+    for (int64_t seed = 0; seed < seeds; ++seed) {
+      Series one{fmt::format("seed {}", seed), mean.x, {}};
+      for (const WidthRecall& r : b.widths) one.y.push_back(r.recalls[static_cast<size_t>(seed)]);
+      p.series.push_back(one);
+    }
+  }
+  p.refs = {{RefLine::kHorizontal, 1.0 / kFactLetters, "chance (1/26)"}};
+  ctx.figure(
+      "recall_vs_width", line_plot_svg(p),
+      fmt::format("Recall of {} facts by one-block models of increasing feed-forward width{}",
+                  n_facts, blocks.size() > 1 ? ", the built-in block and the plugins'" : ""));
+}
+
+// The built-in block first, then every feed-forward block a --plugin added, at the same widths,
+// seeds, facts and batches.
+std::vector<BlockRecall> facts_part(const Config& cfg, RunContext& ctx) {
   Generator fact_gen(ctx.seed() * 31 + 5);
   const FactSet facts = draw_facts(cfg.get_int("facts"), fact_gen);
   const FactSettings s{.d_model = cfg.get_int("fact_d_model"),
@@ -126,44 +206,11 @@ std::vector<WidthRecall> facts_part(const Config& cfg, RunContext& ctx) {
                        .steps = cfg.get_int("fact_steps")};
   ctx.section(fmt::format("Memorised facts against dim_feedforward ({} facts, e.g. {}, {})",
                           facts.size(), facts.text(0), facts.text(1)));
-  std::vector<WidthRecall> out;
-  for (int64_t w : cfg.get_ints("widths")) {
-    WidthRecall r{w};
-    for (int64_t seed = 0; seed < cfg.get_int("seeds"); ++seed) {
-      const FactRun f = train_facts(facts, s, w, ctx.seed() + static_cast<uint64_t>(seed), ctx);
-      r.recalls.push_back(f.recall);
-      r.ffn_parameters = f.ffn_parameters;
-    }
-    r.spread = kit::spread_of(r.recalls);
-    out.push_back(std::move(r));
-  }
-  Table t("Recall of the memorised facts (share whose letter is the top prediction)",
-          {"dim_feedforward", "FFN parameters", "recall per seed", "mean", "sd"});
-  for (const WidthRecall& r : out) {
-    std::vector<std::string> per_seed;
-    for (double x : r.recalls) per_seed.push_back(fixed(x, 3));
-    t.add_row({std::to_string(r.width), std::to_string(r.ffn_parameters),
-               fmt::format("{}", fmt::join(per_seed, " ")), fixed(r.spread.mean, 3),
-               fixed(r.spread.sd, 3)});
-  }
-  ctx.table(t);
-  LinePlot p = kit::line_plot("Memorised facts against the feed-forward width", "dim_feedforward",
-                              "recall (share of facts)", kit::Axes::kLogX);
-  Series mean{"mean over seeds", {}, {}};
-  for (const WidthRecall& r : out) {
-    mean.x.push_back(static_cast<double>(r.width));
-    mean.y.push_back(r.spread.mean);
-  }
-  p.series.push_back(mean);
-  for (int64_t seed = 0; seed < cfg.get_int("seeds"); ++seed) {
-    Series one{fmt::format("seed {}", seed), mean.x, {}};
-    for (const WidthRecall& r : out) one.y.push_back(r.recalls[static_cast<size_t>(seed)]);
-    p.series.push_back(one);
-  }
-  p.refs = {{RefLine::kHorizontal, 1.0 / kFactLetters, "chance (1/26)"}};
-  ctx.figure("recall_vs_width", line_plot_svg(p),
-             fmt::format("Recall of {} facts by one-block models of increasing feed-forward width",
-                         facts.size()));
+  std::vector<BlockRecall> out{recall_by_width(cfg, facts, s, "", ctx)};
+  for (const nn::FeedForwardRow& row : nn::feed_forward_registry().rows())
+    out.push_back(recall_by_width(cfg, facts, s, row.name, ctx));
+  report_recall_table(out, ctx);
+  report_recall_figure(out, cfg.get_int("seeds"), facts.size(), ctx);
   return out;
 }
 
@@ -257,14 +304,22 @@ void run(const Config& cfg, RunContext& ctx) {
                     {"agreement_shuffled_mean", g.shuffled.mean},
                     {"agreement_shuffled_sd", g.shuffled.sd},
                     {"agreement_per_key", kit::column(keys, &KeyReading::agreement)}});
-  const std::vector<WidthRecall> rs = facts_part(cfg, ctx);
-  kit::record(
-      ctx,
-      {{"fact_widths", cfg.get_ints("widths")},
-       {"fact_recall_mean", kit::column(rs, [](const WidthRecall& r) { return r.spread.mean; })},
-       {"fact_recall_sd", kit::column(rs, [](const WidthRecall& r) { return r.spread.sd; })}});
+  const std::vector<BlockRecall> blocks = facts_part(cfg, ctx);
+  kit::record(ctx, {{"fact_widths", cfg.get_ints("widths")}});
+  for (const BlockRecall& b : blocks) {
+    const std::string suffix = b.block.empty() ? "" : "_" + b.block;
+    kit::record(ctx, {{"fact_recall_mean" + suffix,
+                       kit::column(b.widths, [](const WidthRecall& r) { return r.spread.mean; })},
+                      {"fact_recall_sd" + suffix,
+                       kit::column(b.widths, [](const WidthRecall& r) { return r.spread.sd; })}});
+  }
+  if (blocks.size() > 1)
+    ctx.note(
+        "The plugins' feed-forward blocks run in the facts part only: the keys-and-values parts "
+        "read the built-in block's linear1 and linear2, which a plugin's block need not have. The "
+        "claims below judge the built-in block.");
   compare_keys(g, a, lm, o.keys * o.contexts, ctx);
-  compare_facts(rs, cfg.get_int("facts"), ctx);
+  compare_facts(blocks.front().widths, cfg.get_int("facts"), ctx);
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ FactRun train_facts(const FactSet& facts,
                     const FactSettings& s,
                     int64_t width,
                     uint64_t seed,
-                    const RunContext& ctx) {
+                    const RunContext& ctx,
+                    const std::string& block) {
   nn::DecoderOnlyOptions o;
   o.vocab_size = kFactVocab;
   o.max_len = kFactLength;
@@ -88,10 +89,12 @@ FactRun train_facts(const FactSet& facts,
   o.nhead = s.nhead;
   o.num_layers = 1;
   o.dim_feedforward = width;
+  o.feed_forward = block;
   Generator init(seed), order(seed * 7919 + 17);
   nn::DecoderOnlyTransformer model(o, init);
+  const std::string label = block.empty() ? "" : block + " ";
   train::FitSettings fs =
-      kit::fit_settings(ctx, fmt::format("facts width {} seed {}", width, seed), s.steps);
+      kit::fit_settings(ctx, fmt::format("facts {}width {} seed {}", label, width, seed), s.steps);
   fs.batch_size = s.batch_size;
   fs.optimizer = {.lr = s.lr, .schedule = "cosine", .warmup = std::min<int64_t>(50, s.steps / 10)};
   fs.eval_every = std::max<int64_t>(1, s.steps / 5);
@@ -107,9 +110,11 @@ FactRun train_facts(const FactSet& facts,
       [&](int64_t) {
         return train::Metrics{{"recall", recall(model, facts)}};
       });
-  // linear1 (width, d) + its bias, linear2 (d, width) + its bias.
-  const int64_t ffn = 2 * s.d_model * width + width + s.d_model;
-  return {width, seed, recall(model, facts), kit::count_parameters(model), ffn};
+  // linear1 (width, d) + its bias, linear2 (d, width) + its bias; or the plugin block's own.
+  const nn::TransformerEncoderLayer& layer = (*model.layers)[0];
+  const int64_t ffn = layer.feed_forward ? kit::count_parameters(*layer.feed_forward)
+                                         : 2 * s.d_model * width + width + s.d_model;
+  return {block, width, seed, recall(model, facts), kit::count_parameters(model), ffn};
 }
 
 }  // namespace attn::experiments

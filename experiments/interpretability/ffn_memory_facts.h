@@ -46,19 +46,23 @@ struct FactSettings {
 };
 
 struct FactRun {
+  std::string block;  // "" for the built-in GELU block, else a nn::feed_forward_registry() row
   int64_t width = 0;
   uint64_t seed = 0;
   double recall = 0;           // share of facts whose value is the argmax
   int64_t parameters = 0;      // the whole model
-  int64_t ffn_parameters = 0;  // linear1 and linear2 with their biases
+  int64_t ffn_parameters = 0;  // the feed-forward block's (built in: linear1, linear2, biases)
 };
 
 // Trains a fresh model (weights and batch order from `seed`) through kit::fit_settings and
-// train::fit, its metrics in <run folder>/training/facts_width_<w>_seed_<s>.csv.
+// train::fit, its metrics in <run folder>/training/facts_width_<w>_seed_<s>.csv (with a plugin's
+// block: facts_<block>_width_<w>_seed_<s>.csv). `block` names a row of nn::feed_forward_registry()
+// used as the model's feed-forward block, "" for the built-in GELU block.
 FactRun train_facts(const FactSet& facts,
                     const FactSettings& s,
                     int64_t width,
                     uint64_t seed,
-                    const RunContext& ctx);
+                    const RunContext& ctx,
+                    const std::string& block = "");
 
 }  // namespace attn::experiments

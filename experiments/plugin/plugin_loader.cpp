@@ -40,6 +40,12 @@ void plugin_code(const std::string& who, const std::string& when, Work&& work) {
   }
 }
 
+// The same for the loaded feed-forward blocks (a block may share a mixer's name).
+std::map<std::string, double>& checked_blocks() {
+  static std::map<std::string, double> rows;
+  return rows;
+}
+
 // The file dlopen is loading, for the terminate handler below.
 std::string& file_being_opened() {
   static std::string file;
@@ -128,7 +134,8 @@ nn::PluginRegistry registered_rows(const std::string& file, const AttnPluginInfo
   if (registry.empty())
     throw UsageError(
         fmt::format("--plugin {}: ATTN_PLUGIN({}) added no rows (call registry.add_mixer(...), "
-                    "registry.add_score_bias(...) or registry.add_feature_map(...))",
+                    "registry.add_score_bias(...), registry.add_feature_map(...) or "
+                    "registry.add_feed_forward(...))",
                     file, info.name));
   return registry;
 }
@@ -179,26 +186,45 @@ double checked(const std::string& file, const nn::MixerRow& row) {
   return c.worst_ratio;
 }
 
-void load_plugin(const std::string& file) {
-  const AttnPluginInfo& info = open_plugin(file);
-  const nn::PluginRegistry plugin = registered_rows(file, info);
-  nn::MixerRegistry mixers = nn::mixer_registry();  // all of the file's rows, or none
-  nn::ScoreBiasRegistry biases = nn::score_bias_registry();
-  nn::FeatureMapRegistry feature_maps = nn::feature_map_registry();
-  add_all(mixers, plugin.mixers(), file);
-  add_all(biases, plugin.score_biases(), file);
-  add_all(feature_maps, plugin.feature_maps(), file);
-  std::map<std::string, double> ratios;
-  for (const nn::MixerRow& row : plugin.mixers()) ratios[row.name] = checked(file, row);
-  for (const nn::ScoreBiasRow& row : plugin.score_biases()) check_score_bias(file, row);
-  for (const nn::FeatureMapRow& row : plugin.feature_maps()) check_feature_map(file, row);
-  nn::mixer_registry() = mixers;
-  nn::score_bias_registry() = biases;
-  nn::feature_map_registry() = feature_maps;
-  checked_rows().insert(ratios.begin(), ratios.end());
+// Step 5 for a feed-forward block: it builds, keeps its input's shape, and its gradient is right.
+double checked(const std::string& file, const nn::FeedForwardRow& row) {
+  nn::FloatGradientCheck c;
+  plugin_code(fmt::format("--plugin {}: feed-forward '{}'", file, row.name),
+              "while being built or run", [&] { c = nn::check_feed_forward_gradient(row); });
+  if (c.wrong_shape) throw UsageError(fmt::format("--plugin {}: {}", file, c.detail));
+  if (!c.ok)
+    throw PluginGradientError(fmt::format(
+        "--plugin {}: feed-forward '{}' failed its gradient check, so nothing trains it: {} "
+        "(nn/float_gradient_check.h)",
+        file, row.name, c.detail));
+  return c.worst_ratio;
 }
 
 }  // namespace
+
+void add_plugin_rows(const nn::PluginRegistry& plugin) {
+  const std::string& file = plugin.file();
+  nn::MixerRegistry mixers = nn::mixer_registry();  // all of the file's rows, or none
+  nn::ScoreBiasRegistry biases = nn::score_bias_registry();
+  nn::FeatureMapRegistry feature_maps = nn::feature_map_registry();
+  nn::FeedForwardRegistry blocks = nn::feed_forward_registry();
+  add_all(mixers, plugin.mixers(), file);
+  add_all(biases, plugin.score_biases(), file);
+  add_all(feature_maps, plugin.feature_maps(), file);
+  add_all(blocks, plugin.feed_forwards(), file);
+  std::map<std::string, double> ratios, block_ratios;
+  for (const nn::MixerRow& row : plugin.mixers()) ratios[row.name] = checked(file, row);
+  for (const nn::ScoreBiasRow& row : plugin.score_biases()) check_score_bias(file, row);
+  for (const nn::FeatureMapRow& row : plugin.feature_maps()) check_feature_map(file, row);
+  for (const nn::FeedForwardRow& r : plugin.feed_forwards())
+    block_ratios[r.name] = checked(file, r);
+  nn::mixer_registry() = mixers;
+  nn::score_bias_registry() = biases;
+  nn::feature_map_registry() = feature_maps;
+  nn::feed_forward_registry() = blocks;
+  checked_rows().insert(ratios.begin(), ratios.end());
+  checked_blocks().insert(block_ratios.begin(), block_ratios.end());
+}
 
 std::vector<std::string> take_plugin_flags(std::vector<std::string>& args) {
   std::vector<std::string> files, rest;
@@ -239,7 +265,7 @@ void register_builtin_mixers() {
 
 void load_plugins(const std::vector<std::string>& files) {
   register_builtin_mixers();
-  for (const std::string& f : files) load_plugin(f);
+  for (const std::string& f : files) add_plugin_rows(registered_rows(f, open_plugin(f)));
 }
 
 namespace {
@@ -269,6 +295,25 @@ std::string feature_map_list_text() {
          t.text();
 }
 
+// The plugins' feed-forward blocks, when any loaded (the built-in blocks are the activations
+// relu, gelu, gelu_tanh, swiglu).
+std::string feed_forward_list_text() {
+  const auto& rows = nn::feed_forward_registry().rows();
+  if (rows.empty()) return "";
+  Table t("", {"feed-forward", "from", "gradient check", "idea"});
+  for (const nn::FeedForwardRow& r : rows) {
+    const auto c = checked_blocks().find(r.name);
+    const std::string check =
+        c == checked_blocks().end()
+            ? "not checked"
+            : fmt::format("passed (worst {:.2f} of the tolerance)", c->second);
+    t.add_row({r.name, r.origin.empty() ? "built in" : r.origin, check, r.idea});
+  }
+  return "\nFeed-forward blocks (ffn-memory runs them beside the built-in block; attnlab train "
+         "--model gpt --ffn_block NAME trains any):\n" +
+         t.text();
+}
+
 }  // namespace
 
 std::string mixer_list_text() {
@@ -283,7 +328,7 @@ std::string mixer_list_text() {
   }
   return "\nMixers (attention-zoo runs the plugin rows beside its own variants; "
          "attnlab train --model mixer --mixer NAME trains any):\n" +
-         t.text() + score_bias_list_text() + feature_map_list_text();
+         t.text() + score_bias_list_text() + feature_map_list_text() + feed_forward_list_text();
 }
 
 }  // namespace attn::experiments

@@ -1,6 +1,6 @@
 // `--plugin FILE.so` on attnlab list, run and train: load a student's shared library (built with
-// ATTN_PLUGIN, nn/mixer/plugin.h) whose mixers, score biases and feature maps then run beside the
-// built-ins.
+// ATTN_PLUGIN, nn/mixer/plugin.h) whose mixers, score biases, feature maps and feed-forward blocks
+// then run beside the built-ins.
 //
 //   std::vector<std::string> args = {"run", "attention-zoo", "--plugin", "./gated.so"};
 //   std::vector<std::string> files = take_plugin_flags(args);   // args loses the two words
@@ -22,15 +22,22 @@
 //      naming the file, the row and the worst direction; each score bias's table (4 heads by 64
 //      positions, as nn::score_bias_table builds it) is finite (a UsageError naming the row and
 //      the entry); each feature map's features of a test batch keep its leading axes and are
-//      finite and >= 0 (nn::feature_map_of: a UsageError naming the row and the entry).
-// Only then are the rows added to nn::mixer_registry(), nn::score_bias_registry() and
-// nn::feature_map_registry(), all of a file's or none.
+//      finite and >= 0 (nn::feature_map_of: a UsageError naming the row and the entry); each
+//      feed-forward block builds, returns its input's shape (a UsageError with both shapes
+//      otherwise) and passes nn::check_feed_forward_gradient (a PluginGradientError as for
+//      mixers).
+// Only then are the rows added to nn::mixer_registry(), nn::score_bias_registry(),
+// nn::feature_map_registry() and nn::feed_forward_registry(), all of a file's or none.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "autograd/error.h"
+
+namespace attn::nn {
+class PluginRegistry;  // nn/mixer/plugin.h
+}
 
 namespace attn::experiments {
 
@@ -47,11 +54,16 @@ std::vector<std::string> take_plugin_flags(std::vector<std::string>& args);
 // nn::mixer_registry() once, so `--mixer` can name them and no plugin can take their names.
 void register_builtin_mixers();
 
+// Steps 4 (the names) and 5 for the rows a plugin's registration function collected, then adds
+// them all, or throws and adds none. load_plugins calls it for each file; a test calls it with
+// rows made in-process (nn::PluginRegistry("mine.so")).
+void add_plugin_rows(const nn::PluginRegistry& plugin);
+
 // register_builtin_mixers(), then loads each file as above.
 void load_plugins(const std::vector<std::string>& files);
 
 // The mixer table `attnlab list --plugin ...` appends: every row, its origin and, for plugin
-// rows, its gradient check.
+// rows, its gradient check; then the plugins' score biases and feed-forward blocks, if any.
 std::string mixer_list_text();
 
 }  // namespace attn::experiments

@@ -1,5 +1,5 @@
-// A student's mixers, positional score biases and linear-attention feature maps in a shared
-// library that `attnlab list/run/train --plugin FILE.so` loads.
+// A student's mixers, positional score biases, linear-attention feature maps and feed-forward
+// blocks in a shared library that `attnlab list/run/train --plugin FILE.so` loads.
 //
 //   #include <attnlab/nn/mixer/plugin.h>
 //
@@ -14,6 +14,8 @@
 //                              .idea = "-slope_h log(1 + i - j)", .bias = log_distance});
 //     registry.add_feature_map({.name = "relu-squared", .source = "my coursework",
 //                               .idea = "relu(x)^2", .phi = relu_squared});
+//     registry.add_feed_forward({.name = "reglu", .source = "Shazeer 2020",
+//                                .idea = "relu(W x) * (V x) then W2", .make = make_reglu});
 //   }
 //
 // Build it as a MODULE library linked to attnlab::plugin (headers only: the attnlab executable
@@ -27,9 +29,10 @@
 // not know). Then the registration function runs; every mixer it adds is built and passes the
 // gradient check of nn/mixer/mixer_check.h before anything trains it, and every score bias
 // (nn/positional/score_bias_registry.h: a fixed positional bias, nothing to train) must give
-// finite values on a test grid, and every feature map
-// (nn/attention/feature_map_registry.h: no parameters either) must give finite, non-negative
-// features of the right shape on a test batch.
+// finite values on a test grid; every feature map (nn/attention/feature_map_registry.h: no
+// parameters either) must give finite, non-negative features of the right shape on a test batch;
+// every feed-forward block (nn/feedforward_registry.h) is built and passes the same kind of
+// gradient check as a mixer.
 #pragma once
 
 #include <string>
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "nn/attention/feature_map_registry.h"
+#include "nn/feedforward_registry.h"
 #include "nn/mixer/mixer_registry.h"
 #include "nn/positional/score_bias_registry.h"
 
@@ -54,8 +58,8 @@
 #define ATTN_PLUGIN_REAL "float"
 #endif
 // Everything of the stamp but the version: bump "plugin api" when PluginRegistry, MixerRow,
-// MixerShape, Mixer, ScoreBiasRow or FeatureMapRow change layout (2: score biases, 3: feature
-// maps).
+// MixerShape, Mixer, ScoreBiasRow, FeatureMapRow, FeedForwardRow or FeedForwardBlock change
+// layout (2: score biases; 3: feature maps and feed-forward blocks).
 #define ATTN_PLUGIN_ABI_REST                                             \
   "; plugin api 3; real " ATTN_PLUGIN_REAL "; g++ abi " ATTN_PLUGIN_STR( \
       __GXX_ABI_VERSION) "; cxx11 strings " ATTN_PLUGIN_STR(_GLIBCXX_USE_CXX11_ABI)
@@ -85,17 +89,26 @@ class PluginRegistry {
     row.origin = file_;
     feature_maps_.push_back(std::move(row));
   }
+  void add_feed_forward(FeedForwardRow row) {
+    row.origin = file_;
+    feed_forwards_.push_back(std::move(row));
+  }
   const std::string& file() const { return file_; }
   const std::vector<MixerRow>& mixers() const { return mixers_; }
   const std::vector<ScoreBiasRow>& score_biases() const { return score_biases_; }
   const std::vector<FeatureMapRow>& feature_maps() const { return feature_maps_; }
-  bool empty() const { return mixers_.empty() && score_biases_.empty() && feature_maps_.empty(); }
+  const std::vector<FeedForwardRow>& feed_forwards() const { return feed_forwards_; }
+  bool empty() const {
+    return mixers_.empty() && score_biases_.empty() && feature_maps_.empty() &&
+           feed_forwards_.empty();
+  }
 
  private:
   std::string file_;
   std::vector<MixerRow> mixers_;
   std::vector<ScoreBiasRow> score_biases_;
   std::vector<FeatureMapRow> feature_maps_;
+  std::vector<FeedForwardRow> feed_forwards_;
 };
 
 }  // namespace attn::nn

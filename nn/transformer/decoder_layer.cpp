@@ -1,5 +1,6 @@
 #include "nn/transformer/decoder_layer.h"
 
+#include "autograd/error.h"
 #include "autograd/functional.h"
 #include "nn/transformer/encoder_layer.h"
 
@@ -10,6 +11,10 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerOptions& 
                                                  std::shared_ptr<Generator> dropout_gen)
     : Module("TransformerDecoderLayer"), opt_(o) {
   check_layer_options(o, "TransformerDecoderLayer");
+  if (!o.feed_forward.empty())
+    throw Error("TransformerDecoderLayer: feed_forward '" + o.feed_forward +
+                "' is for TransformerEncoderLayer (decoder-only and encoder-only models); this "
+                "layer builds its own linear1/linear2");
   const MultiheadAttentionOptions sa = self_attention_options(o);
   MultiheadAttentionOptions ca = sa;
   ca.rope.reset();  // memory positions are not the target's: no rotation across the two

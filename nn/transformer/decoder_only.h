@@ -46,8 +46,8 @@
 namespace attn::nn {
 
 // The block options (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, bias,
-// n_kv_heads for GQA/MQA, norm_first, the ablation switches) with GPT-like defaults, plus the
-// model's own.
+// n_kv_heads for GQA/MQA, norm_first, the ablation switches, feed_forward: a registered block
+// such as a plugin's in place of the GELU block) with GPT-like defaults, plus the model's own.
 struct DecoderOnlyOptions : TransformerLayerOptions {
   DecoderOnlyOptions() {
     d_model = 128, nhead = 4, dim_feedforward = 512;

@@ -49,7 +49,10 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
   self_attn = register_module(
       "self_attn", std::make_shared<MultiheadAttention>(o.d_model, o.nhead, gen,
                                                         self_attention_options(o), dropout_gen));
-  if (o.feedforward) {
+  if (o.feedforward && !o.feed_forward.empty()) {
+    feed_forward = register_module(
+        "feed_forward", make_feed_forward(o.feed_forward, o.d_model, o.dim_feedforward, gen));
+  } else if (o.feedforward) {
     linear1 = register_module("linear1",
                               std::make_shared<Linear>(o.d_model, o.dim_feedforward, o.bias, gen));
     dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout, dropout_gen));
@@ -73,7 +76,8 @@ Var TransformerEncoderLayer::forward(const Var& src, const AttentionMasks& masks
     return dropout1->forward(self_attn->forward(x, x, x, masks, cache).out);
   };
   auto ff = [&](const Var& x) {
-    return dropout2->forward(feed_forward(x, *linear1, *linear2, opt_.activation, *dropout));
+    if (feed_forward) return dropout2->forward(feed_forward->forward(x));
+    return dropout2->forward(nn::feed_forward(x, *linear1, *linear2, opt_.activation, *dropout));
   };
   Var x = sublayer(src, sa, norm1.get(), opt_);
   return opt_.feedforward ? sublayer(x, ff, norm2.get(), opt_) : x;

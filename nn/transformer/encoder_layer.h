@@ -16,6 +16,8 @@
 // Parameter names are PyTorch's: self_attn.{in_proj_weight, in_proj_bias, out_proj.*},
 // linear1.*, linear2.*, norm1.*, norm2.* — a state_dict of nn.TransformerEncoderLayer(d_model,
 // nhead, dim_feedforward, activation="relu"|"gelu", norm_first=..., batch_first=True) loads as is.
+// With options.feed_forward naming a registered block, that block (layers.N.feed_forward.*)
+// replaces linear1/activation/linear2, built where they would be from the same generator.
 // With a KV cache and a causal mask the same layer is a GPT block decoding one token at a time.
 #pragma once
 
@@ -24,6 +26,7 @@
 
 #include "nn/attention/multihead_attention.h"
 #include "nn/dropout.h"
+#include "nn/feedforward_registry.h"
 #include "nn/linear.h"
 #include "nn/module.h"
 #include "nn/norms.h"
@@ -46,6 +49,8 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<Linear> linear1;
   std::shared_ptr<Dropout> dropout;
   std::shared_ptr<Linear> linear2;
+  // options.feed_forward's block (then linear1, dropout and linear2 are null), or null.
+  std::shared_ptr<FeedForwardBlock> feed_forward;
   std::shared_ptr<LayerNorm> norm1, norm2;
   std::shared_ptr<Dropout> dropout1, dropout2;
 

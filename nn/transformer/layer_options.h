@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "nn/attention/additive_attention.h"
 #include "nn/feedforward.h"
@@ -37,6 +38,11 @@ struct TransformerLayerOptions {
   std::optional<RopeStyle> rope;
   // How every attention of the layer scores a query against a key (additive_attention.h).
   AttentionScore score = AttentionScore::kScaledDot;
+  // A row of nn::feed_forward_registry() (nn/feedforward_registry.h, e.g. a plugin's block) as
+  // every layer's feed-forward block instead of linear1/act/linear2 (named feed_forward.* then);
+  // "" for the built-in block of `activation`. TransformerEncoderLayer only (so DecoderOnly and
+  // EncoderOnly models); the encoder-decoder's decoder layer refuses it.
+  std::string feed_forward;
 };
 
 }  // namespace attn::nn

@@ -4,70 +4,20 @@
 # it (attnlab::plugin) and the installed attnlab lists it, runs it in attention-zoo --quick (its
 # row in the table and results.json next to softmax and linformer), in triangle-tradeoff and
 # sparse-challenge (tiny settings; the built-ins' results unchanged by it) and trains it with
-# `attnlab train --model mixer`; its positional score bias and feature map run in
-# length-extrapolation and linear-vs-softmax-recall. Small bad plugins are built here too; each
-# is refused with exit 2 (1 for a wrong gradient), a message naming the file, and no run folder:
-# a missing path, a text file named .so, no registration symbol, another attnlab version's
-# stamp, a name a built-in has, a throw from a static constructor (inside dlopen), a throw while
-# registering, a throw while building the mixer, and a backward that is off by a factor.
+# `attnlab train --model mixer`. Small bad plugins are built here too; each is refused with exit
+# 2 (1 for a wrong gradient), a message naming the file, and no run folder: a missing path, a
+# text file named .so, no registration symbol, another attnlab version's stamp, a name a built-in
+# has, a throw from a static constructor (inside dlopen), a throw while registering, a throw
+# while building the mixer, and a backward that is off by a factor. The other kinds of row (score
+# biases, feature maps, feed-forward blocks) are tests/cli/plugin_kinds.sh's; the set-up both
+# share is lib/plugin_setup.sh.
 #   tests/cli/plugin.sh BUILD_DIR
 #   tests/cli/plugin.sh BUILD_DIR --from-source    (scripts/sanitize: build/fuzz)
-# --from-source: no install (a tree that built only attnlab, such as the sanitized build/fuzz,
-# has no package to install); BUILD_DIR/attnlab loads plugins compiled straight from the source
-# tree's headers, laid out as an installation would (include/attnlab/...). Every plugin is
-# compiled by the tree's own C++ compiler (the ABI stamp holds the compiler's ABI version), with
-# the flags in $ATTN_PLUGIN_FLAGS added (scripts/sanitize passes the sanitizers' flags, so the
-# plugin's own code is checked too; the ASan runtime is the executable's).
 set -uo pipefail
 source "$(dirname "$0")/lib/checks.sh" "$@"
-build=$(cd "$1" && pwd)
-root=$(cd "$(dirname "$0")/../.." && pwd)
-from_source=0
-[[ "${2:-}" == --from-source ]] && from_source=1
-cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-[[ -n "$cxx" ]] || cxx=g++
-read -ra plugin_flags <<<"${ATTN_PLUGIN_FLAGS:-}"
-prefix="$tmp/prefix"
+source "$(dirname "$0")/lib/plugin_setup.sh" "$@"
 
-if [[ $from_source -eq 1 ]]; then
-  mkdir -p "$prefix/include"
-  ln -s "$root" "$prefix/include/attnlab"  # <attnlab/nn/...> as installed; autograd/... too
-  config_version="$build/attnlabConfigVersion.cmake"
-else
-  if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
-    fail "cmake --install failed:"; tail -n 20 "$tmp/install.log"; finish
-  fi
-  bin="$prefix/bin/attnlab"  # the installed attnlab loads the plugins from here on
-  config_version="$prefix/lib/cmake/attnlab/attnlabConfigVersion.cmake"
-fi
-version=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' "$config_version")
-[[ -n "$version" ]] || { fail "no PACKAGE_VERSION in $config_version"; finish; }
-
-# plugin_cxx OUT SOURCES... [-DNAME=...]: a plugin compiled as attnlab::plugin would (headers only).
-plugin_cxx() {
-  local out=$1; shift
-  "$cxx" -std=c++20 -O1 -g -shared -fPIC "${plugin_flags[@]}" -I"$prefix/include/attnlab" \
-    -I"$prefix/include" "$@" -o "$out"
-}
-
-# The coursework plugin, built as a student would: find_package(attnlab), attnlab::plugin.
-cp -r "$root/examples/coursework" "$tmp/coursework"
-cw="$tmp/coursework"
-if [[ $from_source -eq 1 ]]; then
-  mkdir -p "$cw/build"
-  if plugin_cxx "$cw/build/libgated_attention.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
-      "$cw/gated_attention_plugin.cpp" "$cw/gated_attention.cpp" >"$tmp/cw_build.log" 2>&1; then
-    pass "examples/coursework's plugin builds from the source tree's headers ($cxx ${plugin_flags[*]})"
-  else
-    fail "the coursework plugin did not build:"; tail -n 30 "$tmp/cw_build.log"; finish
-  fi
-elif cmake -S "$cw" -B "$cw/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cw_config.log" 2>&1 &&
-    cmake --build "$cw/build" -j2 --target gated_attention >"$tmp/cw_build.log" 2>&1; then
-  pass "examples/coursework's plugin builds against the installed attnlab"
-else
-  fail "the coursework plugin did not build:"; tail -n 30 "$tmp/cw_config.log" "$tmp/cw_build.log"
-  finish
-fi
+coursework_plugin gated_attention gated_attention_plugin.cpp gated_attention.cpp
 plugin="$cw/build/libgated_attention.so"
 if grep -q ' attn_.*registry\|_ZN4attn2nn14mixer_registryEv' <<<"$(nm -D --defined-only "$plugin")"; then
   fail "the plugin defines attnlab's registry itself (a second copy): link only attnlab::plugin"
@@ -199,14 +149,6 @@ PYEOF
 done
 
 # ---- bad plugins ---------------------------------------------------------------------------
-# bad NAME VERSION BODY: a plugin built straight with the tree's compiler against the headers.
-bad() {
-  local name=$1 stamp=$2 body=$3
-  printf '%s\n' '#include <attnlab/nn/mixer/plugin.h>' '#include <attnlab/autograd/functional.h>' \
-    '#include <stdexcept>' "$body" >"$tmp/$name.cpp"
-  plugin_cxx "$tmp/$name.so" "-DATTN_PLUGIN_VERSION=\"$stamp\"" "$tmp/$name.cpp" 2>"$tmp/$name.log" ||
-    { fail "could not build the test plugin $name: $(head -5 "$tmp/$name.log")"; }
-}
 # row NAME MAKE: one add_mixer call; linear_make builds a built-in mixer.
 row() { echo "registry.add_mixer({.name = \"$1\", .source = \"t\", .idea = \"t\", .causal = true, .make = $2});"; }
 linear_make='[](const attn::nn::MixerShape& s, int64_t, attn::Generator& g) {
@@ -250,17 +192,6 @@ ATTN_PLUGIN(w) {
 }'
 echo "not a library" >"$tmp/text.so"
 
-# refused CODE PATTERN FILE: list, run and train all refuse FILE, and write nothing.
-refused() {
-  local code=$1 pattern=$2 file=$3 n=$((++refusals))
-  expect "$code" "$pattern" list --plugin "$file"
-  expect "$code" "$pattern" run attention-zoo --quick --plugin "$file" --out "$tmp/refused$n"
-  expect "$code" "$pattern" train copy --model mixer --mixer softmax --steps 5 \
-    --plugin "$file" --out "$tmp/refused_train$n"
-  [[ -e "$tmp/refused$n" || -e "$tmp/refused_train$n" ]] &&
-    fail "a refused plugin ($file) left a run folder" || pass "nothing written for $file"
-}
-refusals=0
 refused 2 "--plugin $tmp/missing.so: no such file" "$tmp/missing.so"
 refused 2 "--plugin $tmp/text.so: not a shared library attnlab can load" "$tmp/text.so"
 refused 2 "--plugin $tmp/no_symbol.so: no attnlab_plugin_info symbol" "$tmp/no_symbol.so"
@@ -292,96 +223,5 @@ for member in atrous polaformer sana awrsr-additive; do
 done
 expect 2 "'anagram' is a classification task" train anagram --model mixer --steps 5 --warmup 0 \
   --out "$tmp/mixer_bad3"
-
-# ---- a positional scheme as a plugin -------------------------------------------------------
-# examples/coursework's log-distance score bias: listed with its values checked, trained in
-# length-extrapolation beside ALiBi (whose numbers must not move: every variant gets the same
-# seed and batches), and two bad score biases refused.
-if [[ $from_source -eq 1 ]]; then
-  plugin_cxx "$cw/build/liblog_distance.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
-    "$cw/log_distance_plugin.cpp" >"$tmp/ld_build.log" 2>&1
-else
-  cmake --build "$cw/build" -j2 --target log_distance >"$tmp/ld_build.log" 2>&1
-fi && pass "examples/coursework's log-distance plugin builds" ||
-  { fail "the log-distance plugin did not build:"; tail -n 30 "$tmp/ld_build.log"; finish; }
-bias_plugin="$cw/build/liblog_distance.so"
-listing=$("$bin" list --plugin "$bias_plugin" 2>&1) || fail "attnlab list --plugin (score bias) failed"
-grep -qE "^  log-distance +$bias_plugin +finite \(checked\)" <<<"$listing" &&
-  pass "attnlab list --plugin shows the score bias and its checked values" ||
-  fail "attnlab list --plugin does not show log-distance: $listing"
-small=(--quick --threads 1 --steps 30 --eval_lengths 32,64)
-if "$bin" run length-extrapolation "${small[@]}" --variants log-distance,alibi --plugin "$bias_plugin" \
-    --out "$tmp/le_plugin" >"$tmp/le_plugin.log" 2>&1 &&
-    "$bin" run length-extrapolation "${small[@]}" --variants alibi --out "$tmp/le_alone" \
-      >"$tmp/le_alone.log" 2>&1; then
-  if "$py" - "$tmp/le_plugin" "$tmp/le_alone" <<'PYEOF'
-import json, sys
-with_plugin = json.load(open(sys.argv[1] + "/results.json"))["results"]
-alone = json.load(open(sys.argv[2] + "/results.json"))["results"]
-acc = with_plugin["in_distribution_log-distance"]
-assert 0 < acc <= 1, acc
-for key in ("in_distribution_alibi", "worst_drop_alibi"):
-    assert with_plugin[key] == alone[key], (key, with_plugin[key], alone[key])
-PYEOF
-  then pass "length-extrapolation trains the plugin's scheme beside ALiBi, whose numbers do not move"
-  else fail "length-extrapolation's results with the score bias plugin are wrong (above)"; fi
-else
-  fail "length-extrapolation --plugin failed:"; tail -n 20 "$tmp/le_plugin.log" "$tmp/le_alone.log"
-fi
-expect 2 "unknown 'log-distance' (choose from none learned" \
-  run length-extrapolation --quick --variants log-distance --out "$tmp/le_refused"
-bias_row() { echo "registry.add_score_bias({.name = \"$1\", .source = \"t\", .idea = \"t\", .bias = $2});"; }
-bad inf_bias "$version" "ATTN_PLUGIN(n) { $(bias_row inverse-distance '[](int64_t, int64_t, int64_t i, int64_t j) { return 1.0 / double(i - j); }') }"
-bad rope_bias "$version" "ATTN_PLUGIN(r) { $(bias_row RoPE '[](int64_t, int64_t, int64_t, int64_t) { return 0.0; }') }"
-refused 2 "--plugin $tmp/inf_bias.so threw while its table was computed: score bias 'inverse-distance': b(head 0, query 0, key 0) = inf is not finite" \
-  "$tmp/inf_bias.so"
-refused 2 "--plugin $tmp/rope_bias.so: score bias name 'RoPE' is taken (the built-in positional scheme 'rope')" \
-  "$tmp/rope_bias.so"
-
-# ---- a linear-attention feature map as a plugin ------------------------------------------------
-# examples/coursework's random-features map: listed with its features checked, read by
-# linear-vs-softmax-recall beside the built-in readouts (whose numbers must not move: every method
-# reads the same stored pairs), and a map with negative features and one with a reserved name
-# refused.
-if [[ $from_source -eq 1 ]]; then
-  plugin_cxx "$cw/build/librandom_features.so" "-DATTN_PLUGIN_VERSION=\"$version\"" \
-    "$cw/random_features_plugin.cpp" >"$tmp/rf_build.log" 2>&1
-else
-  cmake --build "$cw/build" -j2 --target random_features >"$tmp/rf_build.log" 2>&1
-fi && pass "examples/coursework's random-features plugin builds" ||
-  { fail "the random-features plugin did not build:"; tail -n 30 "$tmp/rf_build.log"; finish; }
-map_plugin="$cw/build/librandom_features.so"
-listing=$("$bin" list --plugin "$map_plugin" 2>&1) || fail "attnlab list --plugin (feature map) failed"
-grep -qE "^  random-features +$map_plugin +finite, >= 0 \(checked\)" <<<"$listing" &&
-  pass "attnlab list --plugin shows the feature map and its checked features" ||
-  fail "attnlab list --plugin does not show random-features: $listing"
-if "$bin" run linear-vs-softmax-recall --quick --plugin "$map_plugin" --out "$tmp/lsr_plugin" \
-    >"$tmp/lsr_plugin.log" 2>&1 &&
-    "$bin" run linear-vs-softmax-recall --quick --out "$tmp/lsr_alone" >"$tmp/lsr_alone.log" 2>&1; then
-  if "$py" - "$tmp/lsr_plugin" "$tmp/lsr_alone" <<'PYEOF'
-import json, sys
-with_plugin = json.load(open(sys.argv[1] + "/results.json"))["results"]
-alone = json.load(open(sys.argv[2] + "/results.json"))["results"]
-recall = with_plugin["recall_plugin_random-features"]
-assert len(recall) == len(alone["n"]) and all(0 <= r <= 1 for r in recall), recall
-assert "half_recall_n_plugin_random-features" in with_plugin
-for key, value in alone.items():
-    if key != "methods":
-        assert with_plugin[key] == value, (key, with_plugin[key], value)
-assert with_plugin["methods"] == alone["methods"] + ["random-features"], with_plugin["methods"]
-print("recall at n = %s: softmax %s, random-features %s" % (alone["n"][-1], alone["recall_softmax"][-1], recall[-1]))
-PYEOF
-  then pass "linear-vs-softmax-recall reads the plugin's map beside its own, whose numbers do not move"
-  else fail "linear-vs-softmax-recall's results with the feature map plugin are wrong (above)"; fi
-else
-  fail "linear-vs-softmax-recall --plugin failed:"; tail -n 20 "$tmp/lsr_plugin.log" "$tmp/lsr_alone.log"
-fi
-map_row() { echo "registry.add_feature_map({.name = \"$1\", .source = \"t\", .idea = \"t\", .phi = $2});"; }
-bad signed_map "$version" "ATTN_PLUGIN(s) { $(map_row identity '[](const attn::Var& x) { return x; }') }"
-bad elu_map "$version" "ATTN_PLUGIN(e) { $(map_row ELU '[](const attn::Var& x) { return attn::relu(x); }') }"
-refused 2 "--plugin $tmp/signed_map.so threw while its features were computed: feature map 'identity': feature " \
-  "$tmp/signed_map.so"
-refused 2 "--plugin $tmp/elu_map.so: feature map name 'ELU' is taken (attnlab's own 'elu' readout)" \
-  "$tmp/elu_map.so"
 
 finish

@@ -1,25 +1,26 @@
 // libFuzzer harness: what a `--plugin` library declares, fed to the code that validates it
 // before anything runs: the `--plugin FILE` words (take_plugin_flags), the rows an ATTN_PLUGIN
-// registration adds (nn::PluginRegistry::add_mixer / add_score_bias / add_feature_map, then each
-// kind's registry add() on a copy of the process's registry, the mixers' holding the built-ins
-// and the experiments' rows, as the loader does), and the listing's table of those rows (text
-// and HTML). No library is loaded.
+// registration adds (nn::PluginRegistry's add_mixer, add_score_bias, add_feature_map and
+// add_feed_forward, then each kind's registry add() on a copy of the process's registry, the
+// mixers' holding the built-ins and the experiments' rows, as the loader does), and the listing's
+// table of those rows (text and HTML). No library is loaded.
 //
 //   scripts/fuzz plugin 600
 //
 // The input is split at newlines into words. All of them are the command line given to
 // take_plugin_flags. Then word 0 is the plugin file (the rows' origin) and every four words
 // after it are one row: name, source, idea, and a flags word whose first byte says causal
-// (bit 0), "no function" (bit 1: no factory, bias or map) and the kind (bits 2-3: 1 a score
-// bias, 2 a feature map, else a mixer). The contract checked:
+// (bit 0), "no function" (bit 1: no factory, bias or map) and the kind (bits 2-3: 0 a mixer, 1 a
+// score bias, 2 a feature map, 3 a feed-forward block). The contract checked:
 //   - take_plugin_flags accepts (every file non-empty and given as `--plugin F` or
 //     `--plugin=F`; no --plugin word left) or throws a UsageError naming --plugin;
 //   - a row is accepted exactly when its name is non-empty and only [A-Za-z0-9_.-], it has its
 //     function, and no row of its kind nor a reserved name (a built-in positional scheme's for a
-//     score bias, a built-in readout's for a feature map) holds the name ignoring case; a refusal
-//     is a UsageError that quotes the name, its control bytes as \xNN, and holds no control byte (a
-//     NUL would cut what() short, an escape sequence would reach the terminal); an accepted row is
-//     found by its name with the plugin file as its origin;
+//     score bias, a built-in readout's for a feature map, an activation's for a feed-forward
+//     block) holds the name ignoring case; a refusal is a UsageError that quotes the name, its
+//     control bytes as \xNN, and holds no control byte (a NUL would cut what() short, an escape
+//     sequence would reach the terminal); an accepted row is found by its name with the plugin
+//     file as its origin;
 //   - the table renders, and every cell is in its HTML through xml_escape.
 #include <cstdint>
 #include <cstdio>
@@ -33,6 +34,7 @@
 #include "experiments/report/table.h"
 #include "nn/attention/feature_map_registry.h"
 #include "nn/attention/linear_attention.h"
+#include "nn/feedforward_registry.h"
 #include "nn/mixer/mixer_registry.h"
 #include "nn/mixer/plugin.h"
 #include "nn/positional/position_kind.h"
@@ -131,7 +133,7 @@ struct Listed {
 };
 
 // Row `at` of the words: name, source, idea, flags (bit 0 causal, bit 1 no function, bits 2-3
-// the kind: 0 and 3 a mixer, 1 a score bias, 2 a feature map).
+// the kind: 0 a mixer, 1 a score bias, 2 a feature map, 3 a feed-forward block).
 unsigned flags_of(const std::vector<std::string>& w, size_t at) {
   return w[at + 3].empty() ? 0u : static_cast<unsigned char>(w[at + 3][0]);
 }
@@ -151,6 +153,12 @@ void add_fuzzed_row(nn::PluginRegistry& collected, const std::vector<std::string
       nn::FeatureMapRow row{.name = w[at], .source = w[at + 1], .idea = w[at + 2]};
       if (with_function) row.phi = nn::elu_feature_map;
       collected.add_feature_map(row);
+      return;
+    }
+    case 3: {
+      nn::FeedForwardRow row{.name = w[at], .source = w[at + 1], .idea = w[at + 2]};
+      if (with_function) row.make = [](int64_t, int64_t, attn::Generator&) { return nullptr; };
+      collected.add_feed_forward(row);  // the factory is not called: names are what is checked
       return;
     }
     default: {
@@ -215,6 +223,10 @@ std::vector<Listed> check_rows(const std::vector<std::string>& w) {
   check_kind<nn::FeatureMapRegistry, nn::FeatureMapRow>(
       file, nn::feature_map_registry(), collected.feature_maps(), nn::reserved_feature_map_names(),
       [](const nn::FeatureMapRow& r) { return static_cast<bool>(r.phi); }, listed);
+  check_kind<nn::FeedForwardRegistry, nn::FeedForwardRow>(
+      file, nn::feed_forward_registry(), collected.feed_forwards(),
+      {"relu", "gelu", "gelu_tanh", "swiglu"},  // nn::Activation's names
+      [](const nn::FeedForwardRow& r) { return static_cast<bool>(r.make); }, listed);
   return listed;
 }
 

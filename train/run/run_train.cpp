@@ -100,6 +100,8 @@ void check_resume_config(const TrainConfig& cfg,
   // Checkpoints from before the block ablation switches had the whole block.
   for (const char* part : {"layer_norm", "residual", "feedforward"})
     if (!saved.contains(part)) saved[part] = "true";
+  // Checkpoints from before --ffn_block existed had the built-in block.
+  if (!saved.contains("ffn_block")) saved["ffn_block"] = "";
   std::vector<std::string> diffs;
   for (const auto& name : train_option_names()) {
     if (!affects_computation(name, cfg)) continue;

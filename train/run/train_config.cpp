@@ -1,6 +1,7 @@
 #include "train/run/train_config.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "autograd/error.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
+#include "nn/feedforward_registry.h"
 #include "nn/positional/position_kind.h"
 #include "train/options/groups.h"
 
@@ -76,6 +78,9 @@ void add_model_and_block_fields(Config& cfg, const TrainConfig& d) {
       .add_bool("layer_norm", d.layer_norm, "ablation: false drops every layer norm of the blocks")
       .add_bool("residual", d.residual, "ablation: false drops the residual connections")
       .add_bool("feedforward", d.feedforward, "ablation: false drops the feed-forward sublayers")
+      .add_string("ffn_block", d.ffn_block,
+                  "gpt: a --plugin's feed-forward block for every layer (empty: the built-in "
+                  "GELU block; attnlab list --plugin F shows them)")
       .add_bool("src_eos", d.src_eos, "seq2seq: end each source sequence with an EOS token")
       .add_string("positional", d.positional,
                   "transformers: the positional scheme (auto: the model's own)",
@@ -120,6 +125,20 @@ void add_training_fields(Config& cfg, const TrainConfig& d) {
       .add_string("progress", d.progress, "progress display", {"auto", "bar", "lines", "off"});
 }
 
+void validate_ffn_block(const TrainConfig& c) {
+  require(c.model == "gpt",
+          fmt::format("--ffn_block {} needs --model gpt (--model {} builds its own blocks)",
+                      c.ffn_block, c.model));
+  require(c.feedforward, fmt::format("--ffn_block {} needs --feedforward true", c.ffn_block));
+  const std::vector<std::string> names = nn::feed_forward_registry().names();
+  require(nn::feed_forward_registry().find(c.ffn_block) != nullptr,
+          fmt::format("--ffn_block: unknown '{}' ({}; a --plugin file adds its own, and "
+                      "attnlab list --plugin FILE shows them)",
+                      c.ffn_block,
+                      names.empty() ? std::string("no block is loaded")
+                                    : fmt::format("choose from {}", fmt::join(names, " "))));
+}
+
 }  // namespace
 
 options::Config train_options(const TrainConfig& defaults) {
@@ -147,6 +166,7 @@ TrainConfig read_train_config(const options::Config& cfg) {
   c.layer_norm = cfg.get_bool("layer_norm");
   c.residual = cfg.get_bool("residual");
   c.feedforward = cfg.get_bool("feedforward");
+  c.ffn_block = cfg.get_string("ffn_block");
   c.src_eos = cfg.get_bool("src_eos");
   c.positional = cfg.get_string("positional");
   c.score = cfg.get_string("score");
@@ -280,6 +300,7 @@ void validate_train_config(const TrainConfig& c) {
     require(c.mixer == TrainConfig{}.mixer,
             fmt::format("--mixer {} needs --model mixer (--model {} has its own attention)",
                         c.mixer, c.model));
+  if (!c.ffn_block.empty()) validate_ffn_block(c);
   if (classify)
     require(c.model != "gpt" && c.model != "mixer",
             fmt::format("'{}' is a classification task; use --model bert or transformer "

@@ -43,7 +43,10 @@ struct TrainConfig {
   bool layer_norm = true;   // the layers' norms and the stacks' final norms
   bool residual = true;     // the residual connection around every sublayer
   bool feedforward = true;  // the feed-forward sublayer of every layer
-  bool src_eos = false;     // seq2seq: end each source with EOS
+  // --model gpt: a row of nn::feed_forward_registry() (a --plugin's block) as every layer's
+  // feed-forward block; "" for the built-in GELU block.
+  std::string ffn_block;
+  bool src_eos = false;  // seq2seq: end each source with EOS
   // none learned sinusoidal rope alibi t5_bias, or auto: the model's own (resolved_positional)
   std::string positional = "auto";
   std::string score = "dot";  // transformers: dot (q.k/sqrt(d)) or additive (w^T tanh(q + k))

@@ -57,6 +57,7 @@ std::string block_text(const TrainConfig& cfg) {
   if (!cfg.layer_norm) s += ", no layer norm";
   if (!cfg.residual) s += ", no residual";
   if (!cfg.feedforward) s += ", no feed-forward";
+  if (!cfg.ffn_block.empty()) s += ", feed-forward " + cfg.ffn_block;
   return s;
 }
 
@@ -175,7 +176,8 @@ class DecoderOnly final : public TaskModel {
     o.dropout = cfg.dropout;
     o.positions = positions(cfg);
     o.score = score(cfg);
-    o.norm_first = cfg.norm_first;  // GPT-2's pre-norm unless --norm_first false
+    o.norm_first = cfg.norm_first;   // GPT-2's pre-norm unless --norm_first false
+    o.feed_forward = cfg.ffn_block;  // a plugin's block, or "" for the GELU block
     set_block_parts(cfg, o);
     return o;
   }
