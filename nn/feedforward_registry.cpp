@@ -10,38 +10,22 @@
 namespace attn::nn {
 
 void FeedForwardRegistry::add(FeedForwardRow row) {
-  using row_names::lowered;
-  if (!row_names::valid(row.name))
-    throw UsageError(
-        fmt::format("feed-forward name '{}' must be non-empty and use only letters, digits, "
-                    "'_', '-' and '.'",
-                    row_names::shown(row.name)));
-  if (!row.make)
-    throw UsageError(fmt::format("feed-forward '{}' has no factory (.make)", row.name));
+  row_names::Reserved reserved;
   for (Activation a :
        {Activation::kReLU, Activation::kGELU, Activation::kGELUTanh, Activation::kSwiGLU})
-    if (lowered(activation_name(a)) == lowered(row.name))
-      throw UsageError(fmt::format(
-          "feed-forward name '{}' is taken (the built-in activation '{}'); choose another",
-          row.name, activation_name(a)));
-  for (const FeedForwardRow& r : rows_)
-    if (lowered(r.name) == lowered(row.name))
-      throw UsageError(
-          fmt::format("feed-forward name '{}' is taken (feed-forward '{}', {}); choose another",
-                      row.name, r.name, row_names::origin_text(r.origin)));
+    reserved.emplace_back(activation_name(a),
+                          fmt::format("the built-in activation '{}'", activation_name(a)));
+  row_names::check_new_row("feed-forward", row, static_cast<bool>(row.make),
+                           "has no factory (.make)", reserved, rows_);
   rows_.push_back(std::move(row));
 }
 
 const FeedForwardRow* FeedForwardRegistry::find(const std::string& name) const {
-  for (const FeedForwardRow& r : rows_)
-    if (r.name == name) return &r;
-  return nullptr;
+  return row_names::find_row(rows_, name);
 }
 
 std::vector<std::string> FeedForwardRegistry::names() const {
-  std::vector<std::string> out;
-  for (const FeedForwardRow& r : rows_) out.push_back(r.name);
-  return out;
+  return row_names::names_of(rows_);
 }
 
 FeedForwardRegistry& feed_forward_registry() {

@@ -18,30 +18,16 @@ const std::vector<std::string>& reserved_feature_map_names() {
 }
 
 void FeatureMapRegistry::add(FeatureMapRow row) {
-  using row_names::lowered;
-  if (!row_names::valid(row.name))
-    throw UsageError(fmt::format(
-        "feature map name '{}' must be non-empty and use only letters, digits, '_', '-' and '.'",
-        row_names::shown(row.name)));
-  if (!row.phi) throw UsageError(fmt::format("feature map '{}' has no map (.phi)", row.name));
-  for (const std::string& reserved : reserved_feature_map_names())
-    if (reserved == lowered(row.name))
-      throw UsageError(
-          fmt::format("feature map name '{}' is taken (attnlab's own '{}' readout); choose another",
-                      row.name, reserved));
-  for (const FeatureMapRow& r : rows_)
-    if (lowered(r.name) == lowered(row.name))
-      throw UsageError(
-          fmt::format("feature map name '{}' is taken (feature map '{}', {}); choose "
-                      "another",
-                      row.name, r.name, row_names::origin_text(r.origin)));
+  row_names::Reserved reserved;
+  for (const std::string& own : reserved_feature_map_names())
+    reserved.emplace_back(own, fmt::format("attnlab's own '{}' readout", own));
+  row_names::check_new_row("feature map", row, static_cast<bool>(row.phi), "has no map (.phi)",
+                           reserved, rows_);
   rows_.push_back(std::move(row));
 }
 
 const FeatureMapRow* FeatureMapRegistry::find(const std::string& name) const {
-  for (const FeatureMapRow& r : rows_)
-    if (r.name == name) return &r;
-  return nullptr;
+  return row_names::find_row(rows_, name);
 }
 
 FeatureMapRegistry& feature_map_registry() {

@@ -9,8 +9,6 @@ namespace attn::nn {
 
 namespace {
 
-using row_names::lowered, row_names::shown;
-
 void add_builtins(MixerRegistry& r) {
   r.add({"softmax", "000 §3 (the baseline)", "every query scores every key: O(T^2)", true,
          [](const MixerShape& s, int64_t, Generator& g) {
@@ -29,23 +27,13 @@ void add_builtins(MixerRegistry& r) {
 }  // namespace
 
 void MixerRegistry::add(MixerRow row) {
-  if (!row_names::valid(row.name))
-    throw UsageError(
-        fmt::format("mixer name '{}' must be non-empty and use only letters, "
-                    "digits, '_', '-' and '.'",
-                    shown(row.name)));
-  if (!row.make) throw UsageError(fmt::format("mixer '{}' has no factory (.make)", row.name));
-  for (const MixerRow& r : rows_)
-    if (lowered(r.name) == lowered(row.name))
-      throw UsageError(fmt::format("mixer name '{}' is taken (mixer '{}', {}); choose another",
-                                   row.name, r.name, row_names::origin_text(r.origin)));
+  row_names::check_new_row("mixer", row, static_cast<bool>(row.make), "has no factory (.make)", {},
+                           rows_);
   rows_.push_back(std::move(row));
 }
 
 const MixerRow* MixerRegistry::find(const std::string& name) const {
-  for (const MixerRow& r : rows_)
-    if (r.name == name) return &r;
-  return nullptr;
+  return row_names::find_row(rows_, name);
 }
 
 std::vector<MixerRow> MixerRegistry::plugin_rows() const {
@@ -56,9 +44,7 @@ std::vector<MixerRow> MixerRegistry::plugin_rows() const {
 }
 
 std::vector<std::string> MixerRegistry::names() const {
-  std::vector<std::string> out;
-  for (const MixerRow& r : rows_) out.push_back(r.name);
-  return out;
+  return row_names::names_of(rows_);
 }
 
 MixerRegistry& mixer_registry() {

@@ -11,31 +11,16 @@
 namespace attn::nn {
 
 void ScoreBiasRegistry::add(ScoreBiasRow row) {
-  using row_names::lowered;
-  if (!row_names::valid(row.name))
-    throw UsageError(fmt::format(
-        "score bias name '{}' must be non-empty and use only letters, digits, '_', '-' and '.'",
-        row_names::shown(row.name)));
-  if (!row.bias)
-    throw UsageError(fmt::format("score bias '{}' has no bias function (.bias)", row.name));
+  row_names::Reserved reserved;
   for (const std::string& builtin : position_kind_names())
-    if (lowered(builtin) == lowered(row.name))
-      throw UsageError(fmt::format(
-          "score bias name '{}' is taken (the built-in positional scheme '{}'); choose another",
-          row.name, builtin));
-  for (const ScoreBiasRow& r : rows_)
-    if (lowered(r.name) == lowered(row.name))
-      throw UsageError(
-          fmt::format("score bias name '{}' is taken (score bias '{}', {}); choose "
-                      "another",
-                      row.name, r.name, row_names::origin_text(r.origin)));
+    reserved.emplace_back(builtin, fmt::format("the built-in positional scheme '{}'", builtin));
+  row_names::check_new_row("score bias", row, static_cast<bool>(row.bias),
+                           "has no bias function (.bias)", reserved, rows_);
   rows_.push_back(std::move(row));
 }
 
 const ScoreBiasRow* ScoreBiasRegistry::find(const std::string& name) const {
-  for (const ScoreBiasRow& r : rows_)
-    if (r.name == name) return &r;
-  return nullptr;
+  return row_names::find_row(rows_, name);
 }
 
 ScoreBiasRegistry& score_bias_registry() {
