@@ -2,7 +2,8 @@
 # --plugin with the other kinds of row a student's library can register, each run beside the
 # built-ins in the experiment that compares its kind (examples/coursework's plugins, built against
 # an installed attnlab as in tests/cli/plugin.sh, which covers mixers and the bad libraries):
-#   a positional score bias    length-extrapolation, trained beside ALiBi
+#   a positional score bias    length-extrapolation, trained beside ALiBi; `attnlab train
+#                              --model gpt --positional NAME`
 #   a feature map              linear-vs-softmax-recall, read beside softmax and elu + 1
 #   a feed-forward block       `attnlab train --model gpt --ffn_block`, and ffn-memory
 # In each, the built-ins' numbers must not move when the plugin is loaded, and bad rows of the
@@ -43,6 +44,18 @@ else
 fi
 expect 2 "unknown 'log-distance' (choose from none learned" \
   run length-extrapolation --quick --variants log-distance --out "$tmp/le_refused"
+# attnlab train: the score bias as a GPT's positional scheme (its only positional information).
+if "$bin" train charlm --model gpt --positional log-distance --plugin "$bias_plugin" --d_model 32 \
+    --nhead 2 --num_layers 1 --steps 20 --warmup 5 --eval_every 10 --progress lines \
+    --out "$tmp/bias_train" >"$tmp/bias_train.log" 2>&1 &&
+    grep -qF "log-distance positions" "$tmp/bias_train.log"; then
+  pass "attnlab train --model gpt --positional log-distance trains with the plugin's score bias"
+else
+  fail "attnlab train --positional log-distance:"; tail -n 10 "$tmp/bias_train.log"
+fi
+expect 2 "--positional log-distance is a plugin's score bias: it needs --model gpt" \
+  train copy --model transformer --positional log-distance --plugin "$bias_plugin" --steps 5 \
+  --warmup 0 --out "$tmp/bias_refused"
 bias_row() { echo "registry.add_score_bias({.name = \"$1\", .source = \"t\", .idea = \"t\", .bias = $2});"; }
 bad inf_bias "$version" "ATTN_PLUGIN(n) { $(bias_row inverse-distance '[](int64_t, int64_t, int64_t i, int64_t j) { return 1.0 / double(i - j); }') }"
 bad rope_bias "$version" "ATTN_PLUGIN(r) { $(bias_row RoPE '[](int64_t, int64_t, int64_t, int64_t) { return 0.0; }') }"

@@ -12,6 +12,7 @@
 #include "data/utf8.h"
 #include "nn/feedforward_registry.h"
 #include "nn/positional/position_kind.h"
+#include "nn/positional/score_bias_registry.h"
 #include "train/options/groups.h"
 
 namespace attn::train {
@@ -42,9 +43,12 @@ bool is_classification_task(const std::string& task) {
   return task == "anagram" || task == "longrange";
 }
 
+// The built-in schemes, then every score bias a --plugin registered (loaded before the options
+// are parsed).
 std::vector<std::string> positional_choices() {
   std::vector<std::string> choices{"auto"};
   for (const auto& n : nn::position_kind_names()) choices.push_back(n);
+  for (const nn::ScoreBiasRow& r : nn::score_bias_registry().rows()) choices.push_back(r.name);
   return choices;
 }
 
@@ -324,6 +328,10 @@ void validate_train_config(const TrainConfig& c) {
                       "--model {} is recurrent and reads the order from its recurrence (use "
                       "--positional auto or none)",
                       c.positional, c.model));
+  require(c.model == "gpt" || !nn::score_bias_registry().find(c.positional),
+          fmt::format("--positional {} is a plugin's score bias: it needs --model gpt (the "
+                      "decoder-only model adds it to every head's scores)",
+                      c.positional));
   require(resolved_positional(c) != "rope" || (c.d_model / std::max<int64_t>(c.nhead, 1)) % 2 == 0,
           fmt::format("--positional rope rotates pairs of channels: d_model/nhead ({}/{}) must "
                       "be even",

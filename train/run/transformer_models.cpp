@@ -13,6 +13,7 @@
 #include "data/batch.h"
 #include "data/mlm.h"
 #include "nn/linear.h"
+#include "nn/positional/score_bias_registry.h"
 #include "nn/transformer/decoder_only.h"
 #include "nn/transformer/encoder_only.h"
 #include "nn/transformer/seq2seq.h"
@@ -34,7 +35,14 @@ std::string size_text(const TrainConfig& cfg) {
                      cfg.score == "additive" ? ", additive scores" : "");
 }
 
+// A plugin's score bias (nn::score_bias_registry(), --model gpt only, checked by
+// validate_train_config) is the model's only positional information, as in length-extrapolation.
+bool is_score_bias(const TrainConfig& cfg) {
+  return nn::score_bias_registry().find(resolved_positional(cfg)) != nullptr;
+}
+
 nn::PositionKind positions(const TrainConfig& cfg) {
+  if (is_score_bias(cfg)) return nn::PositionKind::kNone;
   return nn::position_kind_from_name(resolved_positional(cfg), "--positional");
 }
 
@@ -175,6 +183,7 @@ class DecoderOnly final : public TaskModel {
     o.dim_feedforward = cfg.dim_ff;
     o.dropout = cfg.dropout;
     o.positions = positions(cfg);
+    if (is_score_bias(cfg)) o.score_bias = resolved_positional(cfg);
     o.score = score(cfg);
     o.norm_first = cfg.norm_first;   // GPT-2's pre-norm unless --norm_first false
     o.feed_forward = cfg.ffn_block;  // a plugin's block, or "" for the GELU block
