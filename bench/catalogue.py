@@ -14,7 +14,14 @@ with the most samples are kept. With --baseline OLD the old and the new binary a
 experiment (A B, then B A in the next round) and the table gets the new/old ratio of wall and
 CPU time: the before/after figure of a speed change, measured side by side on the same load.
 
-The table (Markdown) goes to stdout; every number goes to build/bench/catalogue[-quick].json.
+Experiments the baseline does not have run on the new binary alone and stay out of the new/old
+totals. Each run's comparison rows are kept, and the table that follows the timings lists every
+row whose status differs between the two binaries (matched by the row's name; a row that only
+one binary prints is counted, not matched): the check that a speed change left every claim as it
+was.
+
+The table (Markdown) goes to stdout; every number goes to build/bench/catalogue[-quick].json,
+rewritten after each experiment so an interrupted run keeps what it measured.
 The last column compares the wall time with the time `attnlab list` announces for the
 experiment ("~2 min", "< 1 s", "~2-3 min"): `check` where the measurement lies outside
 [announced / 2, announced * 2] (the list should be updated from this table).
@@ -53,6 +60,21 @@ def announced_seconds(text):
     return (0.0, high) if m.group(1) == "<" else (low, high)
 
 
+def row_statuses(out):
+    """{row name: status} of every comparison row in a run folder's results.json ("ok",
+    "differs", "not judged"; older builds wrote DIFFERS and had no outcome field)."""
+    try:
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    rows = {}
+    for table in doc.get("comparisons", []):
+        for entry in table.get("entries", []):
+            rows[entry.get("name", "")] = str(entry.get("status", "")).lower()
+    return rows
+
+
 def run_once(cmd):
     """Runs cmd to completion; returns wall s, CPU s (user + sys) and peak RSS MiB, or raises."""
     start = time.monotonic()
@@ -85,7 +107,7 @@ def top_functions(binary, args, scratch, count=5):
     return top
 
 
-def main():
+def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", required=True, help="the attnlab executable to measure")
     p.add_argument("--baseline", help="an older attnlab executable, run alternately with --bin")
@@ -98,6 +120,10 @@ def main():
     args = p.parse_args()
     if args.profile and not shutil.which("perf"):
         sys.exit("bench/catalogue.py: --profile needs perf (apt-get install linux-perf)")
+    return args
+
+
+def chosen_experiments(args):
     experiments = list_experiments(args.bin)
     if args.only:
         wanted = args.only.split(",")
@@ -105,37 +131,79 @@ def main():
         if unknown:
             sys.exit(f"bench/catalogue.py: --only names unknown experiments: {', '.join(unknown)}")
         experiments = [(n, t) for n, t in experiments if n in wanted]
-    binaries = [("new", args.bin)] + ([("old", args.baseline)] if args.baseline else [])
+    return experiments
+
+
+def measure_experiment(name, binaries, args, extra, scratch):
+    """Runs one experiment `args.rounds` times per binary, alternating their order by round."""
+    row = {}
+    for rnd in range(args.rounds):
+        for label, binary in binaries if rnd % 2 == 0 else binaries[::-1]:
+            out = os.path.join(scratch, f"{label}-{name}")
+            m = run_once([binary, "run", name, "--out", out] + extra)
+            row.setdefault(f"{label}_rows", row_statuses(out))
+            shutil.rmtree(out, ignore_errors=True)
+            row.setdefault(label, []).append(m)
+    return row
+
+
+def save(path, args, results):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"quick": args.quick, "threads": args.threads, "rounds": args.rounds,
+                   "load_average": os.getloadavg(), "experiments": results}, f, indent=1)
+
+
+def main():
+    args = parse_args()
+    experiments = chosen_experiments(args)
+    old_names = {n for n, _ in list_experiments(args.baseline)} if args.baseline else set()
     extra = (["--quick"] if args.quick else []) + (
         ["--threads", str(args.threads)] if args.threads else [])
+    path = args.out or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.bin))),
+                                    "bench", "catalogue" + ("-quick" if args.quick else "") + ".json")
     scratch = tempfile.mkdtemp(prefix="attn-catalogue-")
     results = []
     try:
         for i, (name, announced) in enumerate(experiments, 1):
+            binaries = [("new", args.bin)] + (
+                [("old", args.baseline)] if name in old_names else [])
             row = {"experiment": name, "announced": announced}
-            for rnd in range(args.rounds):
-                for label, binary in binaries if rnd % 2 == 0 else binaries[::-1]:
-                    out = os.path.join(scratch, f"{label}-{name}")
-                    m = run_once([binary, "run", name, "--out", out] + extra)
-                    shutil.rmtree(out, ignore_errors=True)
-                    row.setdefault(label, []).append(m)
+            row.update(measure_experiment(name, binaries, args, extra, scratch))
             if args.profile:
                 run_args = ["run", name, "--out", os.path.join(scratch, "profile")] + extra
                 row["top_functions"] = top_functions(args.bin, run_args, scratch)
                 shutil.rmtree(os.path.join(scratch, "profile"), ignore_errors=True)
             results.append(row)
+            save(path, args, results)
             wall = statistics.median(m["wall_s"] for m in row["new"])
             print(f"[{i}/{len(experiments)}] {name}: {wall:.1f} s", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print_table(results, bool(args.baseline), args.quick)
-    path = args.out or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.bin))),
-                                    "bench", "catalogue" + ("-quick" if args.quick else "") + ".json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump({"quick": args.quick, "threads": args.threads, "rounds": args.rounds,
-                   "load_average": os.getloadavg(), "experiments": results}, f, indent=1)
+    if args.baseline:
+        print_status_changes(results)
     print(f"\nnumbers: {path}", file=sys.stderr)
+
+
+def print_status_changes(results):
+    """Every comparison row whose status differs between the old and the new binary."""
+    changed, matched, unmatched = [], 0, 0
+    for row in results:
+        if "old" not in row:
+            continue
+        new_rows, old_rows = row.get("new_rows", {}), row.get("old_rows", {})
+        unmatched += len(set(new_rows) ^ set(old_rows))
+        for name in sorted(set(new_rows) & set(old_rows)):
+            matched += 1
+            if new_rows[name] != old_rows[name]:
+                changed.append((row["experiment"], name, old_rows[name], new_rows[name]))
+    print(f"\nComparison rows: {matched} matched by name, {len(changed)} of them changed status;"
+          f" {unmatched} printed by one binary only.\n")
+    if changed:
+        print("| experiment | row | old | new |\n|---|---|---|---|")
+        for experiment, name, old, new in changed:
+            print(f"| {experiment} | {name[:90]} | {old} | {new} |")
 
 
 def median_of(row, label, key):
@@ -152,17 +220,21 @@ def print_table(results, with_baseline, quick):
     rule += "---|---|"
     print(head)
     print(rule)
-    total = {"new": [0.0, 0.0], "old": [0.0, 0.0]}
+    total = {"new": [0.0, 0.0], "old": [0.0, 0.0], "both": [0.0, 0.0]}
     for row in results:
         wall, cpu = median_of(row, "new", "wall_s"), median_of(row, "new", "cpu_s")
         total["new"][0] += wall
         total["new"][1] += cpu
         cells = [row["experiment"], f"{wall:.1f}", f"{cpu:.1f}",
                  f"{max(m['peak_rss_mib'] for m in row['new']):.0f}"]
-        if with_baseline:
+        if with_baseline and "old" not in row:
+            cells += ["(new)", "", ""]
+        elif with_baseline:
             old_wall, old_cpu = median_of(row, "old", "wall_s"), median_of(row, "old", "cpu_s")
             total["old"][0] += old_wall
             total["old"][1] += old_cpu
+            total["both"][0] += wall
+            total["both"][1] += cpu
             cells += [f"{old_wall:.1f}", f"{wall / old_wall:.2f}", f"{cpu / old_cpu:.2f}"]
         bounds = announced_seconds(row["announced"])
         verdict = ""
@@ -173,9 +245,13 @@ def print_table(results, with_baseline, quick):
         print("| " + " | ".join(cells) + " |")
     line = f"| **total** | {total['new'][0]:.0f} | {total['new'][1]:.0f} | |"
     if with_baseline:
-        line += (f" {total['old'][0]:.0f} | {total['new'][0] / total['old'][0]:.2f} |"
-                 f" {total['new'][1] / total['old'][1]:.2f} |")
+        # The ratios cover the experiments both binaries have (the new one's time for those).
+        line += (f" {total['old'][0]:.0f} | {total['both'][0] / total['old'][0]:.2f} |"
+                 f" {total['both'][1] / total['old'][1]:.2f} |")
     print(line + " | |")
+    if with_baseline:
+        print(f"| **both binaries' experiments** | {total['both'][0]:.0f} | {total['both'][1]:.0f} |"
+              f" | {total['old'][0]:.0f} | | | | |")
 
 
 if __name__ == "__main__":

@@ -15,9 +15,11 @@
 // do not depend on the thread count, and backward can regenerate a mask instead of storing it.
 //
 // philox4x32_10 is the textbook one-block function (the reference); philox_words computes 16
-// blocks at a time, 8 per AVX2 vector where the build has AVX2 (the fast path; a plain loop
-// elsewhere). Measured: 8.5 instructions per word against 16 for the compiler's vectorisation of
-// the plain loop and 59 without AVX2 (docs/performance.md, issue 30).
+// blocks at a time in vector lanes: all 16 in one vector in the AVX-512 copy, 8 per vector in the
+// AVX2 copy, a plain loop in the portable one (kernels/isa.h picks the copy). Measured: the AVX2
+// batch takes 8.5 instructions per word against 16 for the compiler's vectorisation of the plain
+// loop and 59 without AVX2; the AVX-512 batch takes 0.49 ns per word against the AVX2 batch's
+// 1.1 on the same core (attn_microbench philox_words; docs/performance.md, issue 30).
 // tests/autograd/philox_test.cpp checks the reference against the Random123 known-answer vectors
 // and the fast path against the reference, word for word.
 #pragma once

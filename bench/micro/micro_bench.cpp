@@ -19,6 +19,7 @@
 
 #include "autograd/functional.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/philox.h"
 #include "autograd/kernels/vec_math.h"
 
 namespace {
@@ -289,6 +290,20 @@ void BM_fused_attention_fwd_bwd(benchmark::State& state) {
   BM_fused_attention(state, true);
 }
 
+// ---- dropout's random words -------------------------------------------------------------------
+// Philox-4x32-10 words into a buffer (kernels/philox.h), the draw under every dropout mask; run
+// with ATTN_ISA=avx2 and avx512 to compare the batch kernels. Reports ns per word.
+void BM_philox_words(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::vector<uint32_t> words(static_cast<size_t>(n));
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    kernels::philox_words(seed++, 0, n, words.data());
+    benchmark::DoNotOptimize(words.data());
+  }
+  set_ns_per_op(state, static_cast<int>(n));
+}
+
 // Registers every benchmark. With one thread the time is this thread's CPU time (on a shared
 // machine wall time also counts waiting for a core); with more, wall time (CPU time would
 // count only the main thread's share of the work).
@@ -328,6 +343,7 @@ void register_all() {
   for (auto [name, fn] : {std::pair<const char*, Fn>{"fused_attention_fwd", BM_fused_attention_fwd},
                           {"fused_attention_fwd_bwd", BM_fused_attention_fwd_bwd}})
     reg(name, fn)->Args({32, 128, 4, 32})->Args({64, 33, 8, 16});  // W4; W1's decoder
+  benchmark::RegisterBenchmark("philox_words", BM_philox_words)->Arg(1 << 20);
   benchmark::RegisterBenchmark("softmax_rows_std_exp", BM_softmax_rows_std_exp)
       ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("softmax_rows_vexp", BM_softmax_rows_vexp)
