@@ -37,16 +37,10 @@ struct DropoutMask {
 
   // out[j] = in[j] * m_{first + j} for j in [0, n), m_i = 0 if word_i < threshold else scale.
   // A product even where dropped, so a NaN or inf in `in` stays visible (NaN * 0), as with a
-  // stored mask. in == out is allowed.
+  // stored mask. in == out is allowed. The words are drawn and used in 64-word batches inside
+  // the kernel (kernels::philox_mask_multiply), not stored in a step buffer first.
   void apply(int64_t first, int64_t n, const real* in, real* out) const {
-    for_each_step(first, n, [&](int64_t done, int64_t count, const uint32_t* w) {
-      const real* src = in + done;
-      real* dst = out + done;
-      const uint32_t t = threshold;
-      const real s = scale;
-#pragma omp simd
-      for (int64_t j = 0; j < count; ++j) dst[j] = src[j] * (w[j] < t ? real(0) : s);
-    });
+    philox_mask_multiply(seed, threshold, scale, first, n, in, out);
   }
 
   // The same mask on two arrays in place, one draw per element: a[j] *= m, b[j] *= m (an

@@ -57,6 +57,7 @@ struct KernelTable {
   void (*small_gemm)(const GemmCall&);
   void (*small_gemm_softmax_store)(const GemmCall&, const SoftmaxBackwardStore&);
   void (*philox_words)(uint64_t, int64_t, int64_t, uint32_t*);
+  void (*philox_mask_multiply)(uint64_t, uint32_t, real, int64_t, int64_t, const real*, real*);
   RowMoments (*row_moments)(const real*, int64_t);
   RowMeans (*layer_norm_grad_means)(const real*, const real*, const real*, real, real, int64_t);
   void (*vexp_n)(const real*, real*, int64_t);

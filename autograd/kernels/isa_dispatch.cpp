@@ -43,6 +43,17 @@ void philox_words(uint64_t seed, int64_t first, int64_t n, uint32_t* out) {
   active_kernels().philox_words(seed, first, n, out);
 }
 
+void philox_mask_multiply(uint64_t seed,
+                          uint32_t threshold,
+                          real scale,
+                          int64_t first,
+                          int64_t n,
+                          const real* in,
+                          real* out) {
+  if (first < 0 || n < 0) throw Error("philox_mask_multiply: first and n must be non-negative");
+  active_kernels().philox_mask_multiply(seed, threshold, scale, first, n, in, out);
+}
+
 RowMoments row_moments(const real* x, int64_t c) {
   return active_kernels().row_moments(x, c);
 }

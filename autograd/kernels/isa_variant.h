@@ -35,6 +35,13 @@ bool small_gemm_fits(const GemmCall& g);
 void small_gemm(const GemmCall& g);
 void small_gemm_softmax_store(const GemmCall& g, const SoftmaxBackwardStore& store);
 void philox_words(uint64_t seed, int64_t first, int64_t n, uint32_t* out);
+void philox_mask_multiply(uint64_t seed,
+                          uint32_t threshold,
+                          real scale,
+                          int64_t first,
+                          int64_t n,
+                          const real* in,
+                          real* out);
 RowMoments row_moments(const real* x, int64_t c);
 RowMeans layer_norm_grad_means(
     const real* x, const real* dy, const real* w, real mu, real rstd, int64_t c);

@@ -1,6 +1,7 @@
 #include "autograd/kernels/philox.h"
 #include "autograd/kernels/isa_variant.h"
 
+#include <algorithm>
 #include <cstring>
 
 #ifdef __AVX2__
@@ -169,6 +170,29 @@ void philox_batch(uint64_t block0, PhiloxKey key, uint32_t* out) {
 #endif
 
 }  // namespace
+
+// Batch by batch: 64 words into a buffer that stays in L1, then the compare and multiply over the
+// part of [first, first + n) the batch covers (compiled at this copy's vector width).
+void philox_mask_multiply(uint64_t seed,
+                          uint32_t threshold,
+                          real scale,
+                          int64_t first,
+                          int64_t n,
+                          const real* in,
+                          real* out) {
+  const PhiloxKey key = philox_key(seed);
+  alignas(64) uint32_t words[kBatchWords];
+  for (int64_t word = first - first % 4; word < first + n; word += kBatchWords) {
+    philox_batch(static_cast<uint64_t>(word / 4), key, words);
+    const int64_t lo = std::max(first, word), hi = std::min(first + n, word + kBatchWords);
+    const uint32_t* w = words + (lo - word);
+    const real* src = in + (lo - first);
+    real* dst = out + (lo - first);
+    const int64_t count = hi - lo;
+#pragma omp simd
+    for (int64_t j = 0; j < count; ++j) dst[j] = src[j] * (w[j] < threshold ? real(0) : scale);
+  }
+}
 
 // first and n were checked by kernels::philox_words (isa_dispatch.cpp): an exception type's
 // inline members compiled here would be AVX-512 code the whole binary might link to.

@@ -27,6 +27,8 @@
 #include <array>
 #include <cstdint>
 
+#include "autograd/real.h"
+
 namespace attn::kernels {
 
 using PhiloxBlock = std::array<uint32_t, 4>;  // a counter or an output: 4 x 32 bits
@@ -49,5 +51,21 @@ inline PhiloxKey philox_key(uint64_t seed) {
 // philox4x32_10({low32(i / 4), high32(i / 4), 0, 0}, philox_key(seed)). first must be a
 // multiple of 4 (a chunk starts on a block); n may be anything.
 void philox_words(uint64_t seed, int64_t first, int64_t n, uint32_t* out);
+
+// Dropout's multiply with the words drawn in place: out[j] = in[j] * (word_{first + j} <
+// threshold ? 0 : scale) for j in [0, n), the words of philox_words(seed, ...) at any first (not
+// only a block's start). The same numbers as drawing the words into a buffer and multiplying
+// after (kernels/dropout_mask.h's reference loop), without the buffer's round trip through
+// memory, and with the compare and multiply in the kernel copy's vector width. in == out is
+// allowed. It replaces DropoutMask's step loop (philox_words into a 1024-word buffer, then the
+// multiply; still the path of apply_to_both); with the AVX-512 batch it took dropout's cost in
+// W4d from 21-27% of W4's step to 12.5% (docs/performance.md, "Dropout's cost").
+void philox_mask_multiply(uint64_t seed,
+                          uint32_t threshold,
+                          real scale,
+                          int64_t first,
+                          int64_t n,
+                          const real* in,
+                          real* out);
 
 }  // namespace attn::kernels

@@ -31,7 +31,7 @@ bool openmp_spin_bounded() {
 
 void bound_openmp_spin(char** argv) {
   if (openmp_spin_bounded() || env_is("ATTN_OPENMP_SPIN", "1") || debugger_attached()) return;
-  ::setenv("GOMP_SPINCOUNT", "1000", 1);
+  ::setenv("GOMP_SPINCOUNT", kBoundedSpinCount, 1);
   ::execv("/proc/self/exe", argv);  // returns only on failure: carry on with the default
 }
 

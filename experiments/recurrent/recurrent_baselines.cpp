@@ -296,7 +296,8 @@ void run(const Config& cfg, RunContext& ctx) {
     ctx.note(
         "OpenMP workers spin without bound here (ATTN_OPENMP_SPIN=1, or not started through "
         "attnlab): on a machine busy with other work that can cost most of a wall-time budget. "
-        "attnlab normally bounds it with GOMP_SPINCOUNT=1000.");
+        "attnlab normally bounds it with GOMP_SPINCOUNT=" +
+        std::string(kBoundedSpinCount) + ".");
   const kit::ScratchFolder root(ctx.dir(), "models", "recurrent-baselines");
   std::vector<Outcome> outs;
   for (const auto& s : specs) {

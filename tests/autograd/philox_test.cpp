@@ -8,6 +8,7 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/kernels/isa.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/philox.h"
 
@@ -74,6 +75,37 @@ TEST_SUITE("autograd") {
         }
     uint32_t one;
     CHECK_THROWS_AS(kernels::philox_words(0, 2, 1, &one), Error);  // not a block's start
+  }
+
+  TEST_CASE("philox_mask_multiply equals the textbook words' mask, any start, every kernel copy") {
+    // Word i decides element i: kept (times scale) when word_i >= threshold. The reference draws
+    // each word with the one-block function; every copy the CPU runs must give the same bits.
+    const uint32_t threshold = 0x1999999A;  // p = 0.1
+    const real scale = 1 / real(0.9);
+    Generator data(4);
+    const Tensor x = Tensor::randn({300}, data);
+    const uint64_t seed = 0x243f6a8885a308d3ull;
+    for (kernels::Isa isa : kernels::runnable_isas()) {
+      const kernels::KernelTable& k = kernels::kernels_for(isa);
+      for (int64_t first : {0, 1, 3, 4, 63, 64, 1001})
+        for (int64_t n : {0, 1, 5, 64, 65, 200}) {
+          CAPTURE(kernels::isa_name(isa));
+          CAPTURE(first);
+          CAPTURE(n);
+          std::vector<real> out(static_cast<size_t>(n), real(-7));
+          k.philox_mask_multiply(seed, threshold, scale, first, n, x.data(), out.data());
+          int mismatches = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            const uint64_t i = static_cast<uint64_t>(first + j), block = i / 4;
+            const uint32_t word = kernels::philox4x32_10(
+                {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
+                kernels::philox_key(seed))[i % 4];
+            const real expected = x.data()[j] * (word < threshold ? real(0) : scale);
+            mismatches += out[static_cast<size_t>(j)] != expected;
+          }
+          CHECK(mismatches == 0);
+        }
+    }
   }
 
   TEST_CASE("dropout keeps 1 - p of the elements, in every lane, scaled by 1/(1-p)") {
