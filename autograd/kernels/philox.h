@@ -54,12 +54,12 @@ void philox_words(uint64_t seed, int64_t first, int64_t n, uint32_t* out);
 
 // Dropout's multiply with the words drawn in place: out[j] = in[j] * (word_{first + j} <
 // threshold ? 0 : scale) for j in [0, n), the words of philox_words(seed, ...) at any first (not
-// only a block's start). The same numbers as drawing the words into a buffer and multiplying
-// after (kernels/dropout_mask.h's reference loop), without the buffer's round trip through
-// memory, and with the compare and multiply in the kernel copy's vector width. in == out is
-// allowed. It replaces DropoutMask's step loop (philox_words into a 1024-word buffer, then the
-// multiply; still the path of apply_to_both); with the AVX-512 batch it took dropout's cost in
-// W4d from 21-27% of W4's step to 12.5% (docs/performance.md, "Dropout's cost").
+// only a block's start); in == out is allowed. It replaces DropoutMask::apply's loop over
+// philox_words into a 1024-word buffer (the loop apply_to_both still uses): 64 words at a time
+// stay in L1, and the compare and multiply run at the kernel copy's vector width. With the
+// AVX-512 batch it took dropout's cost in W4d from 21-27% of W4's step to 12.5%
+// (docs/performance.md, "Dropout's cost"); philox_test.cpp checks every copy against the
+// textbook block function.
 void philox_mask_multiply(uint64_t seed,
                           uint32_t threshold,
                           real scale,

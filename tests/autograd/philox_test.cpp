@@ -28,6 +28,14 @@ Tensor dropped(const Tensor& x, real p, uint64_t seed, int threads) {
   return y;
 }
 
+// Word i of the stream for `seed`, by the textbook one-block function: lane i % 4 of block i / 4.
+uint32_t textbook_word(uint64_t seed, uint64_t i) {
+  const uint64_t block = i / 4;
+  return kernels::philox4x32_10(
+      {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
+      kernels::philox_key(seed))[static_cast<size_t>(i % 4)];
+}
+
 }  // namespace
 
 TEST_SUITE("autograd") {
@@ -64,13 +72,9 @@ TEST_SUITE("autograd") {
           std::vector<uint32_t> words(static_cast<size_t>(n));
           kernels::philox_words(seed, first, n, words.data());
           int mismatches = 0;
-          for (int64_t i = 0; i < n; ++i) {
-            const uint64_t block = static_cast<uint64_t>((first + i) / 4);
-            const PhiloxBlock r = kernels::philox4x32_10(
-                {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
-                kernels::philox_key(seed));
-            mismatches += words[static_cast<size_t>(i)] != r[static_cast<size_t>((first + i) % 4)];
-          }
+          for (int64_t i = 0; i < n; ++i)
+            mismatches += words[static_cast<size_t>(i)] !=
+                          textbook_word(seed, static_cast<uint64_t>(first + i));
           CHECK(mismatches == 0);
         }
     uint32_t one;
@@ -96,10 +100,7 @@ TEST_SUITE("autograd") {
           k.philox_mask_multiply(seed, threshold, scale, first, n, x.data(), out.data());
           int mismatches = 0;
           for (int64_t j = 0; j < n; ++j) {
-            const uint64_t i = static_cast<uint64_t>(first + j), block = i / 4;
-            const uint32_t word = kernels::philox4x32_10(
-                {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
-                kernels::philox_key(seed))[i % 4];
+            const uint32_t word = textbook_word(seed, static_cast<uint64_t>(first + j));
             const real expected = x.data()[j] * (word < threshold ? real(0) : scale);
             mismatches += out[static_cast<size_t>(j)] != expected;
           }
