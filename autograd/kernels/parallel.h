@@ -69,10 +69,11 @@ class ParallelBody {
 
 // Calls body(i) for i in [0, n); in parallel when n * work_per_item is large enough.
 // Small loops never touch OpenMP: even a one-thread `omp parallel if(false)` region costs
-// about a microsecond, more than a whole small op should.
+// about a microsecond, more than a whole small op should. Nor does any loop on a thread set to
+// one thread (--threads 1, or a job of experiments/kit/side_by_side.h).
 template <class Body>
 void parallel_for(int64_t n, int64_t work_per_item, Body&& body) {
-  if (n * work_per_item < kParallelThreshold || n < 2) {
+  if (n * work_per_item < kParallelThreshold || n < 2 || num_threads() < 2) {
     const ParallelBody mark;
     for (int64_t i = 0; i < n; ++i) body(i);
     return;

@@ -169,10 +169,20 @@ std::string layers_text(int64_t l) {
 }
 
 // Every cell of the grid (layers x hops), trained from scratch once per seed: the mean held-out
-// accuracy per cell, (L, K). Each cell's runs also go to cells.csv and results.json.
+// accuracy per cell, (L, K). Each cell's runs also go to cells.csv and results.json. The runs
+// are independent (each its own generators), so they train side by side, one core each.
 Tensor train_grid(const Config& cfg, RunContext& ctx) {
-  const std::vector<int64_t> hops = cfg.get_ints("hops"), layers = cfg.get_ints("layers");
+  const std::vector<int64_t> hops = cfg.get_ints("hops"), layers = cfg.get_ints("layers"),
+                             seeds = cfg.get_ints("seeds");
   const auto nh = static_cast<int64_t>(hops.size()), nl = static_cast<int64_t>(layers.size());
+  const auto ns = static_cast<int64_t>(seeds.size());
+  // Run i is layers[i / (nh ns)], hops[(i / ns) % nh], seeds[i % ns].
+  const std::vector<CellRun> runs =
+      kit::side_by_side(static_cast<size_t>(nl * nh * ns), [&](size_t i) {
+        const auto r = static_cast<int64_t>(i);
+        return train_cell(cfg, ctx, hops[(r / ns) % nh], layers[r / (nh * ns)],
+                          static_cast<uint64_t>(seeds[r % ns]));
+      });
   Tensor mean = Tensor::zeros({nl, nh});
   CsvWriter log = ctx.csv("cells", {"hops", "layers", "seed", "accuracy", "steps", "seconds"});
   nlohmann::ordered_json cells = nlohmann::ordered_json::array();
@@ -180,12 +190,13 @@ Tensor train_grid(const Config& cfg, RunContext& ctx) {
     for (int64_t h = 0; h < nh; ++h) {
       std::vector<double> accs;
       std::vector<int64_t> steps;
-      for (int64_t seed : cfg.get_ints("seeds")) {
-        const CellRun c = train_cell(cfg, ctx, hops[h], layers[l], static_cast<uint64_t>(seed));
+      for (int64_t s = 0; s < ns; ++s) {
+        const CellRun& c = runs[static_cast<size_t>((l * nh + h) * ns + s)];
         accs.push_back(c.accuracy);
         steps.push_back(c.steps);
         log.row({static_cast<double>(hops[h]), static_cast<double>(layers[l]),
-                 static_cast<double>(seed), c.accuracy, static_cast<double>(c.steps), c.seconds});
+                 static_cast<double>(seeds[s]), c.accuracy, static_cast<double>(c.steps),
+                 c.seconds});
       }
       const double m = kit::mean_of(accs);
       mean[l * nh + h] = static_cast<real>(m);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "experiments/kit/side_by_side.h"
 #include "experiments/run_context.h"
 
 namespace attn::experiments::kit {
@@ -28,7 +29,9 @@ train::FitSettings fit_settings(const RunContext& ctx, const std::string& varian
     std::filesystem::create_directories(folder);
     s.csv_path = (folder / (variant_file_stem(variant) + ".csv")).string();
   }
-  s.progress = ::isatty(::fileno(stdout)) ? train::ProgressMode::kBar : train::ProgressMode::kOff;
+  // A bar on a terminal only; none inside a side_by_side job, where two would share one line.
+  s.progress = ::isatty(::fileno(stdout)) && !in_side_by_side_job() ? train::ProgressMode::kBar
+                                                                    : train::ProgressMode::kOff;
   return s;
 }
 

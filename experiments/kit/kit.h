@@ -3,8 +3,8 @@
 // generator and thread count, attn::Error, batches, the common layers (Linear, Embedding, scaled
 // dot-product attention), the options (Config, groups), Experiment and RunContext, the report
 // writers (Table, LinePlot and the other charts, Heatmap, DocumentComparison, number formats),
-// the kit's helpers (summaries, plot frames, evaluation, timing, log-log slopes, values) and
-// train::fit.
+// the kit's helpers (summaries, plot frames, evaluation, timing, log-log slopes, values,
+// side_by_side jobs) and train::fit.
 //
 //   #include "experiments/kit/kit.h"
 //   #include "nn/linear.h"                  // then only what is particular to this experiment
@@ -53,6 +53,7 @@
 #include "experiments/kit/evaluation.h"
 #include "experiments/kit/fit.h"
 #include "experiments/kit/plot.h"
+#include "experiments/kit/side_by_side.h"
 #include "experiments/kit/summary.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/compare.h"
