@@ -45,11 +45,13 @@ struct Nondeterminism {
 };
 
 struct Experiment {
-  std::string name;          // kebab-case, what the user types: "worked-example"
-  std::string source;        // seed document and section: "002 §39.2.1"
-  std::string purpose;       // one line
-  std::string typical_time;  // with defaults on 2 cores: "< 1 s", "~20 s", "~3 min"
-  Config config;             // defaults = the document's settings (a "seed" field is always added)
+  std::string name;     // kebab-case, what the user types: "worked-example"
+  std::string source;   // seed document and section: "002 §39.2.1"
+  std::string purpose;  // one line
+  // With defaults on 2 cores: "< 1 s", "~20 s", "~3 min". The registry puts the measured time
+  // here (experiments/measured_times.h); an experiment not measured yet gives its estimate.
+  std::string typical_time;
+  Config config;  // defaults = the document's settings (a "seed" field is always added)
   // Field overrides applied by --quick (before the user's own overrides), for fast tests.
   std::vector<std::pair<std::string, std::string>> quick;
   // Runs on the reference path (autograd/mode.h: every layer built from elementary ops) unless

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "autograd/error.h"
+#include "experiments/measured_times.h"
 #include "train/options/suggest.h"
 
 namespace attn::experiments {
@@ -105,6 +106,8 @@ std::vector<Experiment> build_table() {
       throw Error("experiment registry: two experiments are named '" + e.name + "'");
     check_nondeterminism(e);
     if (!e.config.has("seed")) add_seed_field(e.config);
+    // A measured time replaces the experiment's own estimate (experiments/measured_times.h).
+    if (const auto seconds = measured_seconds(e.name)) e.typical_time = time_text(*seconds);
   }
   return table;
 }

@@ -20,6 +20,7 @@
 #include "autograd/mode.h"
 #include "autograd/tape.h"
 #include "experiments/common/tape_figure.h"
+#include "experiments/measured_times.h"
 #include "experiments/registry.h"
 #include "nn/parity/run_layer_parity.h"
 #include "train/distributed/communicator.h"
@@ -343,7 +344,9 @@ std::string list_text() {
   Table t("", {"experiment", "source", "time (2 cores)", "purpose"});
   for (const auto& e : all_experiments()) t.add_row({e.name, e.source, e.typical_time, e.purpose});
   return t.text() +
-         "\nRun one with `attnlab run <experiment>`; `attnlab run <experiment> --help` lists "
+         fmt::format("\nTimes: wall time at the defaults, measured ({}).\n",
+                     measured_times_origin()) +
+         "Run one with `attnlab run <experiment>`; `attnlab run <experiment> --help` lists "
          "its settings.\n";
 }
 

@@ -3,11 +3,13 @@
 // and the counts of its table, JSON and page.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
 #include "autograd/error.h"
 #include "experiments/cli/claims.h"
+#include "experiments/measured_times.h"
 #include "experiments/registry.h"
 #include "experiments/run_context.h"
 #include "experiments/run_settings.h"
@@ -227,9 +229,17 @@ TEST_SUITE("experiments") {
     CHECK(typical_seconds("~2-3 min") == 150.0);
     CHECK(typical_seconds("~5-11 min") == 480.0);
     CHECK_FALSE(typical_seconds("quick"));
+    CHECK(time_text(0.4) == "< 1 s");
+    CHECK(time_text(51.6) == "~52 s");
+    CHECK(time_text(140) == "~2.5 min");
+    CHECK(time_text(755) == "~13 min");
+    for (const double s : {0.4, 7.0, 89.0, 100.0, 600.0, 3000.0})  // run --all reads them back
+      CHECK(*typical_seconds(time_text(s)) == doctest::Approx(std::max(s, 1.0)).epsilon(0.15));
     for (const Experiment* e : catalogue()) {
       INFO(e->name << ": '" << e->typical_time << "'");
       CHECK(typical_seconds(e->typical_time));
+      if (const auto measured = measured_seconds(e->name))
+        CHECK(e->typical_time == time_text(*measured));  // the list shows the measurement
     }
   }
 
