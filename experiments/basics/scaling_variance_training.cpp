@@ -59,10 +59,14 @@ TrainingPair train_both(const Config& cfg, RunContext& ctx) {
       fmt::format("Training at d_k = {}: associative recall ({} pairs), one attention "
                   "layer, {} Adam steps",
                   pc.d, pc.pairs, pc.steps));
-  pc.scaled = true;
-  r.with = train_pair_memory(pc, ctx.seed());
-  pc.scaled = false;
-  r.without = train_pair_memory(pc, ctx.seed());
+  // The two runs are independent (each makes its own generators from the seed), so they train
+  // side by side, one core each.
+  std::vector<RecallRun> runs = kit::side_by_side(2, [&](size_t i) {
+    PairMemoryConfig c = pc;
+    c.scaled = i == 0;
+    return train_pair_memory(c, ctx.seed());
+  });
+  r.with = std::move(runs[0]), r.without = std::move(runs[1]);
   r.tail_s = tail_mean(r.with.losses, 0.1), r.tail_u = tail_mean(r.without.losses, 0.1);
   return r;
 }

@@ -129,26 +129,6 @@ struct BlockRecall {
   std::string label() const { return block.empty() ? "built-in (GELU)" : block; }
 };
 
-BlockRecall recall_by_width(const Config& cfg,
-                            const FactSet& facts,
-                            const FactSettings& s,
-                            const std::string& block,
-                            RunContext& ctx) {
-  BlockRecall out{block, {}};
-  for (int64_t w : cfg.get_ints("widths")) {
-    WidthRecall r{w};
-    for (int64_t seed = 0; seed < cfg.get_int("seeds"); ++seed) {
-      const FactRun f =
-          train_facts(facts, s, w, ctx.seed() + static_cast<uint64_t>(seed), ctx, block);
-      r.recalls.push_back(f.recall);
-      r.ffn_parameters = f.ffn_parameters;
-    }
-    r.spread = kit::spread_of(r.recalls);
-    out.widths.push_back(std::move(r));
-  }
-  return out;
-}
-
 // The table: one row per width, and per block when a plugin added feed-forward blocks.
 void report_recall_table(const std::vector<BlockRecall>& blocks, RunContext& ctx) {
   const bool several = blocks.size() > 1;
@@ -206,9 +186,26 @@ std::vector<BlockRecall> facts_part(const Config& cfg, RunContext& ctx) {
                        .steps = cfg.get_int("fact_steps")};
   ctx.section(fmt::format("Memorised facts against dim_feedforward ({} facts, e.g. {}, {})",
                           facts.size(), facts.text(0), facts.text(1)));
-  std::vector<BlockRecall> out{recall_by_width(cfg, facts, s, "", ctx)};
+  std::vector<std::string> names{""};
   for (const nn::FeedForwardRow& row : nn::feed_forward_registry().rows())
-    out.push_back(recall_by_width(cfg, facts, s, row.name, ctx));
+    names.push_back(row.name);
+  const std::vector<int64_t> widths = cfg.get_ints("widths");
+  const size_t nw = widths.size(), ns = static_cast<size_t>(cfg.get_int("seeds"));
+  // Run i: block names[i / (nw ns)], width widths[(i / ns) % nw], seed i % ns. The runs are
+  // independent (each its own generators; the facts are only read): they train side by side.
+  const std::vector<FactRun> runs = kit::side_by_side(names.size() * nw * ns, [&](size_t i) {
+    return train_facts(facts, s, widths[(i / ns) % nw], ctx.seed() + i % ns, ctx,
+                       names[i / (nw * ns)]);
+  });
+  std::vector<BlockRecall> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i % (nw * ns) == 0) out.push_back({runs[i].block, {}});
+    if (i % ns == 0) out.back().widths.push_back({runs[i].width});
+    WidthRecall& r = out.back().widths.back();
+    r.recalls.push_back(runs[i].recall);
+    r.ffn_parameters = runs[i].ffn_parameters;
+    if (i % ns == ns - 1) r.spread = kit::spread_of(r.recalls);
+  }
   report_recall_table(out, ctx);
   report_recall_figure(out, cfg.get_int("seeds"), facts.size(), ctx);
   return out;

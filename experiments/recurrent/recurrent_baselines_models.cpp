@@ -200,9 +200,10 @@ Outcome train_and_score(const ModelSpec& spec,
                         const fs::path& root) {
   Outcome o;
   o.spec = spec;
-  const train::TrainConfig tc = train_config(spec, cfg, lengths, seed, root / spec.key());
+  train::TrainConfig tc = train_config(spec, cfg, lengths, seed, root / spec.key());
+  if (kit::in_side_by_side_job()) tc.progress = "off";  // a job prints nothing
   try {  // a divergence or anomaly detection's error names the model trained
-    o.summary = train::train_task(tc, stdout);
+    o.summary = train::train_task(tc, tc.progress == "off" ? nullptr : stdout);
   } catch (const Error&) {
     train::rethrow_naming_variant(spec.key());
   }

@@ -90,10 +90,15 @@ void run(const Config& cfg, RunContext& ctx) {
   EmergenceGrid g;
   g.answer_length = task.answer_length();
   g.eval_size = w.eval_size;
-  for (int64_t d : w.d_models) {
-    g.points.emplace_back();
-    for (int64_t k = 0; k < w.seeds; ++k)
-      g.points.back().push_back(train_size(w, ctx, task, held, d, k));
+  // Run i: width d_models[i / seeds], seed i % seeds. The runs are independent (each its own
+  // generators; the task and held-out set are only read), so they train side by side.
+  const auto ns = static_cast<size_t>(w.seeds);
+  std::vector<SizePoint> runs = kit::side_by_side(w.d_models.size() * ns, [&](size_t i) {
+    return train_size(w, ctx, task, held, w.d_models[i / ns], static_cast<int64_t>(i % ns));
+  });
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i % ns == 0) g.points.emplace_back();
+    g.points.back().push_back(std::move(runs[i]));
   }
   report_emergence(g, ctx);
 }

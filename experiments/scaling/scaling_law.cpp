@@ -26,7 +26,6 @@
 
 #include "experiments/kit/kit.h"
 #include "experiments/scaling/scaling_fits.h"
-#include "train/progress.h"
 #include "train/run/task_setup.h"
 
 namespace attn::experiments {
@@ -120,34 +119,32 @@ size_t common_checkpoint(const Config& cfg) {
 
 Runs train_all(const Config& cfg, uint64_t seed0, RunContext& ctx) {
   const std::vector<Size> sizes = sizes_of(cfg);
-  const int64_t seeds = cfg.get_int("seeds");
+  const auto seeds = static_cast<size_t>(cfg.get_int("seeds"));
   const std::vector<int64_t> grid = eval_grid(cfg);
-  train::Progress progress(static_cast<int64_t>(sizes.size()) * seeds, train::ProgressMode::kAuto,
-                           1);
+  // Run r is size r / seeds, seed r % seeds. The runs are independent (each builds its own
+  // generators from its seed), so they train side by side, one core each; job i trains run
+  // n - 1 - i, so the last sizes (the largest, in the defaults) start first.
+  const size_t n = sizes.size() * seeds;
+  std::vector<ScalingCurve> curves = kit::side_by_side(n, [&](size_t i) {
+    const size_t r = n - 1 - i;
+    const train::TrainConfig tc = run_config(cfg, sizes[r / seeds], seed0 + r % seeds);
+    std::vector<int64_t> at;
+    for (int64_t g : grid)
+      if (g <= tc.steps) at.push_back(g);
+    return train_scaling_run(tc, at, cfg.get_int("groups"));
+  });
+  std::reverse(curves.begin(), curves.end());
   CsvWriter csv = ctx.csv("curves", {"d_model", "layers", "seed", "non_embedding_params", "step",
                                      "tokens", "heldout_loss"});
-  Runs runs;
-  int64_t done = 0;
-  for (const Size& s : sizes) {
-    std::vector<ScalingCurve> per_seed;
-    for (int64_t k = 0; k < seeds; ++k) {
-      const uint64_t seed = seed0 + static_cast<uint64_t>(k);
-      const train::TrainConfig tc = run_config(cfg, s, seed);
-      std::vector<int64_t> at;
-      for (int64_t g : grid)
-        if (g <= tc.steps) at.push_back(g);
-      ScalingCurve c = train_scaling_run(tc, at, cfg.get_int("groups"));
-      for (size_t j = 0; j < c.steps.size(); ++j)
-        csv.row({static_cast<double>(s.d_model), static_cast<double>(s.layers),
-                 static_cast<double>(seed), static_cast<double>(c.non_embedding_params),
-                 static_cast<double>(c.steps[j]), static_cast<double>(c.tokens[j]), c.loss(j)});
-      progress.update(++done, {{"loss", c.loss(c.steps.size() - 1)}},
-                      static_cast<double>(c.tokens.back()) / c.seconds);
-      per_seed.push_back(std::move(c));
-    }
-    runs.push_back(std::move(per_seed));
+  Runs runs(sizes.size());
+  for (size_t r = 0; r < n; ++r) {
+    ScalingCurve& c = curves[r];
+    for (size_t j = 0; j < c.steps.size(); ++j)
+      csv.row({static_cast<double>(c.d_model), static_cast<double>(c.layers),
+               static_cast<double>(c.seed), static_cast<double>(c.non_embedding_params),
+               static_cast<double>(c.steps[j]), static_cast<double>(c.tokens[j]), c.loss(j)});
+    runs[r / seeds].push_back(std::move(c));
   }
-  progress.finish();
   std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
     return a.front().non_embedding_params < b.front().non_embedding_params;
   });
