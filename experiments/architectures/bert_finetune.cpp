@@ -36,15 +36,21 @@ struct SeedRun {
   double gain() const { return tuned.last() - scratch.last(); }
 };
 
-SeedRun run_seed(const Settings& w, RunContext& ctx, const SentencePool& pool, int64_t s) {
-  const Pretrained p = bert_pretrain::pretrain(w, ctx, pool, s);
+// Seed s's pre-training and fine-tuning, or (scratch) only its classifier on a fresh encoder.
+SeedRun run_part(
+    const Settings& w, RunContext& ctx, const SentencePool& pool, int64_t s, bool scratch) {
   const uint64_t data_seed = w.seed + 1000 * static_cast<uint64_t>(s) + 500;
-  SeedRun r{p.nsp.last(), p.mlm.last(), p.mlm_constant, p.nsp, {}, {}};
+  SeedRun r;
+  if (scratch) {
+    Generator init(w.seed + 1000 * static_cast<uint64_t>(s));  // the pre-trained model's own init
+    r.scratch = bert_pretrain::classify(w, ctx, pool, bert_pretrain::fresh_encoder(w, pool, init),
+                                        fmt::format("scratch seed {}", s + 1), data_seed);
+    return r;
+  }
+  const Pretrained p = bert_pretrain::pretrain(w, ctx, pool, s);
+  r = {p.nsp.last(), p.mlm.last(), p.mlm_constant, p.nsp, {}, {}};
   r.tuned = bert_pretrain::classify(w, ctx, pool, p.encoder,
                                     fmt::format("fine-tuned seed {}", s + 1), data_seed);
-  Generator init(w.seed + 1000 * static_cast<uint64_t>(s));  // the pre-trained model's own init
-  r.scratch = bert_pretrain::classify(w, ctx, pool, bert_pretrain::fresh_encoder(w, pool, init),
-                                      fmt::format("scratch seed {}", s + 1), data_seed);
   return r;
 }
 
@@ -163,8 +169,13 @@ void run(const Config& cfg, RunContext& ctx) {
                    cfg.get_int("seeds"),
                    ctx.seed()};
   const SentencePool pool(cfg.get_int("sentences"), ctx.seed());
-  std::vector<SeedRun> runs;
-  for (int64_t s = 0; s < w.seeds; ++s) runs.push_back(run_seed(w, ctx, pool, s));
+  // Independent jobs, each with its own generators (seeded from its seed index): job s
+  // pre-trains and fine-tunes seed s, job seeds + s trains seed s's classifier from scratch.
+  const auto n = static_cast<size_t>(w.seeds);
+  std::vector<SeedRun> runs = kit::side_by_side(
+      2 * n, [&](size_t j) { return run_part(w, ctx, pool, static_cast<int64_t>(j % n), j >= n); });
+  for (size_t s = 0; s < n; ++s) runs[s].scratch = std::move(runs[n + s].scratch);
+  runs.resize(n);
   report(w, pool, runs, ctx);
   compare(w, runs, ctx);
 }

@@ -40,8 +40,10 @@ void run(const Config& cfg, RunContext& ctx) {
   w.eval_size = read_eval(cfg).eval_size;
   w.few_shot = cfg.get_int("few_shot");
   w.seed = ctx.seed();
-  std::vector<svf::SeedOutcome> seeds;
-  for (int64_t s = 0; s < cfg.get_int("seeds"); ++s) seeds.push_back(svf::run_seed(w, ctx, s));
+  // Independent seeds: each draws from its own generators (seeded from its index).
+  const std::vector<svf::SeedOutcome> seeds =
+      kit::side_by_side(static_cast<size_t>(cfg.get_int("seeds")),
+                        [&](size_t s) { return svf::run_seed(w, ctx, static_cast<int64_t>(s)); });
   svf::report(w, seeds, ctx);
 }
 

@@ -130,7 +130,8 @@ void compare_positions(const MainRun& m,
 }
 
 void run(const Config& cfg, RunContext& ctx) {
-  const MainRun m = vit::train_main(cfg, ctx);
+  vit::Models models = vit::train_models(cfg, ctx.seed());
+  const MainRun m = vit::main_run(cfg, std::move(models.main), ctx);
   const HeadReach reach = vit::head_reach(m, ctx);
   ctx.result("ink_share", reach.ink_share);
   ctx.section("What the position embeddings learned: the layout of the patches");
@@ -139,12 +140,12 @@ void run(const Config& cfg, RunContext& ctx) {
   const LayoutLearned layout = report_positions(*m.trained.model, untrained, ctx);
   const bool positions = cfg.get_bool("compare_positions");
   const WithoutPositions without =
-      positions ? vit::train_without_positions(cfg, m, ctx) : WithoutPositions{};
+      positions ? vit::without_positions(models.bare, m, ctx) : WithoutPositions{};
   vit::report_accuracy(m.with, positions ? &without.plain : nullptr, ctx);
   if (positions) vit::report_shuffling(m, without, ctx);
   const bool translates = cfg.get_bool("translation");
-  const Translation tr = translates ? vit::translation(cfg, ctx) : Translation{};
-  vit::patch_sweep(cfg, m, reach, ctx);
+  const Translation tr = translates ? vit::translation(cfg, models.left, ctx) : Translation{};
+  vit::patch_sweep(m, reach, models, cfg, ctx);
 
   const auto& o = m.trained.model->options();
   DocumentComparison cmp(

@@ -125,14 +125,33 @@ void report_accuracy(const ShapesScore& with, const ShapesScore* without, RunCon
   ctx.table(t);
 }
 
-MainRun train_main(const Config& cfg, RunContext& ctx) {
+Models train_models(const Config& cfg, uint64_t seed) {
   const int64_t patch = cfg.get_int("patch_size");
-  MainRun m{.settings = settings(cfg, ctx.seed(), patch, true)};
+  std::vector<ShapesVitSettings> all{settings(cfg, seed, patch, true)};
+  const bool bare = cfg.get_bool("compare_positions"), left = cfg.get_bool("translation");
+  if (bare) all.push_back(settings(cfg, seed, patch, false));
+  if (left) all.push_back(settings(cfg, seed, patch, true));
+  if (left) all.back().data.placement = data::Placement::kLeftHalf;
+  for (int64_t p : cfg.get_ints("patch_sizes"))
+    if (p != patch) all.push_back(settings(cfg, seed, p, true));
+  // Independent models: each draws only from its own generators (its seed and seed + 1).
+  std::vector<ShapesVitRun> runs =
+      kit::side_by_side(all.size(), [&](size_t i) { return train_shapes_vit(all[i]); });
+  Models m{.main = std::move(runs[0])};
+  if (bare) m.bare = std::move(runs[1]);
+  if (left) m.left = std::move(runs[bare ? 2 : 1]);
+  m.sweep.assign(std::make_move_iterator(runs.begin() + 1 + bare + left),
+                 std::make_move_iterator(runs.end()));
+  return m;
+}
+
+MainRun main_run(const Config& cfg, ShapesVitRun trained, RunContext& ctx) {
+  const int64_t patch = cfg.get_int("patch_size");
+  MainRun m{.settings = settings(cfg, ctx.seed(), patch, true), .trained = std::move(trained)};
   Generator eval_gen(ctx.seed() + 100), shuffle_gen(ctx.seed() + 200);
   m.held_out = data::ShapesDataset(m.settings.data).sample(cfg.get_int("eval_size"), eval_gen);
   m.shuffled = shuffle_each(m.held_out, patch, shuffle_gen);
   ctx.section(fmt::format("Training a ViT with {}x{} patches and learned positions", patch, patch));
-  m.trained = train_shapes_vit(m.settings);
   const auto& o = m.trained.model->options();
   ctx.note(fmt::format(
       "{} layers, d_model {}, {} heads, {} patches + [CLS] = {} tokens per image; {} steps of "
@@ -189,9 +208,8 @@ HeadReach head_reach(const MainRun& m, RunContext& ctx) {
   return r;
 }
 
-WithoutPositions train_without_positions(const Config& cfg, const MainRun& m, RunContext& ctx) {
+WithoutPositions without_positions(const ShapesVitRun& bare, const MainRun& m, RunContext& ctx) {
   ctx.section("Without position embeddings: a set of patches");
-  ShapesVitRun bare = train_shapes_vit(settings(cfg, ctx.seed(), cfg.get_int("patch_size"), false));
   const WithoutPositions w{score_shapes(*bare.model, m.held_out),
                            score_shapes(*bare.model, m.shuffled)};
   kit::record(ctx, {{"no_positions_accuracy", w.plain.accuracy},
@@ -219,11 +237,10 @@ void report_shuffling(const MainRun& m, const WithoutPositions& w, RunContext& c
       100 * (1 - agreement(m.with, m.with_shuffled))));
 }
 
-Translation translation(const Config& cfg, RunContext& ctx) {
+Translation translation(const Config& cfg, const ShapesVitRun& left, RunContext& ctx) {
   ctx.section("Translation: trained on shapes in the left half only");
   ShapesVitSettings ts = settings(cfg, ctx.seed(), cfg.get_int("patch_size"), true);
   ts.data.placement = data::Placement::kLeftHalf;
-  ShapesVitRun left = train_shapes_vit(ts);
   data::ShapesDataset::Config right_half = ts.data;
   right_half.placement = data::Placement::kRightHalf;
   Generator left_gen(ctx.seed() + 300), right_gen(ctx.seed() + 400);
@@ -247,10 +264,15 @@ Translation translation(const Config& cfg, RunContext& ctx) {
   return tr;
 }
 
-// Every patch size of --patch_sizes: the main model where it matches, a new one elsewhere.
+// Every patch size of --patch_sizes: the main model where it matches, models.sweep elsewhere.
 
-void patch_sweep(const Config& cfg, const MainRun& m, const HeadReach& reach, RunContext& ctx) {
+void patch_sweep(const MainRun& m,
+                 const HeadReach& reach,
+                 const Models& models,
+                 const Config& cfg,
+                 RunContext& ctx) {
   std::vector<PatchPoint> sweep;
+  auto next = models.sweep.begin();
   for (int64_t p : cfg.get_ints("patch_sizes")) {
     if (p == m.settings.model.patch_size) {
       sweep.push_back({p, 1 + m.trained.model->options().num_patches(), m.with.accuracy,
@@ -259,7 +281,7 @@ void patch_sweep(const Config& cfg, const MainRun& m, const HeadReach& reach, Ru
       continue;
     }
     if (sweep.empty()) ctx.section("Patch size");
-    ShapesVitRun r = train_shapes_vit(settings(cfg, ctx.seed(), p, true));
+    const ShapesVitRun& r = *next++;
     const auto& ro = r.model->options();
     const AttentionDistance d = measure_distance(*r.model, m.held_out);
     const double u = uniform_attention_distance(ro.grid(), p);

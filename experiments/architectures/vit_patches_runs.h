@@ -1,8 +1,9 @@
 // The measurements of vit-patches (experiments/architectures/vit_patches.cpp), one function
-// per part of the run: train the main model, measure how far its heads look, train without
-// position embeddings and on half the image, sweep the patch size.
+// per part of the run: train every model, report the main one, measure how far its heads look,
+// score the ones without position embeddings and on half the image, sweep the patch size.
 //
-//   const vit::MainRun m = vit::train_main(cfg, ctx);     // the model, held-out scores
+//   vit::Models models = vit::train_models(cfg, ctx.seed());
+//   const vit::MainRun m = vit::main_run(cfg, std::move(models.main), ctx);  // held-out scores
 //   const vit::HeadReach reach = vit::head_reach(m, ctx);  // attention distance per head
 #pragma once
 
@@ -49,12 +50,24 @@ struct Translation {
   ShapesScore on_left, on_right;
 };
 
-MainRun train_main(const Config& cfg, RunContext& ctx);
+// Every model of the run: the main one; without position embeddings and on the left half only
+// (when --compare_positions and --translation ask for them); one per other patch size.
+struct Models {
+  ShapesVitRun main, bare, left;
+  std::vector<ShapesVitRun> sweep;  // the sizes of --patch_sizes other than --patch_size, in order
+};
+Models train_models(const Config& cfg, uint64_t seed);
+
+MainRun main_run(const Config& cfg, ShapesVitRun trained, RunContext& ctx);
 HeadReach head_reach(const MainRun& m, RunContext& ctx);
-WithoutPositions train_without_positions(const Config& cfg, const MainRun& m, RunContext& ctx);
-Translation translation(const Config& cfg, RunContext& ctx);
-// Every patch size of --patch_sizes: the main model where it matches, a new one elsewhere.
-void patch_sweep(const Config& cfg, const MainRun& m, const HeadReach& reach, RunContext& ctx);
+WithoutPositions without_positions(const ShapesVitRun& bare, const MainRun& m, RunContext& ctx);
+Translation translation(const Config& cfg, const ShapesVitRun& left, RunContext& ctx);
+// Every patch size of --patch_sizes: the main model where it matches, models.sweep elsewhere.
+void patch_sweep(const MainRun& m,
+                 const HeadReach& reach,
+                 const Models& models,
+                 const Config& cfg,
+                 RunContext& ctx);
 // Held-out accuracy per class, with and (when given) without position embeddings.
 void report_accuracy(const ShapesScore& with, const ShapesScore* without, RunContext& ctx);
 // Both models on shuffled patches: accuracy and the share of unchanged predictions.

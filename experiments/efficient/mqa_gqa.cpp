@@ -104,9 +104,12 @@ void quality_part(std::vector<Variant>& vs,
   Table q("Held-out next-character prediction (same seed, same batches)",
           {"attention", "kv heads", "parameters", "held-out loss (nats)", "accuracy",
            "train time (s)"});
-  for (Variant& v : vs) {
-    train_variant(v, cfg, train_task, corpus.tokenizer().vocab_size(), ctx);
-    evaluate(v, windows);
+  // Independent variants: each job fills its own Variant and draws from its own generators.
+  kit::run_side_by_side(vs.size(), [&](size_t i) {
+    train_variant(vs[i], cfg, train_task, corpus.tokenizer().vocab_size(), ctx);
+    evaluate(vs[i], windows);
+  });
+  for (const Variant& v : vs) {
     q.add_row({v.name, std::to_string(v.kv_heads), std::to_string(v.parameters),
                fixed(v.heldout_loss, 4), fixed(v.heldout_accuracy, 4), fixed(v.train_seconds, 1)});
   }

@@ -268,8 +268,10 @@ void run(const Config& cfg, RunContext& ctx) {
       cfg.get_int("num_layers"), cfg.get_int("d_model"), cfg.get_int("nhead"), cfg.get_int("steps"),
       cfg.get_int("batch_size"), train_len, cfg.get_int("eval_chars")));
 
-  std::vector<VariantRun> runs;
-  for (const auto& v : variants) runs.push_back(train_and_measure(cfg, ctx, v, corpus, ctx.seed()));
+  // Independent variants: each draws from its own generators (init and batches from the seed).
+  const std::vector<VariantRun> runs = kit::side_by_side(variants.size(), [&](size_t i) {
+    return train_and_measure(cfg, ctx, variants[i], corpus, ctx.seed());
+  });
 
   // ---- tables, results, figure ----
   std::vector<std::string> header{"variant"};

@@ -112,8 +112,10 @@ void run(const Config& cfg, RunContext& ctx) {
       "input and checked against the weights the block used.",
       seeds, cfg.get_int("steps"), cfg.get_int("batch_size"), cfg.get_int("train_len"),
       cfg.get_int("eval_windows"), cfg.get_int("eval_len"), cfg.get_int("train_len")));
-  std::vector<SeedRun> runs;
-  for (int64_t s = 0; s < seeds; ++s) runs.push_back(train_and_read(cfg, ctx, corpus, held, s));
+  // Independent seeds: each draws from its own generators (seeded from its index).
+  const std::vector<SeedRun> runs = kit::side_by_side(static_cast<size_t>(seeds), [&](size_t s) {
+    return train_and_read(cfg, ctx, corpus, held, static_cast<int64_t>(s));
+  });
   const norms::Summaries sums = norms::summarise(runs);
   norms::report_tables(cfg, ctx, runs, sums);
   norms::report_figures(cfg, ctx, runs);

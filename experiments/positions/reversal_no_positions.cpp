@@ -246,8 +246,10 @@ void run(const Config& cfg, RunContext& ctx) {
 
   std::vector<Positions> kinds{Positions::kNone, Positions::kLearned};
   if (cfg.get_bool("sinusoidal")) kinds.push_back(Positions::kSinusoidal);
-  std::vector<Trained> runs;  // none, learned[, sinusoidal]
-  for (Positions p : kinds) runs.push_back(no_positions::train(p, s, task, held_out, ctx.seed()));
+  // none, learned[, sinusoidal]: independent models, each drawing from its own generator.
+  const std::vector<Trained> runs = kit::side_by_side(kinds.size(), [&](size_t i) {
+    return no_positions::train(kinds[i], s, task, held_out, ctx.seed());
+  });
   const double none_mid = results_part(s, held_out, runs, c, ctx);
   probes_part(task, held_out, runs, ctx.seed(), ctx);
   judge(s, runs, c, none_mid, ctx);
