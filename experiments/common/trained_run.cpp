@@ -1,10 +1,12 @@
 #include "experiments/common/trained_run.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "experiments/kit/kit.h"
 #include "experiments/kit/scratch_folder.h"
+#include "experiments/kit/side_by_side.h"
 #include "nn/positional/position_kind.h"
 #include "train/fit.h"
 #include "train/run/run_folder.h"
@@ -26,6 +28,40 @@ train::TrainSummary train_naming(const train::TrainConfig& tc,
   }
 }
 
+// What a run prints, held in memory (open_memstream) until the caller prints it.
+class Captured {
+ public:
+  Captured() : file_(open_memstream(&text_, &size_)) {}
+  ~Captured() {
+    if (file_) std::fclose(file_);
+    std::free(text_);
+  }
+  Captured(const Captured&) = delete;
+  Captured& operator=(const Captured&) = delete;
+  std::FILE* file() const { return file_; }
+  std::string text() {
+    if (file_) std::fflush(file_);
+    return text_ ? std::string(text_, size_) : std::string();
+  }
+
+ private:
+  char* text_ = nullptr;
+  size_t size_ = 0;
+  std::FILE* file_;
+};
+
+TrainedRun train_into(train::TrainConfig tc,
+                      const RunContext& ctx,
+                      const std::string& subfolder,
+                      std::FILE* out) {
+  train::validate_train_config(tc);
+  tc.out = (ctx.dir() / subfolder).string();
+  TrainedRun r;
+  r.summary = train_naming(tc, subfolder, out);
+  r.setup = train::make_task_setup(tc);
+  return r;
+}
+
 }  // namespace
 
 TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name) {
@@ -43,12 +79,29 @@ TrainedRun train_for_experiment(train::TrainConfig tc,
                                 const RunContext& ctx,
                                 const std::string& subfolder) {
   if (ctx.dir().empty()) return train_in_scratch(std::move(tc), subfolder);
-  train::validate_train_config(tc);
-  tc.out = (ctx.dir() / subfolder).string();
-  TrainedRun r;
-  r.summary = train_naming(tc, subfolder, stdout);
-  r.setup = train::make_task_setup(tc);
-  return r;
+  return train_into(std::move(tc), ctx, subfolder, stdout);
+}
+
+std::vector<TrainedRun> train_side_by_side(const std::vector<train::TrainConfig>& tcs,
+                                           const RunContext& ctx,
+                                           const std::vector<std::string>& subfolders) {
+  for (const train::TrainConfig& tc : tcs) train::validate_train_config(tc);  // before any work
+  // The runs are independent: train_task seeds each one's generators from its own config.
+  auto done = kit::side_by_side(tcs.size(), [&](size_t i) -> std::pair<TrainedRun, std::string> {
+    if (!kit::in_side_by_side_job()) return {train_for_experiment(tcs[i], ctx, subfolders[i]), ""};
+    train::TrainConfig tc = tcs[i];
+    tc.progress = "off";  // two displays would share one stdout
+    if (ctx.dir().empty()) return {train_in_scratch(tc, subfolders[i]), ""};
+    Captured out;
+    TrainedRun r = train_into(tc, ctx, subfolders[i], out.file());
+    return {std::move(r), out.text()};
+  });
+  std::vector<TrainedRun> runs;
+  for (auto& [run, text] : done) {
+    std::fputs(text.c_str(), stdout);
+    runs.push_back(std::move(run));
+  }
+  return runs;
 }
 
 Config& add_reversal_fields(Config& config, const ReversalDefaults& d) {

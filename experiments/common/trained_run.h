@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "train/run/run_train.h"
 #include "train/run/task_model.h"
@@ -42,6 +43,11 @@ TrainedRun train_for_experiment(train::TrainConfig tc,
 // removed when the TrainedRun is destroyed: for sweeps of many short runs whose folders nobody
 // reads. A diverging run throws train::TrainingDiverged (and leaves nothing behind).
 TrainedRun train_in_scratch(train::TrainConfig tc, const std::string& name);
+// train_for_experiment(tcs[i], ctx, subfolders[i]) for every i, side by side (kit::side_by_side,
+// one core each, no progress display); what each run prints comes afterwards, in order.
+std::vector<TrainedRun> train_side_by_side(const std::vector<train::TrainConfig>& tcs,
+                                           const RunContext& ctx,
+                                           const std::vector<std::string>& subfolders);
 
 // The fraction of `set` the seq2seq model answers exactly (greedy decoding, batches of 100,
 // eval mode, no gradient): what the train command reports as exact_match, for a model whose

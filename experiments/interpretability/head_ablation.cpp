@@ -174,20 +174,27 @@ Spread spread_of(const Ablations& a, double harmless_below, RunContext& ctx) {
   return s;
 }
 
-// The same model with d_model split into each head count of --sweep_heads.
-std::vector<SweepPoint> head_count_sweep(const Config& cfg, RunContext& ctx) {
+// The sweep's run with d_model split into h heads: every run trains the same number of steps.
+train::TrainConfig sweep_config(const Config& cfg, uint64_t seed, int64_t h) {
+  train::TrainConfig t = reversal_train_config(cfg, seed);
+  t.nhead = h;
+  t.steps = cfg.get_int("sweep_steps");
+  t.eval_every = t.steps;
+  t.target = 0;
+  t.progress = "off";
+  return t;
+}
+
+// The sweep's points: runs[1 + i] trained head count i of --sweep_heads.
+std::vector<SweepPoint> head_count_sweep(const Config& cfg,
+                                         const std::vector<TrainedRun>& runs,
+                                         RunContext& ctx) {
   ctx.section("Head count at fixed width");
   std::vector<SweepPoint> pts;
-  for (int64_t h : cfg.get_ints("sweep_heads")) {
-    train::TrainConfig t = reversal_train_config(cfg, ctx.seed());
-    t.nhead = h;
-    t.steps = cfg.get_int("sweep_steps");
-    t.eval_every = t.steps;
-    t.target = 0;  // every run trains the same number of steps
-    t.progress = "off";
-    TrainedRun r = train_for_experiment(t, ctx, fmt::format("sweep-{}-heads", h));
-    pts.push_back({h, r.summary.final_eval.at("exact_match"),
-                   r.summary.final_eval.at("token_accuracy"), r.summary.final_eval.at("loss")});
+  const std::vector<int64_t> heads = cfg.get_ints("sweep_heads");
+  for (size_t i = 0; i < heads.size(); ++i) {
+    const auto& e = runs[1 + i].summary.final_eval;
+    pts.push_back({heads[i], e.at("exact_match"), e.at("token_accuracy"), e.at("loss")});
   }
   report_sweep(pts, cfg.get_int("sweep_steps"), cfg.get_int("d_model"), ctx);
   return pts;
@@ -260,8 +267,17 @@ void compare_with_documents(const Config& cfg,
 }
 
 void run(const Config& cfg, RunContext& ctx) {
+  // The model to ablate and the sweep's models train side by side: each has its own seeded
+  // generators (train_task builds them from its config), so none depends on another.
+  std::vector<train::TrainConfig> tcs{reversal_train_config(cfg, ctx.seed())};
+  std::vector<std::string> names{"train"};
+  for (int64_t h : cfg.get_ints("sweep_heads")) {
+    tcs.push_back(sweep_config(cfg, ctx.seed(), h));
+    names.push_back(fmt::format("sweep-{}-heads", h));
+  }
+  std::vector<TrainedRun> runs = train_side_by_side(tcs, ctx, names);
   ctx.section("Training the reversal model (train/run)");
-  TrainedRun run = train_for_experiment(reversal_train_config(cfg, ctx.seed()), ctx, "train");
+  TrainedRun& run = runs[0];
   ctx.preformatted(
       kit::stop_line(run.summary) +
       fmt::format("; held-out exact match {:.4f}", run.summary.final_eval.at("exact_match")));
@@ -277,7 +293,7 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.result("exact_match_after_ablations", exact_match(*run.summary.model, set));
   report_ablations(a, cfg.get_int("nhead"), ctx);
   const Spread s = spread_of(a, cfg.get_real("harmless"), ctx);
-  const std::vector<SweepPoint> pts = head_count_sweep(cfg, ctx);
+  const std::vector<SweepPoint> pts = head_count_sweep(cfg, runs, ctx);
   compare_with_documents(cfg, a, s, pts, ctx);
 }
 
