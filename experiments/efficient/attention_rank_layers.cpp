@@ -138,8 +138,10 @@ void trained_layers_part(const Config& cfg, RunContext& ctx, DocumentComparison&
   nn::DecoderOnlyTransformer fresh(model_options(cfg, corpus.tokenizer().vocab_size()),
                                    untrained_init);
   const ModelSpectra untrained = spectra_of(fresh, held, k);
-  std::vector<ModelSpectra> trained;
-  for (int64_t s = 0; s < seeds; ++s) trained.push_back(train_one(cfg, ctx, corpus, held, s));
+  // The seeds' models are independent (each its own generators), so they train side by side.
+  const std::vector<ModelSpectra> trained = kit::side_by_side(
+      static_cast<size_t>(seeds),
+      [&](size_t s) { return train_one(cfg, ctx, corpus, held, static_cast<int64_t>(s)); });
 
   const double baseline = unigram_nll(corpus);
   const kit::Spread nll = kit::spread_of(kit::column(trained, &ModelSpectra::heldout_nll));

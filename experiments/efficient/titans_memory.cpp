@@ -38,29 +38,47 @@ int index_of(const std::vector<TitansVariant>& vs, const std::string& name) {
   throw Error("titans-memory: no variant " + name);
 }
 
+// One trained model's measurements (the probes only where it has a memory).
+struct SeedRun {
+  double accuracy = 0, surprise_r = 0, forget_all = 0, never_forget = 0;
+  int64_t writes = 0;
+  bool memory = false;
+};
+
 Measured measure(const Config& cfg, RunContext& ctx) {
   Measured r;
   r.variants = titans_variants();
   const int64_t seeds = cfg.get_int("seeds"), n = cfg.get_int("eval_size");
   const data::RecallTask task = titans_task(cfg);
-  const size_t nv = r.variants.size();
+  const size_t nv = r.variants.size(), ns = static_cast<size_t>(seeds);
+  // Run j is variant j / ns at seed j % ns: independent (each draws from generators of its own
+  // seed), so they train side by side.
+  const std::vector<SeedRun> runs = kit::side_by_side(nv * ns, [&](size_t j) {
+    const uint64_t seed = ctx.seed() + static_cast<uint64_t>(j % ns);
+    TrainedTitans t = train_titans(r.variants[j / ns], cfg, ctx, seed);
+    SeedRun o{.accuracy = t.accuracy, .memory = !t.memories.empty()};
+    if (!o.memory) return o;
+    const SurpriseProbe p = probe_surprise(t, task, n, seed * 7 + 3);
+    o.surprise_r = p.correlation;
+    o.writes = p.writes;
+    o.forget_all = recall_with_forgetting(t, task, n, seed * 7 + 2, 0.999);
+    o.never_forget = recall_with_forgetting(t, task, n, seed * 7 + 2, 0.001);
+    return o;
+  });
   r.accuracy.assign(nv, {});
   r.surprise_r.assign(nv, 0);
   r.forget_all.assign(nv, 0);
   r.never_forget.assign(nv, 0);
-  for (size_t v = 0; v < nv; ++v)
-    for (int64_t s = 0; s < seeds; ++s) {
-      const uint64_t seed = ctx.seed() + static_cast<uint64_t>(s);
-      TrainedTitans t = train_titans(r.variants[v], cfg, ctx, seed);
-      r.accuracy[v].push_back(t.accuracy);
-      if (t.memories.empty()) continue;
-      const SurpriseProbe p = probe_surprise(t, task, n, seed * 7 + 3);
-      r.surprise_r[v] += p.correlation / static_cast<double>(seeds);
-      r.writes = p.writes;
-      const double k = 1.0 / static_cast<double>(seeds);
-      r.forget_all[v] += k * recall_with_forgetting(t, task, n, seed * 7 + 2, 0.999);
-      r.never_forget[v] += k * recall_with_forgetting(t, task, n, seed * 7 + 2, 0.001);
-    }
+  const double k = 1.0 / static_cast<double>(seeds);
+  for (size_t j = 0; j < runs.size(); ++j) {
+    const size_t v = j / ns;
+    r.accuracy[v].push_back(runs[j].accuracy);
+    if (!runs[j].memory) continue;
+    r.surprise_r[v] += runs[j].surprise_r / static_cast<double>(seeds);
+    r.writes = runs[j].writes;
+    r.forget_all[v] += k * runs[j].forget_all;
+    r.never_forget[v] += k * runs[j].never_forget;
+  }
   return r;
 }
 
