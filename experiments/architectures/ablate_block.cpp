@@ -73,25 +73,30 @@ struct Score {
   int64_t failed_runs = 0;  // runs the trainer stopped as diverged (scored 0 / no loss)
 };
 
-// Mean over seeds of one (task, variant).
-Score train_variant(const Config& cfg, const std::string& task, const Variant& v, uint64_t seed0) {
-  Score s;
-  const int64_t seeds = cfg.get_int("seeds");
-  int64_t finished = 0;
-  for (int64_t k = 0; k < seeds; ++k) {
-    train::TrainConfig t = task_config(cfg, task, seed0 + static_cast<uint64_t>(k));
-    v.apply(t);
-    try {
-      // Named as results.json's keys (reversal_no_ffn): an error names this run, not the sweep.
-      const TrainedRun r = train_in_scratch(t, fmt::format("{}_{}", task, v.key));
-      s.exact += r.summary.final_eval.at("exact_match");
-      s.token += r.summary.final_eval.at("token_accuracy");
-      s.loss += r.summary.final_eval.at("loss");
-      ++finished;
-    } catch (const train::TrainingDiverged&) {
-      ++s.failed_runs;  // exact match and token accuracy count as 0
-    }
+// One seed of one (task, variant); a run the trainer stops as diverged scores 0, no loss.
+Score train_run(const Config& cfg, const std::string& task, const Variant& v, uint64_t seed) {
+  train::TrainConfig t = task_config(cfg, task, seed);
+  v.apply(t);
+  try {
+    // Named as results.json's keys (reversal_no_ffn): an error names this run, not the sweep.
+    const TrainedRun r = train_in_scratch(t, fmt::format("{}_{}", task, v.key));
+    const auto& e = r.summary.final_eval;
+    return {e.at("exact_match"), e.at("token_accuracy"), e.at("loss")};
+  } catch (const train::TrainingDiverged&) {
+    return {.failed_runs = 1};
   }
+}
+
+// Mean over the runs of one (task, variant), one per seed (a diverged run adds 0).
+Score mean_score(const Score* runs, size_t seeds) {
+  Score s;
+  for (size_t k = 0; k < seeds; ++k) {
+    s.exact += runs[k].exact;
+    s.token += runs[k].token;
+    s.loss += runs[k].loss;
+    s.failed_runs += runs[k].failed_runs;
+  }
+  const int64_t finished = static_cast<int64_t>(seeds) - s.failed_runs;
   s.exact /= static_cast<double>(seeds);
   s.token /= static_cast<double>(seeds);
   s.loss = finished ? s.loss / static_cast<double>(finished) : std::nan("");
@@ -109,10 +114,18 @@ Scores train_all(const Config& cfg, const std::vector<std::string>& tasks, RunCo
                   cfg.get_int("d_model"), cfg.get_bool("norm_first") ? "pre-norm" : "post-norm"),
       {"task", "variant", "exact match", "token accuracy", "held-out loss", "diverged runs"});
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
+  const auto ns = static_cast<size_t>(cfg.get_int("seeds")), nv = variants().size();
+  // Run i is seed i % ns of variant i / ns % nv on task i / (nv ns). The runs train side by
+  // side: each draws from its own seeded generators (train_task builds them from its config).
+  const std::vector<Score> runs = kit::side_by_side(tasks.size() * nv * ns, [&](size_t i) {
+    return train_run(cfg, tasks[i / (nv * ns)], variants()[i / ns % nv], ctx.seed() + i % ns);
+  });
+  const Score* next = runs.data();
   for (const auto& task : tasks) {
     ctx.section(fmt::format("Training on {}", task));
     for (const auto& v : variants()) {
-      const Score s = train_variant(cfg, task, v, ctx.seed());
+      const Score s = mean_score(next, ns);
+      next += ns;
       scores[task][v.key] = s;
       t.add_row({task, v.title, fixed(s.exact, 3), fixed(s.token, 3),
                  std::isnan(s.loss) ? "-" : fixed(s.loss, 4), std::to_string(s.failed_runs)});

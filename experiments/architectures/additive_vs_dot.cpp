@@ -64,13 +64,12 @@ double additive_score_bound(nn::Module& model) {
   return bound;
 }
 
-Trained train_one(const Config& cfg, RunContext& ctx, const std::string& score) {
-  const train::TrainConfig tc = train_config(cfg, ctx.seed(), score);
-  Trained t{score, train_for_experiment(tc, ctx, "train-" + score)};
+Trained trained(const Config& cfg, RunContext& ctx, const std::string& score, TrainedRun run) {
+  Trained t{score, std::move(run)};
   const train::TrainResult& r = t.run.summary.result;
   t.exact = t.run.summary.final_eval.at("exact_match");
   for (const auto& [step, m] : r.evals)
-    if (m.count("exact_match") && m.at("exact_match") >= tc.target) {
+    if (m.count("exact_match") && m.at("exact_match") >= cfg.get_real("target")) {
       t.steps_to_target = step;
       break;
     }
@@ -109,9 +108,13 @@ void training_figure(const std::vector<Trained>& models, RunContext& ctx) {
 // Part 1: both models trained, their scores recorded, and the bound on the additive scores.
 std::vector<Trained> quality_part(const Config& cfg, RunContext& ctx) {
   ctx.section("Training the reversal model twice (train/run): --score dot, --score additive");
+  // The two models train side by side: each draws from its own seeded generators.
+  std::vector<TrainedRun> runs = train_side_by_side(
+      {train_config(cfg, ctx.seed(), "dot"), train_config(cfg, ctx.seed(), "additive")}, ctx,
+      {"train-dot", "train-additive"});
   std::vector<Trained> models;
-  models.push_back(train_one(cfg, ctx, "dot"));
-  models.push_back(train_one(cfg, ctx, "additive"));
+  models.push_back(trained(cfg, ctx, "dot", std::move(runs[0])));
+  models.push_back(trained(cfg, ctx, "additive", std::move(runs[1])));
   Trained &dot = models[0], &add = models[1];
   ctx.result("dot_exact_match", dot.exact);
   ctx.result("additive_exact_match", add.exact);

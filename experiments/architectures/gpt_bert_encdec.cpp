@@ -266,8 +266,11 @@ ThreeConfigs three_configs(const Config& cfg) {
 }
 
 void run(const Config& cfg, RunContext& ctx) {
-  const ThreeConfigs configs = three_configs(cfg);
-  TrainedRun gpt = train_for_experiment(configs.gpt, ctx, "train-gpt");
+  const ThreeConfigs c = three_configs(cfg);
+  // The three models train side by side: each draws from its own seeded generators.
+  std::vector<TrainedRun> runs = train_side_by_side({c.gpt, c.bert, c.reversal}, ctx,
+                                                    {"train-gpt", "train-bert", "train-reversal"});
+  TrainedRun &gpt = runs[0], &bert = runs[1], &rev = runs[2];
   const double perplexity = decoder_only(cfg, ctx, gpt);
   DocumentComparison cmp(fmt::format("001 and 003 vs ours ({} layers, d_model {}, {} heads)",
                                      cfg.get_int("layers"), cfg.get_int("d_model"),
@@ -277,10 +280,8 @@ void run(const Config& cfg, RunContext& ctx) {
                 kit::yes_no(perplexity < unigram),
                 fmt::format("perplexity {:.3f} vs {:.3f}", perplexity, unigram));
 
-  TrainedRun bert = train_for_experiment(configs.bert, ctx, "train-bert");
   encoder_only(cfg, ctx, bert, cmp);
 
-  TrainedRun rev = train_for_experiment(configs.reversal, ctx, "train-reversal");
   const double exact = encoder_decoder(ctx, rev);
   const double token_accuracy = rev.summary.final_eval.at("token_accuracy");
   cmp.add_exact(fmt::format("the encoder-decoder learns a sequence-to-sequence task (reversal "

@@ -253,16 +253,18 @@ void run(const Config& cfg, RunContext& ctx) {
   for (int64_t depth : cfg.get_ints("depths"))
     for (bool pre : {false, true})
       for (bool warm : {false, true})
-        for (double lr : lrs) {
-          Cell c{depth, pre, warm, lr, {}};
-          for (int64_t s = 0; s < seeds; ++s)
-            c.runs.push_back(
-                train_one(arm_config(cfg, depth, pre, warm, lr, seed0 + static_cast<uint64_t>(s)),
-                          fail_loss,  // an error names the arm and seed, not the sweep
-                          fmt::format("depth {}, {}, {}, lr {:g}, seed {}", depth, norm_name(pre),
-                                      warm_name(warm), lr, s)));
-          cells.push_back(c);
-        }
+        for (double lr : lrs) cells.push_back({depth, pre, warm, lr, {}});
+  // Run i is seed i % seeds of cell i / seeds. The runs train side by side: each draws from
+  // its own seeded generators (train_task builds them from its config).
+  const auto ns = static_cast<size_t>(seeds);
+  const std::vector<Outcome> runs = kit::side_by_side(cells.size() * ns, [&](size_t i) {
+    const Cell& c = cells[i / ns];
+    return train_one(arm_config(cfg, c.depth, c.pre, c.warm, c.lr, seed0 + i % ns),
+                     fail_loss,  // an error names the arm and seed, not the sweep
+                     fmt::format("depth {}, {}, {}, lr {:g}, seed {}", c.depth, norm_name(c.pre),
+                                 warm_name(c.warm), c.lr, i % ns));
+  });
+  for (size_t i = 0; i < runs.size(); ++i) cells[i / ns].runs.push_back(runs[i]);
   report_sweep(cells, cfg, unigram, fail_loss, ctx);
 
   pre_post::judge(cfg, ctx, cells, grads);

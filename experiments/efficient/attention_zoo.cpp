@@ -22,7 +22,6 @@
 // nn::LinformerAttention::forward, nn::RopeAttention::forward (the three score matrices).
 #include "experiments/kit/kit.h"
 
-#include "data/tasks/recall.h"
 #include "experiments/common/zoo_variants.h"
 #include "experiments/efficient/attention_zoo_claims.h"
 #include "experiments/efficient/attention_zoo_parts.h"
@@ -63,10 +62,7 @@ void accuracy_notes(const Config& cfg,
                     const std::vector<ZooVariant>& vs,
                     Accuracies& a) {
   if (index_of(vs, "reformer-lsh") >= 0) {
-    const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
-    a.recall_shared_qk_dense =
-        zoo::train_and_eval(shared_qk_dense(), cfg, recall, cfg.get_int("recall_steps"), ctx.seed())
-            .accuracy;
+    a.recall_shared_qk_dense = a.ablations.at(0);  // shared_qk_dense(), trained in part 1
     ctx.result("recall_accuracy_reformer_one_chunk", a.recall_shared_qk_dense);
     ctx.note(fmt::format(
         "Ablation: Reformer's layer with one chunk as long as the input (every key visible, no "
@@ -107,7 +103,9 @@ void run(const Config& cfg, RunContext& ctx) {
                   cfg.get_int("num_layers")));
   ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
                                      cfg.get_int("long_len"), cfg.get_int("num_layers")}));
-  Accuracies a = zoo::accuracy_part(cfg, ctx, vs, {});
+  std::vector<ZooVariant> ablations;
+  if (index_of(vs, "reformer-lsh") >= 0) ablations.push_back(shared_qk_dense());
+  Accuracies a = zoo::accuracy_part(cfg, ctx, vs, {}, ablations);
   accuracy_notes(cfg, ctx, vs, a);
   const Costs c = zoo::cost_part(cfg, ctx, vs);
   std::unique_ptr<DcaExtrapolation> dca;

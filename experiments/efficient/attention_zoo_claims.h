@@ -28,6 +28,7 @@ inline int index_of(const std::vector<ZooVariant>& vs, const std::string& name) 
 // Part 1: held-out accuracy per variant (in vs's order).
 struct Accuracies {
   std::vector<double> recall, long_range;
+  std::vector<double> ablations;  // recall of accuracy_part's ablations, in their order
   // Reformer's layer with one chunk holding every position: dense shared-QK attention, no
   // hashing (tests/nn/zoo_attention_test.cpp proves the equality). NaN when not run.
   double recall_shared_qk_dense = NAN;

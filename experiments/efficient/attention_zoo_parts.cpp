@@ -143,7 +143,8 @@ Trained train_and_eval(const ZooVariant& v,
 Accuracies accuracy_part(const Config& cfg,
                          RunContext& ctx,
                          const std::vector<ZooVariant>& vs,
-                         const RecallProbe& probe) {
+                         const RecallProbe& probe,
+                         const std::vector<ZooVariant>& ablations) {
   const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
   const std::string mode = cfg.get_string("long_mode");
   const data::LongRangeTask long_range(
@@ -156,15 +157,24 @@ Accuracies accuracy_part(const Config& cfg,
       cfg.get_int("recall_steps"), mode, long_range.max_src_len(), cfg.get_int("long_steps")));
   Table t("Held-out accuracy at equal steps (recall chance 0.1, " + mode + " chance 0.5)",
           {"variant", "idea", "causal", "recall", "recall ms/step", mode, mode + " ms/step"});
+  // Job i < n trains vs[i] on recall, n + i on the long-range task, 2n + k ablation k on recall:
+  // independent runs (each its own generators from the seed), so they train side by side.
+  const size_t n = vs.size();
+  std::vector<Trained> runs = kit::side_by_side(2 * n + ablations.size(), [&](size_t j) {
+    if (j >= n && j < 2 * n)
+      return train_and_eval(vs[j - n], cfg, long_range, cfg.get_int("long_steps"),
+                            ctx.seed() + 100);
+    auto tap = probe && j < n ? std::make_unique<MixerTap>() : nullptr;
+    Trained r = train_and_eval(j < n ? vs[j] : ablations[j - 2 * n], cfg, recall,
+                               cfg.get_int("recall_steps"), ctx.seed(), tap.get());
+    r.tap = std::move(tap);
+    return r;
+  });
   Accuracies a;
-  for (size_t i = 0; i < vs.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const ZooVariant& v = vs[i];
-    MixerTap tap;
-    const Trained r = train_and_eval(v, cfg, recall, cfg.get_int("recall_steps"), ctx.seed(),
-                                     probe ? &tap : nullptr);
-    if (probe) probe(i, *r.model, tap, recall);
-    const Trained l =
-        train_and_eval(v, cfg, long_range, cfg.get_int("long_steps"), ctx.seed() + 100);
+    const Trained &r = runs[i], &l = runs[n + i];
+    if (probe) probe(i, *r.model, *r.tap, recall);
     a.recall.push_back(r.accuracy);
     a.long_range.push_back(l.accuracy);
     t.add_row({v.name, v.idea, v.causal ? "yes" : "no", fixed(r.accuracy, 3),
@@ -174,6 +184,7 @@ Accuracies accuracy_part(const Config& cfg,
     ctx.result("recall_ms_per_step_" + v.name, r.ms_per_step);
     ctx.result("long_ms_per_step_" + v.name, l.ms_per_step);
   }
+  for (size_t k = 0; k < ablations.size(); ++k) a.ablations.push_back(runs[2 * n + k].accuracy);
   ctx.table(t);
   accuracy_figure(cfg, ctx, vs, a);
   return a;

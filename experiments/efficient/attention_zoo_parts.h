@@ -43,10 +43,12 @@ std::unique_ptr<MixerModel> build_model(const ZooVariant& v,
                                         MixerTap* tap = nullptr);
 
 // Trains v on task for `steps` (kit::train_classifier), returns held-out accuracy on
-// --eval_size fresh examples and ms per step; with a tap the trained model is handed back.
+// --eval_size fresh examples and ms per step; with a tap the trained model is handed back (and
+// accuracy_part keeps the tap beside it).
 struct Trained {
   double accuracy = 0, ms_per_step = 0;
   std::unique_ptr<MixerModel> model;
+  std::unique_ptr<MixerTap> tap;
 };
 Trained train_and_eval(const ZooVariant& v,
                        const Config& cfg,
@@ -60,10 +62,12 @@ using RecallProbe =
     std::function<void(size_t variant, const MixerModel&, MixerTap&, const data::Task&)>;
 
 // Part 1 (section, table, results, figure); the probe (if any) reads each trained recall model.
+// The ablations are trained on recall beside them, their accuracies only returned (a.ablations).
 Accuracies accuracy_part(const Config& cfg,
                          RunContext& ctx,
                          const std::vector<ZooVariant>& vs,
-                         const RecallProbe& probe);
+                         const RecallProbe& probe,
+                         const std::vector<ZooVariant>& ablations = {});
 // Part 2 (section, tables, results, figures).
 Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant>& vs);
 

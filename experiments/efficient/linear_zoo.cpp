@@ -20,7 +20,6 @@
 
 #include <optional>
 
-#include "data/tasks/recall.h"
 #include "experiments/common/distribution.h"
 #include "experiments/efficient/attention_zoo_parts.h"
 #include "experiments/efficient/linear_zoo_claims.h"
@@ -179,15 +178,16 @@ Reach reach_part(const Config& cfg, RunContext& ctx) {
   return r;
 }
 
-// Linear attention trained on recall without sinusoidal positions: what SANA's convolution has
-// to make up for.
-NoPositions no_positions_part(const Config& cfg, RunContext& ctx) {
+// Linear attention without sinusoidal positions, trained on recall in part 1: what SANA's
+// convolution has to make up for.
+ZooVariant linear_no_positions() {
   ZooVariant linear = zoo_linear_variants().front();
   linear.name = "linear-no-positions";  // zoo_body: no sinusoidal positions
-  const data::RecallTask recall({.num_pairs = cfg.get_int("recall_pairs")});
-  NoPositions n;
-  n.linear_recall =
-      zoo::train_and_eval(linear, cfg, recall, cfg.get_int("recall_steps"), ctx.seed()).accuracy;
+  return linear;
+}
+
+NoPositions no_positions_part(const Accuracies& a, RunContext& ctx) {
+  const NoPositions n{.linear_recall = a.ablations.at(0)};
   ctx.result("recall_accuracy_linear_no_positions", n.linear_recall);
   ctx.note(fmt::format(
       "Ablation: linear attention without positions reaches recall {:.3f} (SANA has no positions "
@@ -214,12 +214,15 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
                                      cfg.get_int("long_len"), cfg.get_int("num_layers")}));
   RowStats rows;
-  const Accuracies a = zoo::accuracy_part(cfg, ctx, vs, row_probe(rows, ctx.seed() + 3));
+  const bool sana = zoo::index_of(vs, "sana") >= 0;
+  const Accuracies a =
+      zoo::accuracy_part(cfg, ctx, vs, row_probe(rows, ctx.seed() + 3),
+                         sana ? std::vector{linear_no_positions()} : std::vector<ZooVariant>{});
   rows_table(ctx, vs, rows, 2 * cfg.get_int("recall_pairs") + 2);
   const Costs c = zoo::cost_part(cfg, ctx, vs);
   const Reach reach = reach_part(cfg, ctx);
   NoPositions np;
-  if (zoo::index_of(vs, "sana") >= 0) np = no_positions_part(cfg, ctx);
+  if (sana) np = no_positions_part(a, ctx);
   zoo::compare_linear(ctx, vs, a, c, rows, reach, np, cfg.get_int("eval_size"));
 }
 

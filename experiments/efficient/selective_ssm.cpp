@@ -286,15 +286,16 @@ void run(const Config& cfg, RunContext& ctx) {
   ctx.section(fmt::format("Part 3: the tasks, {} steps of batch {} per model ({} layers, causal)",
                           cfg.get_int("steps"), cfg.get_int("batch_size"),
                           cfg.get_int("num_layers")));
-  const TaskResult c =
-      task_part(cfg, ctx, copy, "copy",
-                fmt::format("Selective copying: {} tokens among {} (chance per token 1/{})",
-                            cfg.get_int("copy_tokens"), cfg.get_int("copy_len"),
-                            cfg.get_int("copy_alphabet")));
-  const TaskResult rc = task_part(
-      cfg, ctx, recall, "recall",
-      fmt::format("Associative recall: {} pairs, the value of the queried key (chance 1/10)",
-                  cfg.get_int("recall_pairs")));
+  const std::vector<TaskResult> parts = task_parts(
+      cfg, ctx,
+      {{&copy, "copy",
+        fmt::format("Selective copying: {} tokens among {} (chance per token 1/{})",
+                    cfg.get_int("copy_tokens"), cfg.get_int("copy_len"),
+                    cfg.get_int("copy_alphabet"))},
+       {&recall, "recall",
+        fmt::format("Associative recall: {} pairs, the value of the queried key (chance 1/10)",
+                    cfg.get_int("recall_pairs"))}});
+  const TaskResult &c = parts[0], &rc = parts[1];
   const Selection sel = delta_part(*c.models[index_of(c, "s6")], copy, ctx);
   DocumentComparison cmp("000 §9.2-9.5 vs ours");
   add_memory_rows(cmp, h, sc);

@@ -208,33 +208,59 @@ Selection selection(const MixerModel& s6, const data::SelectiveCopyTask& task, u
   return s;
 }
 
-}  // namespace
+// Every mixer of mixer_kinds trained on each task; run j is tasks[j / kinds] and kinds[j % kinds].
+struct MixerRun {
+  int64_t width = 0;
+  std::unique_ptr<MixerModel> model;
+  AnswerRun run;
+};
 
-TaskResult task_part(const Config& cfg,
-                     RunContext& ctx,
-                     const data::Task& task,
-                     const std::string& key,
-                     const std::string& title) {
+std::vector<MixerRun> train_all(const Config& cfg,
+                                const std::vector<TaskPart>& tasks,
+                                uint64_t seed) {
   const std::vector<MixerKind> kinds = mixer_kinds(cfg);
   const int64_t d = cfg.get_int("d_model");
-  const int64_t target = build(cfg, task, kinds[0], d, 0)->num_parameters();
+  // The runs are independent (each builds and trains from generators of its own), so they train
+  // side by side.
+  return kit::side_by_side(tasks.size() * kinds.size(), [&](size_t j) {
+    const data::Task& task = *tasks[j / kinds.size()].task;
+    const MixerKind& kind = kinds[j % kinds.size()];
+    MixerRun r;
+    r.width =
+        kind.name == "softmax"
+            ? d
+            : matched_width(cfg, task, kind, build(cfg, task, kinds[0], d, 0)->num_parameters());
+    r.model = build(cfg, task, kind, r.width, seed + 17);
+    r.run = train_on_answers(*r.model, task, cfg, seed + 29);
+    return r;
+  });
+}
+
+// One task's table, results, curves and figure from its runs.
+TaskResult report_task(const Config& cfg,
+                       RunContext& ctx,
+                       const TaskPart& part,
+                       std::vector<MixerRun>::iterator runs_begin) {
+  const std::vector<MixerKind> kinds = mixer_kinds(cfg);
+  const std::string &key = part.key, &title = part.title;
+  const int64_t target =
+      build(cfg, *part.task, kinds[0], cfg.get_int("d_model"), 0)->num_parameters();
   TaskResult r;
   std::vector<AnswerRun> runs;
   Table t(title, {"mixer", "d_model", "parameters", "vs softmax", "token accuracy",
                   "whole-answer accuracy", "train s"});
-  for (const MixerKind& kind : kinds) {
-    const int64_t w = kind.name == "softmax" ? d : matched_width(cfg, task, kind, target);
-    std::unique_ptr<MixerModel> m = build(cfg, task, kind, w, ctx.seed() + 17);
-    const AnswerRun run = train_on_answers(*m, task, cfg, ctx.seed() + 29);
-    r.mixers.push_back(kind.name);
-    r.widths.push_back(w);
-    r.params.push_back(m->num_parameters());
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    MixerRun& mr = runs_begin[static_cast<std::ptrdiff_t>(k)];
+    const AnswerRun& run = mr.run;
+    r.mixers.push_back(kinds[k].name);
+    r.widths.push_back(mr.width);
+    r.params.push_back(mr.model->num_parameters());
     r.token_acc.push_back(run.token_accuracy);
     r.answer_acc.push_back(run.answer_accuracy);
     r.seconds.push_back(run.seconds);
     runs.push_back(run);
-    r.models.push_back(std::move(m));
-    t.add_row({kind.name, std::to_string(w), std::to_string(r.params.back()),
+    r.models.push_back(std::move(mr.model));
+    t.add_row({kinds[k].name, std::to_string(mr.width), std::to_string(r.params.back()),
                fmt::format("{:+.1f}%", 100.0 * (static_cast<double>(r.params.back()) / target - 1)),
                fixed(run.token_accuracy, 3), fixed(run.answer_accuracy, 3), fixed(run.seconds, 1)});
   }
@@ -255,6 +281,20 @@ TaskResult task_part(const Config& cfg,
   }
   ctx.figure(key + "_loss", line_plot_svg(p), title + ": training loss per mixer");
   return r;
+}
+
+}  // namespace
+
+std::vector<TaskResult> task_parts(const Config& cfg,
+                                   RunContext& ctx,
+                                   const std::vector<TaskPart>& tasks) {
+  std::vector<MixerRun> runs = train_all(cfg, tasks, ctx.seed());
+  const auto kinds = static_cast<std::ptrdiff_t>(mixer_kinds(cfg).size());
+  std::vector<TaskResult> out;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    out.push_back(
+        report_task(cfg, ctx, tasks[i], runs.begin() + kinds * static_cast<std::ptrdiff_t>(i)));
+  return out;
 }
 
 size_t index_of(const TaskResult& r, const std::string& mixer) {

@@ -1,8 +1,8 @@
 // selective-ssm's part 3 (selective_ssm_tasks.cpp): each task learned by a softmax, a linear
 // attention and an S6 MixerModel, and the trained S6 model's Delta.
 //
-//   const TaskResult c = task_part(cfg, ctx, copy, "copy", "Selective copying");
-//   const Selection sel = delta_part(*c.models[index_of(c, "s6")], copy, ctx);
+//   const std::vector<TaskResult> r = task_parts(cfg, ctx, {{&copy, "copy", "Selective copying"}});
+//   const Selection sel = delta_part(*r[0].models[index_of(r[0], "s6")], copy, ctx);
 #pragma once
 
 #include <memory>
@@ -24,12 +24,17 @@ struct TaskResult {
   std::vector<std::unique_ptr<MixerModel>> models;  // trained, in the order of mixers
 };
 
-// Trains the three mixers on `task` (a table, a loss figure, results key_*).
-TaskResult task_part(const Config& cfg,
-                     RunContext& ctx,
-                     const data::Task& task,
-                     const std::string& key,
-                     const std::string& title);
+// A task of part 3: the task, its results' prefix ("copy": copy_*) and its table's title.
+struct TaskPart {
+  const data::Task* task;
+  std::string key, title;
+};
+
+// Trains the three mixers on every task (side by side), then reports each task in order (a table,
+// a loss figure, results key_*).
+std::vector<TaskResult> task_parts(const Config& cfg,
+                                   RunContext& ctx,
+                                   const std::vector<TaskPart>& tasks);
 
 // The position of `mixer` in r.mixers.
 size_t index_of(const TaskResult& r, const std::string& mixer);

@@ -28,6 +28,8 @@
 // training step (forward, backward, Adam) of each model at every --lengths T, the three
 // interleaved (a, b, c, a, b, c, ...) so outside load hits all alike, and measures the exact peak
 // tensor bytes of one forward + backward.
+#include <span>
+
 #include "data/tasks/long_range.h"
 #include "experiments/efficient/sparse_challenge_variants.h"
 #include "experiments/kit/classifier_steps.h"
@@ -99,27 +101,28 @@ void accuracy_rows(const Config& cfg,
   ctx.compare(cmp);
 }
 
-// Every variant trained on `mode` at each training length: a table row per length, the results
-// and the summary line; returns the accuracies [variant][T].
+// Every variant's run on `mode` at each training length, runs[i * variants + m] for length i and
+// variant m: a table row per length, the results and the summary line; returns the accuracies
+// [variant][T].
 Accuracies train_all(const Config& cfg,
                      RunContext& ctx,
                      const std::vector<Variant>& vs,
                      const std::string& mode,
+                     std::span<const Trained> runs,
                      Table& t,
                      std::vector<std::string>& lines) {
   const std::vector<int64_t> ts = cfg.get_ints("train_lengths");
   const int64_t reach = 4 * cfg.get_int("num_layers") * cfg.get_int("window");
   Accuracies acc(vs.size()), ms(vs.size());
-  for (int64_t T : ts) {
+  for (size_t i = 0; i < ts.size(); ++i) {
     for (size_t m = 0; m < vs.size(); ++m) {
-      const Trained r = sparse::train_and_eval(cfg, vs[m], m, mode, T, ctx.seed() + 1000 * T);
-      acc[m].push_back(r.accuracy);
-      ms[m].push_back(r.ms_per_step);
+      acc[m].push_back(runs[i * vs.size() + m].accuracy);
+      ms[m].push_back(runs[i * vs.size() + m].ms_per_step);
     }
-    std::vector<std::string> row{mode, std::to_string(T)};
+    std::vector<std::string> row{mode, std::to_string(ts[i])};
     for (const auto& a : acc) row.push_back(fixed(a.back(), 3));
     for (const auto& m : ms) row.push_back(fixed(m.back(), 1));
-    row.push_back(reach < T ? "yes" : "no");
+    row.push_back(reach < ts[i] ? "yes" : "no");
     t.add_row(row);
   }
   std::vector<std::string> parts;
@@ -146,8 +149,19 @@ void accuracy_part(const Config& cfg, RunContext& ctx, const std::vector<Variant
   Table t("Held-out accuracy (chance 0.5) and training time per step", header);
   std::vector<std::string> lines;
   std::map<std::string, Accuracies> by_task;
-  for (const std::string mode : {"majority", "match"}) {
-    const Accuracies& acc = by_task[mode] = train_all(cfg, ctx, vs, mode, t, lines);
+  const std::vector<std::string> modes{"majority", "match"};
+  const size_t nv = vs.size(), runs_per_mode = ts.size() * nv;
+  // Run j is modes[j / runs_per_mode] at ts[(j / nv) % |ts|] for vs[j % nv]: independent
+  // trainings (each its own generators from the seed), so they train side by side.
+  const std::vector<Trained> runs = kit::side_by_side(2 * runs_per_mode, [&](size_t j) {
+    const int64_t T = ts[(j / nv) % ts.size()];
+    return sparse::train_and_eval(cfg, vs[j % nv], j % nv, modes[j / runs_per_mode], T,
+                                  ctx.seed() + 1000 * T);
+  });
+  for (size_t k = 0; k < modes.size(); ++k) {
+    const std::string& mode = modes[k];
+    const Accuracies& acc = by_task[mode] = train_all(
+        cfg, ctx, vs, mode, std::span(runs).subspan(k * runs_per_mode, runs_per_mode), t, lines);
     if (mode == "match" && *std::max_element(acc[kDense].begin(), acc[kDense].end()) < 0.6)
       lines.push_back(
           "Dense attention did not learn match within this budget either (below 0.6): it must "
