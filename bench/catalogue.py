@@ -47,10 +47,10 @@ def list_experiments(binary):
     out = subprocess.run([binary, "list"], capture_output=True, text=True, check=True).stdout
     rows = []
     for line in out.splitlines()[2:]:
-        m = re.match(r"^  ([a-z0-9]+(?:-[a-z0-9]+)*)\s+.*?\s{2,}((?:<|~)\s?[0-9.\-]+\s?(?:s|min))\s",
-                     line)
-        if m:
-            rows.append((m.group(1), m.group(2)))
+        name = re.match(r"^  ([a-z0-9]+(?:-[a-z0-9]+)*)\s{2,}", line)
+        time_text = re.search(r"\s{2,}((?:<|~)\s?[0-9.\-]+\s?(?:s|min)|not measured)\s", line)
+        if name:
+            rows.append((name.group(1), time_text.group(1) if time_text else "not measured"))
     return rows
 
 

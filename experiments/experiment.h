@@ -7,7 +7,6 @@
 //     e.name = "worked-example";
 //     e.source = "002 §39.2.1";
 //     e.purpose = "Self-attention by hand on 3 tokens, every intermediate matrix";
-//     e.typical_time = "< 1 s";
 //     e.config.add_real("scale", 1 / std::sqrt(2.0), "score scale 1/sqrt(d_k)");
 //     e.quick = {};                          // overrides for --quick (tests), if any
 //     e.nondeterministic = {"fits an exponent to measured times", {"growth_exponent"}};  // if so
@@ -48,8 +47,9 @@ struct Experiment {
   std::string name;     // kebab-case, what the user types: "worked-example"
   std::string source;   // seed document and section: "002 §39.2.1"
   std::string purpose;  // one line
-  // With defaults on 2 cores: "< 1 s", "~20 s", "~3 min". The registry puts the measured time
-  // here (experiments/measured_times.h); an experiment not measured yet gives its estimate.
+  // With defaults on 2 cores: "< 1 s", "~20 s", "~3 min", filled in by the registry from the
+  // last catalogue run (experiments/measured_times.h); "not measured" until the experiment has
+  // been through one.
   std::string typical_time;
   Config config;  // defaults = the document's settings (a "seed" field is always added)
   // Field overrides applied by --quick (before the user's own overrides), for fast tests.

@@ -106,8 +106,9 @@ std::vector<Experiment> build_table() {
       throw Error("experiment registry: two experiments are named '" + e.name + "'");
     check_nondeterminism(e);
     if (!e.config.has("seed")) add_seed_field(e.config);
-    // A measured time replaces the experiment's own estimate (experiments/measured_times.h).
-    if (const auto seconds = measured_seconds(e.name)) e.typical_time = time_text(*seconds);
+    // The time `attnlab list` shows is measured, never written by hand (measured_times.h).
+    const auto seconds = measured_seconds(e.name);
+    e.typical_time = seconds ? time_text(*seconds) : "not measured";
   }
   return table;
 }

@@ -228,7 +228,6 @@ Experiment ablate_block() {
       "steps on reversal and sort";
   // Measured: 124 s wall (40 s CPU) with the machine shared by other jobs (load ~11); --quick
   // 50 s wall (20 s CPU) there.
-  e.typical_time = "~1 min";
   e.config
       .add_string("second_task", "sort", "the task trained beside reversal",
                   {"sort", "copy", "none"})

@@ -257,7 +257,6 @@ Experiment additive_vs_dot() {
   e.name = "additive-vs-dot";
   e.source = "004 §2.3, §1.1";
   e.purpose = "Additive (Bahdanau) vs scaled dot-product scores: accuracy, step time, memory";
-  e.typical_time = "~2 min";
   e.nondeterministic = {
       "judges which score step and which training step is faster by measured times",
       {"needs less computation", "overall complexity", "model is faster"}};

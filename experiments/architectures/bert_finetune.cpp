@@ -187,7 +187,6 @@ Experiment bert_finetune() {
   e.name = "bert-finetune";
   e.source = "003 (BERT)";
   e.purpose = "BERT pre-training (masked LM + next sentence), then fine-tuning vs scratch";
-  e.typical_time = "~1 min";
   e.config.add_int("seeds", 3, "seeds (their spread sets the tolerances)", {.min = 1, .max = 20})
       .add_int("sentences", 4000, "corpus sentences (the last 10% held out)", {.min = 200})
       .add_int("labelled", 32, "labelled training sentences of the downstream task", {.min = 1})

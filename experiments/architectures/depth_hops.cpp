@@ -325,7 +325,6 @@ Experiment depth_hops() {
   e.name = "depth-hops";
   e.source = "000 \"Seeing ≠ Walking\" (L layers, L steps)";
   e.purpose = "k-hop pointer chasing against depth: how many layers does k hops take?";
-  e.typical_time = "~2-3 min";
   e.config.add_ints("hops", {1, 2, 3, 4}, "pointer steps k (columns of the grid)", {.min = 1})
       .add_ints("layers", {1, 2, 3, 4}, "encoder layers L (rows of the grid)", {.min = 1})
       .add_ints("seeds", {1}, "seeds per cell (the map shows their mean)", {.min = 0})

@@ -308,7 +308,6 @@ Experiment gpt_bert_encdec() {
   e.name = "gpt-bert-encdec";
   e.source = "001 (architectures), 003 (BERT, GPT)";
   e.purpose = "Decoder-only LM, encoder-only MLM (80-10-10 measured), encoder-decoder; the masks";
-  e.typical_time = "~2 min";
   e.config.add_int("d_model", 64, "model width (all three models)", {.min = 1})
       .add_int("nhead", 4, "attention heads per layer (must divide d_model)", {.min = 1})
       .add_int("layers", 2, "layers per stack", {.min = 1})

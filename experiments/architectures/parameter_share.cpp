@@ -332,7 +332,6 @@ Experiment parameter_share() {
   e.purpose =
       "Parameter counts by component (Q, K, V, O, FFN, norms, embeddings): does QKV "
       "hold most of the weights?";
-  e.typical_time = "~2 s";
   e.config.add_int("vocab", 37000, "shared vocabulary of the whole model", {.min = 1});
   // The base model's sizes; n_kv_heads is the grouped-query llama-style block's, num_layers the
   // whole model's encoder and decoder layers.

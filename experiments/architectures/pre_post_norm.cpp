@@ -281,7 +281,6 @@ Experiment pre_post_norm() {
       "learning-rate sweep, final loss, gradient per block at init";
   // Measured: 297 s wall (96 s CPU) with the machine shared by other jobs (load ~11); --quick
   // 35 s wall (12 s CPU) there.
-  e.typical_time = "~2 min";
   e.config.add_ints("depths", {6, 12}, "blocks of the character model", {.min = 1})
       .add_reals("lrs", {3e-3, 1e-2}, "peak AdamW learning rates of the sweep", {.min = 0})
       .add_int("seeds", 2, "seeds per (depth, norm, schedule, learning rate)", {.min = 1})

@@ -353,7 +353,6 @@ Experiment reversal() {
   e.name = "reversal";
   e.source = "002 §39.7 (Chapter 40 preview)";
   e.purpose = "Train an 8-head Transformer to reverse strings; measure what each head attends to";
-  e.typical_time = "~50 s";
   add_reversal_fields(e.config)
       .add_int("role_examples", 500, "held-out sequences the head roles are averaged over",
                {.min = 1})

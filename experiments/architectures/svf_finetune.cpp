@@ -67,7 +67,6 @@ Experiment svf_finetune() {
   e.name = "svf-finetune";
   e.source = "004 §4.2";
   e.purpose = "Transformer²: z-vectors scale singular values; two passes pick the z";
-  e.typical_time = "~1 min";
   e.config.add_int("seeds", 3, "seeds (their spread judges the comparisons)",
                    {.min = 1, .max = 20});
   e.config.add_string("task_a", "reverse", "the base model's task", kOps);

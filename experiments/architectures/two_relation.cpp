@@ -375,7 +375,6 @@ Experiment two_relation() {
   e.name = "two-relation";
   e.source = "002 §39.7.1";
   e.purpose = "One head vs two heads on two contradictory attention targets; tests the claim";
-  e.typical_time = "~2 s";
   e.config.add_int("iters", 400, "Adam steps in the document's setting", {.min = 1})
       .add_string("position_code", "document",
                   "position features: the document's (identity columns) or binary",

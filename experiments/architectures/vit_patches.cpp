@@ -194,7 +194,6 @@ Experiment vit_patches() {
   e.name = "vit-patches";
   e.source = "003 Vision transformers (ViT), Check Your Understanding 3";
   e.purpose = "A small ViT on generated shapes: accuracy, attention distance, positions, patches";
-  e.typical_time = "~1 min";
   e.config.add_int("image_size", 16, "image side in pixels", {.min = 8})
       .add_real("min_radius", 3, "smallest shape half-size in pixels", {.min = 1})
       .add_real("max_radius", 6, "largest shape half-size in pixels", {.min = 1})

@@ -98,7 +98,6 @@ Experiment attention_heatmap() {
   e.name = "attention-heatmap";
   e.source = "002 §39.5";
   e.purpose = "Untrained self-attention over the characters of a sentence, as a heatmap";
-  e.typical_time = "< 1 s";
   add_sentence_fields(e.config);
   e.config.add_int("trials", 50, "random draws for the uniformity statistics", {.min = 1});
   e.quick = {{"trials", "10"}};

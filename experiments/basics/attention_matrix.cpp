@@ -260,7 +260,6 @@ Experiment attention_matrix() {
   e.name = "attention-matrix";
   e.source = "001 (direct connections), 002 §39.5";
   e.purpose = "001's six-by-six table checked row by row, beside untrained and trained matrices";
-  e.typical_time = "~30 s";
   add_model_fields(e.config, {.d_model = 64, .nhead = 4, .num_layers = 2, .dim_ff = 256});
   add_optimizer_fields(e.config, {.steps = 600, .batch_size = 32, .lr = 3e-3, .warmup = 50});
   add_data_fields(e.config, {.block_len = 64});

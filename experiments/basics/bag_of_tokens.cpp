@@ -109,7 +109,6 @@ Experiment bag_of_tokens() {
   e.name = "bag-of-tokens";
   e.source = "docs/adding-an-experiment.md";
   e.purpose = "Averaged embeddings learn the majority bit but not the first bit";
-  e.typical_time = "< 1 s";
   e.config.add_int("length", 9, "bits per string (odd: no ties)", {.min = 1, .max = 99});
   add_model_fields(e.config, {.d_model = 8});
   add_optimizer_fields(e.config, {.steps = 400, .batch_size = 64, .lr = 1e-2});

@@ -105,7 +105,6 @@ Experiment cat_sat_mat() {
   e.name = "cat-sat-mat";
   e.source = "000 §III";
   e.purpose = "The 'cat sat mat' hand computation, checked step by step";
-  e.typical_time = "< 1 s";
   e.config.add_reals("x", {1, 0, 0, 1, 1, 1}, "embeddings of cat, sat, mat (3 x 2, row-major)")
       .add_reals("g", {1, -1, 0.5, 2, -1.5, 0.5},
                  "the fixed upstream gradient G = dL/dout of the loss L = sum(out o G) (3 x 2)");

@@ -165,7 +165,6 @@ Experiment causal_mask() {
   e.purpose =
       "Causal masking: lower-triangular weights, dy_t/dx_{t+k} = 0 on the tape, and why "
       "generation needs the mask while classification does not";
-  e.typical_time = "~15 s";
   e.config.add_int("t", 8, "sequence length", {.min = 2})
       .add_int("d_k", 16, "query/key/value width", {.min = 1});
   add_model_fields(e.config, {.d_model = 16});

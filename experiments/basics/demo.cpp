@@ -146,7 +146,6 @@ Experiment demo() {
   e.name = "demo";
   e.source = "(none)";
   e.purpose = "A 2-layer MLP learns XOR on the plane: watch the loss fall";
-  e.typical_time = "< 1 s";
   e.config.add_int("points", 256, "training points (every step sees them all)", {.min = 4});
   add_model_fields(e.config, {.hidden = 16});                 // tanh units
   add_optimizer_fields(e.config, {.steps = 400, .lr = 0.5});  // plain gradient descent

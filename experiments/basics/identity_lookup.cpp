@@ -126,7 +126,6 @@ Experiment identity_lookup() {
   e.name = "identity-lookup";
   e.source = "002 §39.2";
   e.purpose = "Q = K = I: attention as a soft lookup, and how the diagonal changes with d";
-  e.typical_time = "< 1 s";
   e.config.add_ints("dims", {4, 8, 16, 32, 64, 128, 256, 512}, "dimensions to try", {.min = 1})
       .add_int("trials", 20, "random draws averaged per dimension", {.min = 1});
   e.quick = {{"dims", "4,16,64"}, {"trials", "5"}};

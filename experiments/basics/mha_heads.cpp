@@ -96,7 +96,6 @@ Experiment mha_heads() {
   e.name = "mha-heads";
   e.source = "002 §39.7";
   e.purpose = "4-head attention on the same sentence: one heatmap per head";
-  e.typical_time = "< 1 s";
   e.config.add_string("sentence", "the cat sat on the mat", "text whose characters are the tokens")
       .add_int("columns", 4, "heatmaps per row of the figure", {.min = 1})
       .add_int("embed_seed", 2, "seed of the character embeddings (attention-heatmap's)",

@@ -309,7 +309,6 @@ Experiment qkv_identity() {
   e.purpose =
       "W_Q = W_K = I: symmetric scores, a heavy diagonal; and 004's weights that sum "
       "to 1.1";
-  e.typical_time = "~3 s";
   e.config.add_int("tokens", 8, "tokens per input T", {.min = 2})
       .add_ints("dims", {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, "widths d to try", {.min = 1})
       .add_int("trials", 1000, "random inputs averaged per point", {.min = 1})

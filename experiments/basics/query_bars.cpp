@@ -94,7 +94,6 @@ Experiment query_bars() {
   e.name = "query-bars";
   e.source = "002 §39.6";
   e.purpose = "Attention rows of a few query positions as bar charts (red = self)";
-  e.typical_time = "< 1 s";
   add_sentence_fields(e.config);
   e.config.add_ints("positions", {0, 5, 10, 15, 21}, "query positions to show", {.min = 0});
   e.reference = true;  // its point is the computation: the elementary ops on the tape

@@ -268,7 +268,6 @@ Experiment scaling_variance() {
   e.purpose =
       "Var(q . k) grows like d_k; what that does to the softmax, its gradient and "
       "training, with and without 1/sqrt(d_k)";
-  e.typical_time = "~20 s";
   e.config.add_ints("dims", {4, 8, 16, 32, 64, 128, 256, 512, 1024}, "d_k values", {.min = 1})
       .add_int("pairs", 20000, "sampled (q, k) pairs per d_k", {.min = 2})
       .add_int("keys", 32, "keys per softmax row T", {.min = 2})

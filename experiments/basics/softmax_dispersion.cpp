@@ -363,7 +363,6 @@ Experiment softmax_dispersion() {
   e.name = "softmax-dispersion";
   e.source = "004 §2.4, §2.5";
   e.purpose = "Softmax over N keys at a fixed logit gap disperses; the log-N temperature fix";
-  e.typical_time = "< 1 s";
   e.config
       .add_real("gap", 4, "logit gap of the right key over the N - 1 others", {.min = 0, .max = 40})
       .add_int("train_length", 64, "m: the length where log N / log m = 1 (a power of two)",

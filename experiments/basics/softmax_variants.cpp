@@ -178,7 +178,6 @@ Experiment softmax_variants() {
   e.name = "softmax-variants";
   e.source = "004 §2.4, §3.1";
   e.purpose = "Log-softmax vs log(softmax) at large logits, the -1e9 mask leak, adaptive softmax";
-  e.typical_time = "~30 s";
   e.config.add_int("classes", 32, "classes in the log-softmax row", {.min = 2, .max = 100000});
   e.config.add_real("max_scale", 1e4, "largest logit scale s of the log-softmax sweep",
                     {.min = 2, .max = 1e30});

@@ -169,7 +169,6 @@ Experiment worked_example() {
   e.name = "worked-example";
   e.source = "002 §39.2.1";
   e.purpose = "Self-attention by hand on 3 tokens: every intermediate vs the document";
-  e.typical_time = "< 1 s";
   e.config.add_reals("x", {1, 0, 0, 1, 1, 1}, "input rows X, row-major (T x d_model)")
       .add_int("d_model", 2, "width of each token vector (= d_k)", {.min = 1})
       .add_reals("w_v", {1, 0, 0, 2}, "value projection W_V, row-major (d_model x d_model)")

@@ -92,8 +92,5 @@ int claims_command(const std::vector<std::string>& args, const std::string& comm
 bool asks_for_all(const std::vector<std::string>& args);
 // `attnlab run --all ...`: exit 0, or 1 when an experiment failed; UsageError for bad input.
 int run_all_command(const std::vector<std::string>& args, const std::string& command);
-// A list time ("< 1 s", "~20 s", "~4.5 min", "~2-3 min": the middle of a range) in seconds;
-// nullopt when the text holds no time.
-std::optional<double> typical_seconds(const std::string& typical_time);
 
 }  // namespace attn::experiments

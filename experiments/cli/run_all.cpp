@@ -2,7 +2,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <regex>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -11,6 +10,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/safetensors.h"
 #include "experiments/cli/claims.h"
+#include "experiments/measured_times.h"
 #include "experiments/registry.h"
 #include "experiments/report/html.h"
 #include "experiments/run_context.h"
@@ -24,18 +24,6 @@ bool asks_for_all(const std::vector<std::string>& args) {
   for (const std::string& a : args)
     if (a == "--all" || a.rfind("--all=", 0) == 0) return true;
   return false;
-}
-
-std::optional<double> typical_seconds(const std::string& typical_time) {
-  // A number, optionally a range "2-3" (its middle), then the unit: "s", "min" or "h".
-  static const std::regex time(
-      R"(([0-9]+(?:\.[0-9]+)?)(?:\s*-\s*([0-9]+(?:\.[0-9]+)?))?\s*(min|s|h)\b)");
-  std::smatch m;
-  if (!std::regex_search(typical_time, m, time)) return std::nullopt;
-  double value = std::stod(m[1].str());
-  if (m[2].matched) value = (value + std::stod(m[2].str())) / 2;
-  const std::string unit = m[3].str();
-  return value * (unit == "min" ? 60 : unit == "h" ? 3600 : 1);
 }
 
 namespace {
@@ -182,7 +170,7 @@ int run_all_command(const std::vector<std::string>& args, const std::string& com
   }
   Progress progress;
   for (const Experiment* e : r.experiments)
-    progress.typical.push_back(typical_seconds(e->typical_time).value_or(60.0));
+    progress.typical.push_back(measured_seconds(e->name).value_or(60.0));  // unmeasured: 1 min
   std::vector<Outcome> outcomes;
   for (size_t i = 0; i < r.experiments.size(); ++i) {
     const Experiment& e = *r.experiments[i];

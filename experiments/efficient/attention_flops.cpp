@@ -156,7 +156,6 @@ Experiment attention_flops() {
   e.name = "attention-flops";
   e.source = "002 Ex. 39.2";
   e.purpose = "FLOPs of one attention layer vs an RNN of the same width, counted and measured";
-  e.typical_time = "~10 s";
   e.config.add_int("t", 1000, "sequence length T", {.min = 1})
       .add_int("d", 64, "width d (head dim = RNN hidden size)", {.min = 1})
       .add_ints("sweep", {8, 16, 32, 64, 128, 256, 512, 1000, 2048, 4096}, "T values of the plot",

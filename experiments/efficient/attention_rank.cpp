@@ -193,7 +193,6 @@ Experiment attention_rank() {
   e.source = "004 §2.4, §4.1";
   e.purpose =
       "Rank of QK^T, softmax and linear attention; spectra of trained attention; Linformer k";
-  e.typical_time = "~1 min";
   e.config.add_ints("lengths", {32, 64, 128}, "part 1: sequence lengths T", {.min = 2, .max = 256})
       .add_ints("widths", {4, 8, 16}, "part 1: head widths d", {.min = 1, .max = 256})
       .add_reals("logit_scales", {0.01, 0.1, 1, 4}, "part 1: factors on the scores",

@@ -123,7 +123,6 @@ Experiment attention_zoo() {
       "Softmax attention beside Linformer, Reformer LSH, Synthesizer (dense, random), dual chunk, "
       "lightning, a hybrid lightning/softmax stack and a Titans memory: accuracy on recall and a "
       "long-range task, time and memory against T, DCA beyond the training length";
-  e.typical_time = "~2-3 min";
   zoo::add_zoo_fields(e.config);
   e.config.add_int("rope_train_len", 32, "part 3: training length of the RoPE model", {.min = 4})
       .add_int("rope_steps", 300, "part 3: training steps", {.min = 1})

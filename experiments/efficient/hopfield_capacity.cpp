@@ -366,7 +366,6 @@ Experiment hopfield_capacity() {
   e.purpose =
       "Self-attention as a modern Hopfield network: stored patterns retrieved against n, "
       "classical (~0.14 d) vs modern (exponential in d)";
-  e.typical_time = "~10 s";
   e.config.add_ints("dims", {8, 16, 24, 32, 40, 48, 56, 64}, "pattern dimensions d", {.min = 2})
       .add_real("flip", 0.125, "fraction of a probe's entries negated (round(flip d))",
                 {.min = 0, .max = 0.5})

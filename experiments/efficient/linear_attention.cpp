@@ -314,7 +314,6 @@ Experiment linear_attention() {
   e.name = "linear-attention";
   e.source = "002 Ex. 39.6, §39.4.1";
   e.purpose = "Softmax vs linear attention time against T; fast weights = causal linear attention";
-  e.typical_time = "~35 s";
   e.nondeterministic = {"reads crossover lengths and growth exponents off measured times",
                         {"^(measured|rate_corrected)_crossover", "^crossover_rates",
                          "^crossover T:", "growth.exponent", "faster", "_over_full_at_largest_T$"}};

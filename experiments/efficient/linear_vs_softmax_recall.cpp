@@ -341,7 +341,6 @@ Experiment linear_vs_softmax_recall() {
   e.name = "linear-vs-softmax-recall";
   e.source = "000 §8.2, 004 §4.2";
   e.purpose = "Associative recall: softmax vs linear (elu+1) vs a sharper power feature map";
-  e.typical_time = "~1 s";
   e.config.add_int("d_k", 16, "key (and value) dimension", {.min = 1, .max = 512})
       .add_ints("n", {4, 8, 16, 32, 64, 128}, "numbers of stored pairs", {.min = 2, .max = 4096})
       .add_int("seeds", 10, "random draws averaged per n", {.min = 1})

@@ -236,7 +236,6 @@ Experiment linear_zoo() {
       "attention-zoo's second half: atrous and local + dilated attention, PolaFormer, "
       "TransNormer, a SANA block and AWRSR refinement beside softmax and linear attention: "
       "accuracy, the trained rows' entropy, time and memory against T";
-  e.typical_time = "~3 min";
   zoo::add_zoo_fields(e.config);
   e.quick = {{"recall_pairs", "4"}, {"recall_steps", "200"}, {"long_len", "32"},
              {"long_steps", "60"},  {"eval_size", "200"},    {"lengths", "64,128,256,512"},

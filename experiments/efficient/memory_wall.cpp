@@ -271,7 +271,6 @@ Experiment memory_wall() {
   e.name = "memory-wall";
   e.source = "002 §39.3.2";
   e.purpose = "The O(T^2) attention memory: the document's table, then naive vs blockwise measured";
-  e.typical_time = "~20 s";
   e.nondeterministic = {
       "fits growth exponents to measured times; the blockwise kernel's peak holds one scratch "
       "block per thread",

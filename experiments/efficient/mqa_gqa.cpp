@@ -325,7 +325,6 @@ Experiment mqa_gqa() {
   e.name = "mqa-gqa";
   e.source = "004 §3.2 (llama3 n_kv_heads, KV cache), §1.3, §4.1";
   e.purpose = "MHA vs GQA vs MQA: KV-cache bytes, cached vs recomputed decoding, LM quality";
-  e.typical_time = "~2 min";
   e.nondeterministic = {"fits decoding-time growth exponents to measured times",
                         {"time growth exponent", "caching is faster"}};
   add_model_fields(e.config, {.d_model = 64, .nhead = 8, .num_layers = 2, .dim_ff = 256});

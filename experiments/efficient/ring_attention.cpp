@@ -231,7 +231,6 @@ Experiment ring_attention() {
   e.name = "ring-attention";
   e.source = "001 (ring attention)";
   e.purpose = "Exact attention with key/value blocks passed round a ring of MPI ranks";
-  e.typical_time = "~20 s";
   e.nondeterministic = {"compares measured step times", {"speedup", "faster"}};
   add_model_fields(e.config, {.d_model = 128, .nhead = 4});
   e.config.add_int("check_length", 512, "T of the exactness check (float64 reference)", {.min = 1})

@@ -312,7 +312,6 @@ Experiment selective_ssm() {
   e.purpose =
       "HiPPO-LegS memory error vs N; S6's sequential and chunked scans; selective copying and "
       "associative recall for S6, softmax and linear attention";
-  e.typical_time = "~1.5 min";
   e.nondeterministic = {"fits the chunked scan's cost exponent to measured times",
                         {"cost linear in T"}};
   e.config.add_ints("hippo_n", {4, 8, 16, 32, 64}, "HiPPO state sizes N")

@@ -352,7 +352,6 @@ Experiment sparse_challenge() {
   e.purpose =
       "Sliding-window (banded) vs full attention on long-range classification: accuracy, time "
       "per step and memory against T, the crossover length, where the local scheme fails";
-  e.typical_time = "~2 min";
   e.nondeterministic = {"finds where the sparse scheme becomes faster from measured step times",
                         {"^crossover_", "^step_ratio_", "^banded_faster", "gets faster"}};
   e.config

@@ -225,7 +225,6 @@ Experiment titans_memory() {
   e.name = "titans-memory";
   e.source = "004 §4.2";
   e.purpose = "Titans: memory as context, gate and layer; deep vs linear memory; surprise rule";
-  e.typical_time = "~2 min";
   e.config.add_int("pairs", 4, "recall key-value pairs (T = 2 pairs + 2)", {.min = 2, .max = 12})
       .add_int("segment", 4, "rows per memory segment (MAC attends inside one)", {.min = 1})
       .add_int("window", 2, "MAG/MAL sliding window: row i sees rows i-window..i", {.min = 0})

@@ -352,7 +352,6 @@ Experiment triangle_tradeoff() {
   e.purpose =
       "Softmax, linear attention, S6 and a sliding window: training time against T, decoding "
       "state per token, associative recall — the triangle's three corners measured";
-  e.typical_time = "~2 min";
   e.nondeterministic = {
       "scores step-time exponents, and the linear-time corner, from measured times",
       {"^corners_", "^softmax_slower_from_T", "step-time exponent", "holds all three corners"}};

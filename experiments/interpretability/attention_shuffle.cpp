@@ -251,7 +251,6 @@ Experiment attention_shuffle() {
   e.name = "attention-shuffle";
   e.source = "000 §X (Jain & Wallace)";
   e.purpose = "Permute, flatten or adversarially replace trained attention rows; what changes";
-  e.typical_time = "~1 min";
   add_reversal_fields(e.config)
       .add_string("attention", "cross", "which attention to intervene on",
                   {"encoder_self", "decoder_self", "cross"})

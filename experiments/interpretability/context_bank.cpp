@@ -373,7 +373,6 @@ Experiment context_bank() {
   e.name = "context-bank";
   e.source = "000 (dynamic topology), 004 §1.3";
   e.purpose = "One word in two contexts: one static embedding, two attention rows and outputs";
-  e.typical_time = "~25 s";
   e.config.add_int("seeds", 3, "seeds (their spread sets the tolerances)", {.min = 1, .max = 20});
   add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2, .dim_ff = 64});
   add_optimizer_fields(e.config, {.steps = 400, .batch_size = 64, .lr = 3e-3});

@@ -326,7 +326,6 @@ Experiment ffn_memory() {
   e.name = "ffn-memory";
   e.source = "001 (the transformer block)";
   e.purpose = "The feed-forward block read as a key-value memory; memorised facts against width";
-  e.typical_time = "~1 min";
   e.config.add_int("sentences", 4000, "sentences of the built-in corpus",
                    {.min = 200, .max = 100000});
   e.config.add_int("keys", 16, "strongest keys read", {.min = 2, .max = 4096});

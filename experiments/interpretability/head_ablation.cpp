@@ -304,7 +304,6 @@ Experiment head_ablation() {
   e.name = "head-ablation";
   e.source = "000 §IV, 001 (multi-head attention)";
   e.purpose = "Remove each head / layer of a trained reversal model; head count at fixed width";
-  e.typical_time = "~3 min";
   add_reversal_fields(e.config)
       .add_int("ablation_examples", 200, "held-out sequences each ablation is scored on",
                {.min = 1})

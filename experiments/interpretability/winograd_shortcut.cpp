@@ -237,7 +237,6 @@ Experiment winograd_shortcut() {
   e.name = "winograd-shortcut";
   e.source = "000 §X";
   e.purpose = "A pronoun shortcut learned from skewed data, and its failure under a shift";
-  e.typical_time = "~40 s";
   e.config.add_int("seeds", 3, "seeds per training set (their spread sets the tolerances)",
                    {.min = 1, .max = 20});
   add_model_fields(e.config, {.d_model = 32, .nhead = 2, .num_layers = 2, .dim_ff = 64});

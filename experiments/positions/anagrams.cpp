@@ -212,7 +212,6 @@ Experiment anagrams() {
   e.name = "anagrams";
   e.source = "002 §39.5.1";
   e.purpose = "Without positions attention cannot tell anagrams apart; with positions it can";
-  e.typical_time = "< 1 s";
   e.config.add_int("d_k", 8, "query/key/value width", {.min = 1})
       .add_real("atol", 1e-5, "tolerance of the allclose comparison", {.min = 0});
   add_model_fields(e.config, {.d_model = 16});

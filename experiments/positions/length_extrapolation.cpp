@@ -327,7 +327,6 @@ Experiment length_extrapolation() {
   e.name = "length-extrapolation";
   e.source = "000 §VIII, 001 (positional encoding, ALiBi), 004 §4.1 (length extrapolation)";
   e.purpose = "Train a char LM on 32 characters, read 32-512: which positions extrapolate?";
-  e.typical_time = "~40 s";
   e.config
       .add_string("variants", fmt::format("{}", fmt::join(kVariants, ",")),
                   "comma-separated: positional schemes (none learned sinusoidal rope alibi "

@@ -129,7 +129,6 @@ Experiment norms_angles() {
   e.name = "norms-angles";
   e.source = "004 §2.3 (the dot product as norms and cosine), §4.1 (V-shaped attention)";
   e.purpose = "q.k = |q||k|cos: norms or angles beyond the training length; V-shaped rows";
-  e.typical_time = "~1 min";
   e.config.add_int("seeds", 3, "models trained (the spread of every row)", {.min = 1, .max = 20})
       .add_string("positions", "rope", "positional scheme of the LM", {"rope", "none"})
       .add_int("train_len", 32, "characters per training window", {.min = 8})

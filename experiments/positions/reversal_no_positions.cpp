@@ -262,7 +262,6 @@ Experiment reversal_no_positions() {
   e.name = "reversal-no-positions";
   e.source = "002 Exercise 39.4";
   e.purpose = "One attention layer cannot reverse without positions; with learned positions it can";
-  e.typical_time = "~7 s";
   e.config.add_int("seq_len", 8, "length T of every sequence", {.min = 2, .max = 64})
       .add_int("alphabet", 8, "number of distinct tokens (letters a, b, ...)",
                {.min = 2, .max = 26})

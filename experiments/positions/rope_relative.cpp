@@ -213,7 +213,6 @@ Experiment rope_relative() {
   e.name = "rope-relative";
   e.source = "001 (Positional encoding), 000 §VIII, 004 §3.2";
   e.purpose = "RoPE scores depend only on i - j (measured); added absolute positions do not";
-  e.typical_time = "~1 s";
   e.config.add_int("head_dim", 64, "channels per head (even)", {.min = 2})
       .add_int("positions", 64, "positions 0..N-1", {.min = 2})
       .add_int("trials", 8, "random (q, k) draws", {.min = 1})

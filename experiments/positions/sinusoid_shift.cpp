@@ -374,7 +374,6 @@ Experiment sinusoid_shift() {
   e.source = "000 §VIII, 001 (Positional encoding), 003 (The transformer architecture)";
   e.purpose =
       "PE(pos+k) = M_k PE(pos): fit M_k, compare with the rotation; dot product vs distance";
-  e.typical_time = "< 1 s";
   e.config.add_int("d_model", 64, "width of the table (even)", {.min = 2})
       .add_int("positions", 256, "positions the fit runs over", {.min = 4})
       .add_ints("shifts", {1, 2, 5, 20, 100}, "shifts k to fit", {.min = 1});

@@ -330,7 +330,6 @@ Experiment recurrent_baselines() {
   e.purpose =
       "RNN/GRU/LSTM seq2seq (no attention, Bahdanau, Luong) vs transformer on reversal, "
       "same wall time, accuracy by length";
-  e.typical_time = "~4.5 min";
   e.nondeterministic = {
       "trains each model for a wall-time budget: its step count, and so every trained number, "
       "follows the machine's speed",

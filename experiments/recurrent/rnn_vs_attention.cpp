@@ -358,7 +358,6 @@ Experiment rnn_vs_attention() {
   e.name = "rnn-vs-attention";
   e.source = "002 §39.3.1";
   e.purpose = "Forward (and backward) time of an RNN vs self-attention against T, 1 and 2 threads";
-  e.typical_time = "~15 s";
   e.nondeterministic = {"compares measured forward and backward times",
                         {"^ratio_", "growth_exponent", "faster", "ratio rises"}};
   e.config.add_ints("lengths", {16, 64, 256, 1024}, "sequence lengths T", {.min = 2})

@@ -378,7 +378,6 @@ Experiment vanishing_gradient() {
   e.name = "vanishing-gradient";
   e.source = "001 (sequential processing); 000 §1.1";
   e.purpose = "Gradient reaching x_t vs distance: tanh RNN, GRU, LSTM, self-attention";
-  e.typical_time = "~2 s";
   e.config.add_int("seq_len", 128, "sequence length T (distances 0..T-1)", {.min = 3})
       .add_int("seeds", 10, "seeds averaged (geometric mean)", {.min = 1})
       .add_real("radius", 1.0, "spectral radius the rescaled RNN's W_hh is given", {.min = 0})

@@ -110,7 +110,6 @@ Experiment emergence() {
   e.name = "emergence";
   e.source = "003 \"Scaling laws and emergent abilities\"";
   e.purpose = "Exact match vs per-token log-likelihood across sizes: a jump, or the metric?";
-  e.typical_time = "~1 min";
   e.config.add_int("digits", 6, "digits per operand (the answer has digits + 1)",
                    {.min = 1, .max = 9});
   e.config.add_ints("d_models", {6, 8, 12, 16, 24, 32},

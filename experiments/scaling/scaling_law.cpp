@@ -339,7 +339,6 @@ Experiment scaling_law() {
       "intervals, loss against tokens, and the compute-optimal size per budget";
   // Measured: 511-636 s wall (about 240 s CPU) with the machine shared by other jobs (load
   // 9-12); --quick 15-25 s wall (5.5 s CPU) there.
-  e.typical_time = "~5-11 min";
   e.config
       .add_ints("d_models", {8, 8, 16, 16, 24, 32, 48, 64, 96}, "model widths, one per size",
                 {.min = 8})

@@ -222,24 +222,15 @@ TEST_SUITE("experiments") {
     CHECK(overridden_fields(e, seeded.to_json(), false) == std::vector<std::string>{"seed"});
   }
 
-  TEST_CASE("claims ledger: list times for the ETA of run --all") {
-    CHECK(typical_seconds("< 1 s") == 1.0);
-    CHECK(typical_seconds("~20 s") == 20.0);
-    CHECK(typical_seconds("~4.5 min") == 270.0);
-    CHECK(typical_seconds("~2-3 min") == 150.0);
-    CHECK(typical_seconds("~5-11 min") == 480.0);
-    CHECK_FALSE(typical_seconds("quick"));
+  TEST_CASE("claims ledger: the list's times are the measured ones") {
     CHECK(time_text(0.4) == "< 1 s");
     CHECK(time_text(51.6) == "~52 s");
     CHECK(time_text(140) == "~2.5 min");
     CHECK(time_text(755) == "~13 min");
-    for (const double s : {0.4, 7.0, 89.0, 100.0, 600.0, 3000.0})  // run --all reads them back
-      CHECK(*typical_seconds(time_text(s)) == doctest::Approx(std::max(s, 1.0)).epsilon(0.15));
-    for (const Experiment* e : catalogue()) {
+    for (const Experiment* e : catalogue()) {  // the list shows the measurement, or says none
       INFO(e->name << ": '" << e->typical_time << "'");
-      CHECK(typical_seconds(e->typical_time));
-      if (const auto measured = measured_seconds(e->name))
-        CHECK(e->typical_time == time_text(*measured));  // the list shows the measurement
+      const auto measured = measured_seconds(e->name);
+      CHECK(e->typical_time == (measured ? time_text(*measured) : "not measured"));
     }
   }
 
