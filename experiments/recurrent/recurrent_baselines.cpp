@@ -299,13 +299,11 @@ void run(const Config& cfg, RunContext& ctx) {
         "attnlab normally bounds it with GOMP_SPINCOUNT=" +
         std::string(kBoundedSpinCount) + ".");
   const kit::ScratchFolder root(ctx.dir(), "models", "recurrent-baselines");
-  // The models are independent (each train_task builds its own generators from the seed), so
-  // they train side by side, one core each for its whole budget.
-  const std::vector<Outcome> outs = kit::side_by_side(specs.size(), [&](size_t i) {
-    return baselines::train_and_score(specs[i], cfg, lengths, ctx.seed(), root.path());
-  });
-  for (const Outcome& o : outs) {
-    ctx.section("Training " + o.spec.label());
+  std::vector<Outcome> outs;
+  for (const auto& s : specs) {
+    ctx.section("Training " + s.label());
+    outs.push_back(baselines::train_and_score(s, cfg, lengths, ctx.seed(), root.path()));
+    const Outcome& o = outs.back();
     ctx.note(fmt::format(
         "{}: {} steps in {:.1f} s, final training loss {:.3f}; exact match {} on "
         "trained lengths, {} beyond",

@@ -200,10 +200,9 @@ Outcome train_and_score(const ModelSpec& spec,
                         const fs::path& root) {
   Outcome o;
   o.spec = spec;
-  train::TrainConfig tc = train_config(spec, cfg, lengths, seed, root / spec.key());
-  if (kit::in_side_by_side_job()) tc.progress = "off";  // a job prints nothing
+  const train::TrainConfig tc = train_config(spec, cfg, lengths, seed, root / spec.key());
   try {  // a divergence or anomaly detection's error names the model trained
-    o.summary = train::train_task(tc, tc.progress == "off" ? nullptr : stdout);
+    o.summary = train::train_task(tc, stdout);
   } catch (const Error&) {
     train::rethrow_naming_variant(spec.key());
   }
