@@ -87,8 +87,8 @@ def write(path, catalogue):
             seconds[row["experiment"]] = statistics.median(m["wall_s"] for m in row["new"])
             measured += 1
     threads = catalogue.get("threads") or os.cpu_count()
-    origin = (f"{datetime.date.today().isoformat()}, {cpu_model()}, {threads} threads, "
-              f"{measured} of {len(seconds)} measured in that run")
+    origin = (f"{cpu_model()}, {threads} threads; the latest run, {datetime.date.today()}, "
+              f"timed {measured} of the {len(seconds)}")
     with open(path, "w") as f:
         f.write(render(seconds, origin.replace('"', "'")))
     if shutil.which("clang-format"):
