@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -33,6 +34,16 @@ std::string timestamp() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   return buf;
+}
+
+// How libgomp's idle workers wait, which moves every timing at 2 threads: the variables that set
+// it (attnlab sets GOMP_SPINCOUNT itself, experiments/cli/openmp_spin.h), or libgomp's default.
+std::string openmp_wait() {
+  std::string text;
+  for (const char* name : {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"})
+    if (const char* value = std::getenv(name))
+      text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value);
+  return text.empty() ? "libgomp's default" : text;
 }
 
 }  // namespace
@@ -103,7 +114,8 @@ RunContext::RunContext(const Experiment& experiment, const Config& config, RunOp
     nlohmann::ordered_json cfg{{"experiment", experiment.name}, {"source", experiment.source},
                                {"config", config_.to_json()},   {"quick", options_.quick},
                                {"threads", options_.threads},   {"command", options_.command},
-                               {"path", path_name()},           {"build", build_summary()}};
+                               {"path", path_name()},           {"build", build_summary()},
+                               {"openmp_wait", openmp_wait()}};
     cfg["overridden"] = overridden_fields(experiment, cfg["config"], options_.quick);
     write_text("config.json", cfg.dump(2) + "\n");
   }

@@ -11,6 +11,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
 #include "autograd/tape.h"
+#include "experiments/cli/openmp_spin.h"
 #include "experiments/registry.h"
 #include "experiments/run_context.h"
 #include "experiments/run_settings.h"
@@ -214,6 +215,7 @@ int claims_command(const std::vector<std::string>& args, const std::string& comm
         "attnlab claims: no runs folder '{}' (run experiments first: attnlab run --all, or "
         "attnlab claims --run-missing; --runs DIR names another folder)",
         r.runs.string()));
+  if (r.run_missing) bound_openmp_spin();  // before anything is printed (the exec restarts)
   Ledger ledger = gather_ledger(r.runs, r.quick, catalogue());
   int failed = 0;
   if (r.run_missing) {

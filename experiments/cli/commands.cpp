@@ -19,6 +19,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/mode.h"
 #include "autograd/tape.h"
+#include "experiments/cli/openmp_spin.h"
 #include "experiments/common/tape_figure.h"
 #include "experiments/measured_times.h"
 #include "experiments/registry.h"
@@ -230,6 +231,7 @@ int run_experiment(const RunRequest& request, const std::string& command) {
       throw UsageError("run " + e.name + ": " + err.what());
     }
   }
+  bound_openmp_spin();  // the options are good: from here on it computes
   apply_threads(request.threads);
   apply_path(request.reference, e.reference);
   set_detect_anomaly(request.detect_anomaly);
@@ -307,6 +309,7 @@ int train_on_this_rank(const std::vector<std::string>& args) {
         "docs/distributed.md.\n");
     return 0;
   }
+  bound_openmp_spin();  // the options are good: from here on it computes
   apply_threads(r.threads);
   apply_path(r.reference);
   set_detect_anomaly(r.detect_anomaly);

@@ -173,7 +173,7 @@ std::optional<int> ledger_command(CLI::App* run, CLI::App* claims, const std::st
 }  // namespace
 
 int main(int argc, char** argv) {
-  attn::experiments::bound_openmp_spin(argv);
+  attn::experiments::remember_command_line(argv);
   CLI::App app{"attnlab: run the course's attention experiments and write their reports"};
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return attn::build_summary(); });
@@ -235,9 +235,11 @@ int main(int argc, char** argv) {
                                 parity_args.inputs, parity_args.out);
 #ifdef ATTN_HAVE_BENCH
     // Under mpirun the ranks of W7 work together (train/distributed/); alone, MPI is unused.
-    if (*bench)
+    if (*bench) {
+      ex::bound_openmp_spin();
       return attn::train::distributed::run_as_rank(
           "attnlab bench", [&] { return attn::bench::run_bench_command(bench_opt); });
+    }
 #endif
   } catch (const attn::UsageError& e) {
     fmt::print(stderr, "attnlab: {}\n", e.what());

@@ -2,12 +2,17 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
+#include "train/distributed/communicator.h"
+
 namespace attn::experiments {
 namespace {
+
+char** g_argv = nullptr;  // main's argv, for the exec
 
 // /proc/self/status has "TracerPid:\t<pid>", 0 when no debugger (or strace) is attached.
 bool debugger_attached() {
@@ -29,10 +34,18 @@ bool openmp_spin_bounded() {
   return std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr;
 }
 
-void bound_openmp_spin(char** argv) {
-  if (openmp_spin_bounded() || env_is("ATTN_OPENMP_SPIN", "1") || debugger_attached()) return;
+void remember_command_line(char** argv) {
+  g_argv = argv;
+  if (train::distributed::launcher_world_size() > 0) bound_openmp_spin();
+}
+
+void bound_openmp_spin() {
+  if (g_argv == nullptr || openmp_spin_bounded() || env_is("ATTN_OPENMP_SPIN", "1") ||
+      debugger_attached())
+    return;
   ::setenv("GOMP_SPINCOUNT", kBoundedSpinCount, 1);
-  ::execv("/proc/self/exe", argv);  // returns only on failure: carry on with the default
+  std::fflush(nullptr);  // (nothing should be pending; if it is, it is written once, not lost)
+  ::execv("/proc/self/exe", g_argv);  // returns only on failure: carry on with the default
 }
 
 }  // namespace attn::experiments

@@ -10,6 +10,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/safetensors.h"
 #include "experiments/cli/claims.h"
+#include "experiments/cli/openmp_spin.h"
 #include "experiments/measured_times.h"
 #include "experiments/registry.h"
 #include "experiments/report/html.h"
@@ -168,6 +169,7 @@ int run_all_command(const std::vector<std::string>& args, const std::string& com
     fmt::print("{}", kRunAllHelp);
     return 0;
   }
+  bound_openmp_spin();  // before the first line is printed: the exec starts the command again
   Progress progress;
   for (const Experiment* e : r.experiments)
     progress.typical.push_back(measured_seconds(e->name).value_or(60.0));  // unmeasured: 1 min
