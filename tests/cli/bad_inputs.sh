@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The bad-input table: every flag of `attnlab train`, `run`, `parity` and `bench` given bad
 # values, and every class of damaged file given to `train --resume` and `parity --weights`.
+# Every experiment's fields: a field of each type per experiment here, every field in-process
+# by tests/experiments/field_sweep_test.cpp (the same values; see experiment_fields below).
 #
 #   tests/cli/bad_inputs.sh build/release                          check every case
 #   tests/cli/bad_inputs.sh build/release --table docs/reliability.md   ... and write the table
@@ -277,14 +279,22 @@ run_options() {
   bad 2 "nhead 5 must divide --hidden" run vanishing-gradient --nhead 5 --out new-run
 }
 
-# experiment_fields NAME: every field of one experiment, one row for all its cases.
+# experiment_fields NAME: one experiment's fields end to end, one row for all its cases. Every
+# field of every experiment is given these values in-process by tests/experiments/
+# field_sweep_test.cpp (the unit suite), through the same resolve_config the command line uses;
+# here the whole command runs (exit 2, the field named, nothing written) for the first field of
+# each type, and every list field's in-range 0 and -1 run for real: an experiment checks a list's
+# length and order itself, after the range.
 experiment_fields() {
   local e=$1 before_total=$total before_fail=$failures n f key type rest k re v vals ranged
+  local seen_types=" "
   quiet=1
   accepted=()
   while read -r key type rest; do
     k=${key#--}
     re=$(key_re "$k")
+    local first_of_type=0
+    [[ "$seen_types" == *" $type "* ]] || { first_of_type=1; seen_types+="$type "; }
     # Always bad: not a number, a fraction for an int, past 64 bits or double, an empty or
     # half-numeric list, a word for a bool, a name outside a choice. Bad by the field's range
     # (asked with in_range): zero, -1, 1e308.
@@ -296,20 +306,24 @@ experiment_fields() {
       *) vals=() ranged=()  # strings: any text may be valid, except outside a list of choices
          [[ "$rest" == *"; one of "* ]] && vals=(no-such-choice) ;;
     esac
-    for v in "${vals[@]}"; do bad 2 "$re" run "$e" "--$k" "$v" --out new-run; done
+    local is_list=0
+    [[ "$type" == "<ints>" || "$type" == "<reals>" ]] && is_list=1
+    [[ $first_of_type -eq 1 || $is_list -eq 1 ]] || continue
+    if [[ $first_of_type -eq 1 ]]; then
+      for v in "${vals[@]}"; do bad 2 "$re" run "$e" "--$k" "$v" --out new-run; done
+    fi
     for v in "${ranged[@]}"; do
       if ! in_range run "$e" "--$k" "$v"; then
-        bad 2 "$re" run "$e" "--$k" "$v" --out new-run
+        [[ $first_of_type -eq 1 ]] && bad 2 "$re" run "$e" "--$k" "$v" --out new-run
       else
         accepted+=("--$k $v")
-        [[ "$type" == "<ints>" || "$type" == "<reals>" ]] &&
-          ok_or_refused run "$e" --quick --threads 1 "--$k" "$v" --out new-run
+        [[ $is_list -eq 1 ]] && ok_or_refused run "$e" --quick --threads 1 "--$k" "$v" --out new-run
       fi
     done
   done < <("$bin" run "$e" --help | grep -E '^  --[a-z_]+ <')
   quiet=0
   n=$((total - before_total)) f=$((failures - before_fail))
-  printf '| `attnlab run %s --<each field> <bad value>` | 2 | %d cases, %s%s |\n' "$e" "$n" \
+  printf '| `attnlab run %s --<a field of each type> <bad value>` | 2 | %d cases, %s%s |\n' "$e" "$n" \
     "$([[ $f -eq 0 ]] && echo "each names its field or runs" || echo "**$f FAILED**")" \
     "$([[ ${#accepted[@]} -gt 0 ]] && echo "; in range: $(md "${accepted[*]}")")" >>"$rows"
 }
@@ -383,7 +397,7 @@ run_group train_flags
 run_group train_files
 run_group train_damaged_checkpoints
 run_group run_options
-run_group section "attnlab run: fields of every experiment (bad value per type)"
+run_group section "attnlab run: fields of every experiment (a field of each type; all of them in field_sweep_test.cpp)"
 for e in $("$bin" list | awk '/^  [a-z]/ && $1 != "experiment" {print $1}'); do
   run_group experiment_fields "$e"
 done
