@@ -101,10 +101,18 @@ sys.exit(1 if unused else 0)
 PYEOF
 }
 
+# first_dir NAME: where NAME's first run goes. With ATTN_QUICK_RUNS set (scripts/test sets it)
+# that is $ATTN_QUICK_RUNS/NAME, kept after this script: the `check` of each experiment's own
+# script (tests/cli/lib/checks.sh) runs the same command, `attnlab run NAME --quick --threads 2`,
+# and reads this folder instead of running it again.
+first_dir() {
+  if [[ -n "${ATTN_QUICK_RUNS:-}" ]]; then echo "$ATTN_QUICK_RUNS/$1"; else echo "$tmp/$1-threads2"; fi
+}
+
 # second_runs NAME KNOWN VARY...: the second run (and with --full the third) of NAME, compared
-# with its first run, in $tmp/NAME-threads2.
+# with its first run, in $(first_dir NAME).
 second_runs() {
-  local name=$1 known=$2 first="$tmp/$1-threads2"; shift 2
+  local name=$1 known=$2 first; first=$(first_dir "$1"); shift 2
   if [[ $known -eq 1 ]]; then
     echo "     NOT TESTED: $name at --threads 1 (THREAD_COUNT_KNOWN); run twice at --threads 2"
     run "$name" 2 "$tmp/$name-again" && same "$name" "$first" "$tmp/$name-again" "$@"
@@ -134,7 +142,8 @@ while IFS=$'\t' read -r -u 3 name reason keys; do
   vary_args=()
   IFS=$'\x1f' read -ra patterns <<<"$keys"
   for p in "${patterns[@]}"; do vary_args+=(--vary "$p"); done
-  first="$tmp/$name-threads2"
+  first=$(first_dir "$name")
+  rm -rf "$first" "$first.log"  # (a run folder must be new)
   run "$name" 2 "$first" || continue
   cpu_now
   cpu=$((cpu_total - cpu_before))
