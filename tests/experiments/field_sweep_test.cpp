@@ -31,11 +31,15 @@ struct BadValues {
 
 BadValues bad_values_for(const Field& f) {
   switch (f.type) {
-    case FieldType::kInt: return {{"abc", "2.5", "99999999999999999999"}, {"0", "-1"}};
-    case FieldType::kReal: return {{"abc", "1e999"}, {"0", "-1", "1e308"}};
-    case FieldType::kBool: return {{"maybe"}, {}};
+    case FieldType::kInt:
+      return {{"abc", "2.5", "99999999999999999999"}, {"0", "-1"}};
+    case FieldType::kReal:
+      return {{"abc", "1e999"}, {"0", "-1", "1e308"}};
+    case FieldType::kBool:
+      return {{"maybe"}, {}};
     case FieldType::kIntList:
-    case FieldType::kRealList: return {{"1,abc", ""}, {"0", "-1"}};
+    case FieldType::kRealList:
+      return {{"1,abc", ""}, {"0", "-1"}};
     case FieldType::kString:
       if (f.choices.empty()) return {};  // any text may be valid
       return {{"no-such-choice"}, {}};
