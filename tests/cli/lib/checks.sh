@@ -40,12 +40,13 @@ expect() {
 # check NAME PYTHON: runs `attnlab run NAME --quick`, then PYTHON on results.json as r. Under
 # scripts/test, tests/cli/experiments_registry.sh has already run that command for every
 # experiment into $ATTN_QUICK_RUNS/NAME (and proved it gives the same numbers on every run): that
-# folder (and its log) is copied to $tmp/NAME (and NAME.log) instead of running it again.
+# folder is checked where it is (results.json records paths inside it) instead of running the
+# command again, and copied, with its log, to $tmp/NAME and NAME.log for the script's own checks.
 check() {
   local name=$1 code=$2 dir="$tmp/$1" log="$tmp/$1.log" whose=""
   if [[ -n "${ATTN_QUICK_RUNS:-}" && -s "$ATTN_QUICK_RUNS/$name/results.json" ]] &&
     cp -a "$ATTN_QUICK_RUNS/$name" "$dir" && cp "$ATTN_QUICK_RUNS/$name.log" "$log"; then
-    whose=", the registry test's run"
+    dir="$ATTN_QUICK_RUNS/$name" whose=", the registry test's run"
   elif ! "$bin" run "$name" --quick --threads 2 --out "$dir" >"$log" 2>&1; then
     fail "$name exited non-zero:"; tail -20 "$log"; return
   fi
