@@ -27,6 +27,9 @@
 // is about to compute: `--help`, `list`, `--version` and every refused option start once
 // (tests/cli/bad_inputs.sh runs a few thousand such commands). Under mpirun or srun the exec
 // happens first thing in main, before MPI_Init (a rank must not start again once it has joined).
+// What runs before the second start runs twice: reading the options and loading --plugin
+// libraries (each plugin's rows are checked in both processes; a plugin that prints while it
+// loads prints twice).
 // Nothing is changed when the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, when ATTN_OPENMP_SPIN=1
 // asks for libgomp's default, or when a debugger is attached (an exec would surprise gdb).
 #pragma once
