@@ -31,10 +31,6 @@ struct RandomCell {
   double weights_beyond_d = 0;  // 1 - top_energy(weights, d): energy outside d directions
 };
 
-Tensor as_matrix(const Var& v) {
-  return v.value();
-}
-
 // scores = scale QK^T / sqrt(d); weights = softmax(scores) row by row; linear = phi(Q) phi(K)^T
 // with phi = elu + 1 (nn/attention/linear_attention.h), each row divided by its sum as linear
 // attention does (a diagonal scaling: it changes no rank).
@@ -48,9 +44,9 @@ RandomCell random_cell(int64_t t, int64_t d, double scale, Generator& gen) {
   const Var kernel = matmul(nn::elu_feature_map(q), nn::elu_feature_map(k), false, true);
   const Var linear = div(kernel, sum(kernel, 1, true));
   RandomCell c{t, d};
-  c.scores = singular_values(as_matrix(scores));
-  c.weights = singular_values(as_matrix(weights));
-  c.linear = singular_values(as_matrix(linear));
+  c.scores = singular_values(scores.value());
+  c.weights = singular_values(weights.value());
+  c.linear = singular_values(linear.value());
   c.rank_scores = numerical_rank(c.scores, t);
   c.rank_weights = numerical_rank(c.weights, t);
   c.rank_linear = numerical_rank(c.linear, t);

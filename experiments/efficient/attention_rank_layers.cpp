@@ -10,6 +10,7 @@
 #include "data/corpus.h"
 #include "experiments/efficient/attention_rank.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/language_model_steps.h"
 #include "experiments/kit/spread.h"
 #include "nn/transformer/decoder_only.h"
 
@@ -79,11 +80,8 @@ ModelSpectra train_one(const Config& cfg,
       kit::fit_settings(ctx, fmt::format("char LM seed {}", seed_index + 1), read_optimizer(cfg));
   s.optimizer.d_model = model_options(cfg, 1).d_model;  // for --schedule noam
   train::fit(model, s, [&](const train::BatchPart& part) {
-    std::vector<data::Example> examples;
-    for (int64_t i = 0; i < s.batch_size; ++i) examples.push_back(task.sample(data_gen));
-    const data::Batch b = data::collate_language_model(part.items(examples));
-    return train::StepLoss{cross_entropy(model.forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex),
-                           b.tgt_out.numel()};
+    return kit::language_model_step(task, s.batch_size, data_gen, part,
+                                    [&](const Tensor& ids) { return model.forward(ids); });
   });
   return spectra_of(model, held, cfg.get_int("top_k"));
 }

@@ -94,15 +94,7 @@ void check(const Config& cfg) {
 
 void run(const Config& cfg, RunContext& ctx) {
   const std::vector<ZooVariant> vs = chosen_variants(cfg);
-  std::vector<std::string> names;
-  for (const ZooVariant& v : vs) names.push_back(v.name);
-  ctx.note(
-      fmt::format("Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 "
-                  "d_model, sinusoidal positions, read-out at the last position.",
-                  fmt::join(names, ", "), cfg.get_int("d_model"), cfg.get_int("nhead"),
-                  cfg.get_int("num_layers")));
-  ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
-                                     cfg.get_int("long_len"), cfg.get_int("num_layers")}));
+  zoo::models_note(cfg, ctx, vs, "sinusoidal positions");
   std::vector<ZooVariant> ablations;
   if (index_of(vs, "reformer-lsh") >= 0) ablations.push_back(shared_qk_dense());
   Accuracies a = zoo::accuracy_part(cfg, ctx, vs, {}, ablations);

@@ -25,6 +25,13 @@ inline int index_of(const std::vector<ZooVariant>& vs, const std::string& name) 
   return -1;
 }
 
+// The variants' names, in vs's order.
+inline std::vector<std::string> names_of(const std::vector<ZooVariant>& vs) {
+  std::vector<std::string> names;
+  for (const ZooVariant& v : vs) names.push_back(v.name);
+  return names;
+}
+
 // Part 1: held-out accuracy per variant (in vs's order).
 struct Accuracies {
   std::vector<double> recall, long_range;

@@ -8,6 +8,8 @@
 #include "experiments/common/mixer_model.h"
 #include "experiments/efficient/attention_zoo_claims.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/language_model_steps.h"
+#include "experiments/kit/window_batches.h"
 #include "nn/attention/dual_chunk_attention.h"
 
 namespace attn::experiments::zoo {
@@ -29,11 +31,7 @@ Scored score(const MixerModel& m, const std::vector<data::Example>& windows) {
   kit::Accuracy accuracy;
   int64_t n = 0;
   double loss = 0;
-  for (size_t s = 0; s < windows.size(); s += 8) {
-    const std::vector<data::Example> part(
-        windows.begin() + static_cast<std::ptrdiff_t>(s),
-        windows.begin() + static_cast<std::ptrdiff_t>(std::min(windows.size(), s + 8)));
-    const data::Batch b = data::collate_language_model(part);
+  for (const data::Batch& b : kit::window_batches(windows, 8)) {
     const Var logits = m.forward_positions(b.tgt_in);  // (B,T,V)
     const int64_t rows = b.tgt_in.numel();
     loss += cross_entropy(logits, b.tgt_out).item() * static_cast<double>(rows);
@@ -66,20 +64,16 @@ DcaExtrapolation run_dca_extrapolation(const Config& cfg, uint64_t seed) {
       },
       init);
   const data::LanguageModelTask train_task(corpus, train_len, data::Split::kTrain);
-  train::FitSettings fs;
-  fs.name = "rope (dual chunk study)";
-  fs.steps = cfg.get_int("rope_steps");
-  fs.batch_size = kBatch;
-  fs.optimizer.lr = cfg.get_real("lr");  // Adam, constant rate
+  const train::FitSettings fs{.name = "rope (dual chunk study)",
+                              .steps = cfg.get_int("rope_steps"),
+                              .batch_size = kBatch,
+                              .optimizer = {.lr = cfg.get_real("lr")}};  // Adam, constant rate
   DcaExtrapolation r;
-  r.train_seconds =
-      train::fit(m, fs, [&](const train::BatchPart& part) {
-        std::vector<data::Example> xs;
-        for (int64_t i = 0; i < kBatch; ++i) xs.push_back(train_task.sample(draw));
-        const data::Batch b = data::collate_language_model(part.items(xs));
-        return train::StepLoss{cross_entropy(m.forward_positions(b.tgt_in), b.tgt_out),
-                               b.tgt_out.numel()};
-      }).wall_seconds;
+  r.train_seconds = train::fit(m, fs, [&](const train::BatchPart& part) {
+                      return kit::language_model_step(
+                          train_task, kBatch, draw, part,
+                          [&](const Tensor& ids) { return m.forward_positions(ids); });
+                    }).wall_seconds;
   for (int64_t len : eval_lengths) {
     std::vector<data::Example> windows =
         data::LanguageModelTask(corpus, len, data::Split::kValidation).all_windows();

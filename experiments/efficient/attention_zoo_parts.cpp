@@ -5,6 +5,8 @@
 #include "data/tasks/long_range.h"
 #include "data/tasks/recall.h"
 #include "experiments/kit/classifier_steps.h"
+#include "experiments/kit/require_increasing.h"
+#include "experiments/kit/step_cost_figures.h"
 #include "experiments/kit/step_costs.h"
 
 namespace attn::experiments::zoo {
@@ -55,13 +57,11 @@ void accuracy_figure(const Config& cfg,
                      RunContext& ctx,
                      const std::vector<ZooVariant>& vs,
                      const Accuracies& a) {
-  std::vector<std::string> names;
-  for (const ZooVariant& v : vs) names.push_back(v.name);
   BarChart bars;
   bars.title =
       fmt::format("Held-out accuracy (recall {} steps, {} {} steps)", cfg.get_int("recall_steps"),
                   cfg.get_string("long_mode"), cfg.get_int("long_steps"));
-  bars.labels = names;
+  bars.labels = names_of(vs);
   bars.series = {{"recall", a.recall, ""}, {cfg.get_string("long_mode"), a.long_range, ""}};
   bars.y_label = "accuracy";
   bars.y_max = 1.0;
@@ -70,13 +70,25 @@ void accuracy_figure(const Config& cfg,
 
 }  // namespace
 
+void models_note(const Config& cfg,
+                 RunContext& ctx,
+                 const std::vector<ZooVariant>& vs,
+                 const std::string& positions) {
+  ctx.note(fmt::format(
+      "Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 d_model, {}, "
+      "read-out at the last position.",
+      fmt::join(names_of(vs), ", "), cfg.get_int("d_model"), cfg.get_int("nhead"),
+      cfg.get_int("num_layers"), positions));
+  ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
+                                     cfg.get_int("long_len"), cfg.get_int("num_layers")}));
+}
+
 std::vector<ZooVariant> chosen_variants(const Config& cfg,
                                         const std::vector<ZooVariant>& all,
                                         const std::string& experiment) {
   const std::string text = cfg.get_string("variants");
   if (text.empty()) return all;
-  std::vector<std::string> known;
-  for (const ZooVariant& v : all) known.push_back(v.name);
+  const std::vector<std::string> known = names_of(all);
   std::vector<ZooVariant> out;
   for (const std::string& name : split_names(text)) {
     const auto it = std::find(known.begin(), known.end(), name);
@@ -235,14 +247,7 @@ Costs cost_part(const Config& cfg, RunContext& ctx, const std::vector<ZooVariant
       "the rounds alternate). Memory is exact tensor bytes and does not depend on the load.",
       load_average()));
 
-  LinePlot pt = kit::line_plot(fmt::format("Time per training step (batch {})", b),
-                               "sequence length T", "ms per step (median)", kit::Axes::kLogLog);
-  for (size_t i = 0; i < vs.size(); ++i) pt.series.push_back({vs[i].name, c.ts, c.ms[i]});
-  ctx.figure("step_time", line_plot_svg(pt), "Time per training step against T, log-log");
-  LinePlot pm = kit::line_plot("Peak tensor memory of one forward + backward", "sequence length T",
-                               "MiB (exact tensor bytes)", kit::Axes::kLogLog);
-  for (size_t i = 0; i < vs.size(); ++i) pm.series.push_back({vs[i].name, c.ts, c.mib[i]});
-  ctx.figure("peak_memory", line_plot_svg(pm), "Peak tensor memory against T, log-log");
+  kit::step_cost_figures(ctx, c, names_of(vs), b);
   return c;
 }
 
@@ -269,11 +274,7 @@ void check_zoo_fields(const Config& cfg, const std::string& experiment) {
     throw UsageError(fmt::format(
         "{}: --d_model / --nhead must be even (RoPE rotates pairs; PolaFormer splits v in two)",
         experiment));
-  const std::vector<int64_t> ts = cfg.get_ints("lengths");
-  if (ts.size() < 2 || !std::is_sorted(ts.begin(), ts.end()) ||
-      std::adjacent_find(ts.begin(), ts.end()) != ts.end() || ts.front() < 8)
-    throw UsageError(
-        fmt::format("{}: --lengths needs at least two increasing lengths >= 8", experiment));
+  kit::require_increasing(cfg, "lengths", experiment, "lengths", 8);
   if (cfg.get_int("recall_pairs") > 26)
     throw UsageError(
         fmt::format("{}: --recall_pairs must be at most 26 (distinct letter keys)", experiment));

@@ -24,6 +24,13 @@ std::vector<ZooVariant> chosen_variants(const Config& cfg,
                                         const std::vector<ZooVariant>& all,
                                         const std::string& experiment);
 
+// The notes that open both zoos: the variants and the model body (`positions`: what the
+// variants use for positions), then every variant's mixer parameters.
+void models_note(const Config& cfg,
+                 RunContext& ctx,
+                 const std::vector<ZooVariant>& vs,
+                 const std::string& positions);
+
 // What a probe sees of a model: each layer's mixer module and, while recording, the inputs the
 // mixers were given (one per layer per forward, in order).
 struct MixerTap {

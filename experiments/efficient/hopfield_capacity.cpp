@@ -54,18 +54,30 @@ void read_capacity(Curve& c, double level, bool log_n) {
 // Rates below this end a sweep: the capacity has been passed and larger n only cost time.
 constexpr double kStopRate = 0.1;
 
-Curve sweep_classical(int64_t d, const RetrievalProbes& p, double level, Generator& gen) {
+// The success rate at each n of the grid, in order, until it falls below kStopRate; the
+// capacity read off it (in log n when `log_n`).
+Curve sweep(const std::vector<int64_t>& grid,
+            const std::function<double(int64_t n)>& rate,
+            double level,
+            bool log_n) {
   Curve c;
-  for (int64_t n = 1; n <= d; ++n) {
+  for (int64_t n : grid) {
     c.n.push_back(static_cast<double>(n));
-    c.rate.push_back(classical_retrieval(d, n, p, gen));
+    c.rate.push_back(rate(n));
     if (c.rate.back() < kStopRate) break;
   }
-  read_capacity(c, level, false);
+  read_capacity(c, level, log_n);
   return c;
 }
 
-// n = 1 and round(sqrt(2)^k) for k = 1, 2, ... up to max_n (distinct values only).
+// Classical: n = 1, 2, ..., d.
+std::vector<int64_t> classical_grid(int64_t d) {
+  std::vector<int64_t> grid(static_cast<size_t>(d));
+  std::iota(grid.begin(), grid.end(), 1);
+  return grid;
+}
+
+// Modern: n = 1 and round(sqrt(2)^k) for k = 1, 2, ... up to max_n (distinct values only).
 std::vector<int64_t> modern_grid(int64_t max_n) {
   std::vector<int64_t> grid{1};
   for (int k = 1;; ++k) {
@@ -74,23 +86,6 @@ std::vector<int64_t> modern_grid(int64_t max_n) {
     if (n != grid.back()) grid.push_back(n);
   }
   return grid;
-}
-
-Curve sweep_modern(int64_t d,
-                   const RetrievalProbes& p,
-                   double beta,
-                   int64_t steps,
-                   int64_t max_n,
-                   double level,
-                   Generator& gen) {
-  Curve c;
-  for (int64_t n : modern_grid(max_n)) {
-    c.n.push_back(static_cast<double>(n));
-    c.rate.push_back(modern_retrieval(d, n, p, beta, steps, gen));
-    if (c.rate.back() < kStopRate) break;
-  }
-  read_capacity(c, level, true);
-  return c;
 }
 
 std::string capacity_text(const Curve& c, int digits = 3) {
@@ -146,11 +141,17 @@ Measured measure(const Config& cfg, RunContext& ctx) {
     const int64_t flips = std::llround(flip * static_cast<double>(d));
     const RetrievalProbes pc{flips, cfg.get_int("classical_sets"), cfg.get_int("classical_probes")};
     const RetrievalProbes pm{flips, cfg.get_int("modern_sets"), cfg.get_int("modern_probes")};
+    const auto modern = [&](double b) {
+      return sweep(
+          modern_grid(max_n), [&](int64_t n) { return modern_retrieval(d, n, pm, b, steps, gen); },
+          level, true);
+    };
     m.d.push_back(static_cast<double>(d));
-    m.classical_curves.push_back(sweep_classical(d, pc, level, gen));
-    m.modern_curves.push_back(sweep_modern(d, pm, beta, steps, max_n, level, gen));
-    m.attention_curves.push_back(
-        sweep_modern(d, pm, 1 / std::sqrt(static_cast<double>(d)), steps, max_n, level, gen));
+    m.classical_curves.push_back(sweep(
+        classical_grid(d), [&](int64_t n) { return classical_retrieval(d, n, pc, gen); }, level,
+        false));
+    m.modern_curves.push_back(modern(beta));
+    m.attention_curves.push_back(modern(1 / std::sqrt(static_cast<double>(d))));
     m.classical.push_back(m.classical_curves.back().capacity);
     m.modern.push_back(m.modern_curves.back().capacity);
     m.attention.push_back(m.attention_curves.back().capacity);
@@ -256,15 +257,14 @@ void compare_with_document(const Config& cfg, RunContext& ctx, const Measured& m
             std::max(1.0, 0.35 * kClassicalPerNeuron * m.d[i]),
             fmt::format("finite d and our criterion: {}", criterion), 2);
   // The headline: at d = 32 (or the largest d measured) the modern network holds far more.
-  const size_t at = std::find(m.d.begin(), m.d.end(), 32.0) != m.d.end()
-                        ? static_cast<size_t>(std::find(m.d.begin(), m.d.end(), 32.0) - m.d.begin())
-                        : m.d.size() - 1;
+  const size_t at = std::min(
+      static_cast<size_t>(std::find(m.d.begin(), m.d.end(), 32.0) - m.d.begin()), m.d.size() - 1);
   const double ratio = m.modern[at] / std::max(m.classical[at], 1.0);
   ctx.result("modern_over_classical_d", m.d[at]);
   ctx.result("modern_over_classical", ratio);
   cmp.add_exact(
       fmt::format("modern capacity >> classical (x100 at d = {:.0f})", m.d[at]), "yes",
-      ratio >= 100 ? "yes" : "no",
+      kit::yes_no(ratio >= 100),
       fmt::format("{} vs {:.3g}: x{:.3g}{}", capacity_text(m.modern_curves[at]), m.classical[at],
                   ratio, m.modern_curves[at].censored ? " at least" : ""));
   if (!std::isnan(g.modern))
@@ -306,7 +306,9 @@ void figures_part(const Config& cfg, RunContext& ctx, const Measured& m, const G
                  dims, m.modern_curves, level,
                  fmt::format("Modern Hopfield = attention (beta {})", sig(beta, 3)), true)),
              "Modern network: retrieval success against stored patterns (log n)");
-  LinePlot cap;
+  LinePlot cap = kit::line_plot("Capacity against d", "d (neurons = pattern dimension)",
+                                fmt::format("stored patterns at success rate {:.2f}", level),
+                                kit::Axes::kLogY);
   std::vector<double> cd, cm;  // the censored modern points: lower bounds
   for (size_t i = 0; i < m.d.size(); ++i)
     if (m.modern_curves[i].censored) cd.push_back(m.d[i]), cm.push_back(m.modern[i]);
@@ -320,10 +322,6 @@ void figures_part(const Config& cfg, RunContext& ctx, const Measured& m, const G
                 {"modern, beta 1/sqrt(d) (ours)", m.d, m.attention},
                 {"nearest-neighbour ceiling", m.d, m.ceiling, "", true, false},
                 {"exp(d/2) (document)", m.d, doc_modern, "", true, false}};
-  cap.log_y = true;
-  cap.title = "Capacity against d";
-  cap.x_label = "d (neurons = pattern dimension)";
-  cap.y_label = fmt::format("stored patterns at success rate {:.2f}", level);
   ctx.figure("capacity", line_plot_svg(cap), "Capacity against d, ours beside the document's");
 }
 

@@ -1,6 +1,7 @@
 #include "experiments/efficient/linear_attention_equivalence.h"
 
 #include "experiments/kit/kit.h"
+#include "experiments/kit/max_abs.h"
 #include "nn/attention/linear_attention.h"
 
 namespace attn::experiments {
@@ -40,10 +41,6 @@ std::vector<double> form_diffs(const FormResult& a, const FormResult& b) {
           max_abs_diff(a.dv, b.dv)};
 }
 
-double max_abs(const Tensor& x) {
-  return max_abs_diff(x, Tensor::zeros(x.shape()));
-}
-
 // The fast-weight matrix after the last step against phi(K)^T V, the non-causal state:
 // max |difference| and the state's largest entry.
 std::pair<double, double> fast_weight_state_check(const Tensor& q0,
@@ -59,7 +56,7 @@ std::pair<double, double> fast_weight_state_check(const Tensor& q0,
   }
   const Tensor ktv =
       matmul(nn::elu_feature_map(Var::constant(k0)), Var::constant(v0), true, false).value();
-  return {max_abs_diff(st.s.value(), ktv), max_abs(ktv)};
+  return {max_abs_diff(st.s.value(), ktv), kit::max_abs(ktv)};
 }
 
 }  // namespace
@@ -80,7 +77,7 @@ double equivalence_part(const Config& cfg, RunContext& ctx) {
   const std::vector<double> pr = form_diffs(par, rec), pq = form_diffs(par, quad),
                             nc = form_diffs(par_nc, quad_nc);
   const auto [state_diff, state_scale] = fast_weight_state_check(qkvw[0], qkvw[1], qkvw[2]);
-  const double y_scale = max_abs(par.y), g_scale = max_abs(par.dk);
+  const double y_scale = kit::max_abs(par.y), g_scale = kit::max_abs(par.dk);
 
   ctx.section(
       fmt::format("Fast weights = causal linear attention (T = {}, {} heads, d = {})", t, h, d));

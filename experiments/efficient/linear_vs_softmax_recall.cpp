@@ -26,6 +26,7 @@
 #include "experiments/efficient/recall_methods.h"
 #include "experiments/efficient/uniform_or_sharp.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/max_abs.h"
 #include "nn/attention/linear_attention.h"
 
 namespace attn::experiments {
@@ -118,13 +119,6 @@ std::string describe_n(double n50, const std::vector<int64_t>& ns, const std::ve
   return r.front() < 0.5 ? fmt::format("< {}", ns.front()) : fmt::format("> {}", ns.back());
 }
 
-// "yes" when pred(a[j], b[j]) holds at every n, else "no".
-std::string at_every_n(const std::vector<double>& a,
-                       const std::vector<double>& b,
-                       const std::function<bool(double, double)>& pred) {
-  return std::equal(a.begin(), a.end(), b.begin(), pred) ? "yes" : "no";
-}
-
 // The keys' length: --key_norm, or sqrt(d_k) (entries of variance 1) when it is 0.
 double key_norm(const Config& cfg, int64_t dk) {
   const double setting = cfg.get_real("key_norm");
@@ -141,7 +135,7 @@ std::pair<double, double> equivalence_part(const Config& cfg, RunContext& ctx) {
   const Var v = Var::constant(random_directions(n, d, 1.0, gen));
   const Tensor ours = kernel_attention(nn::elu_feature_map(k), nn::elu_feature_map(k), v).value();
   const Tensor lib = nn::linear_attention(k, k, v, false).value();
-  const std::pair e{max_abs_diff(ours, lib), max_abs_diff(lib, Tensor::zeros(lib.shape()))};
+  const std::pair e{max_abs_diff(ours, lib), kit::max_abs(lib)};
   const nn::AttentionOutput a =
       nn::scaled_dot_product_attention(k, k, Var::constant(identity(n).reshape({1, 1, n, n})));
   ctx.result("composed_vs_linear_attention_max_diff", e.first);
@@ -288,13 +282,13 @@ void compare_with_document(const Config& cfg,
   cmp.add(fmt::format("softmax recall at the largest n ({})", ns[last]), 1.0, s.recall[0][last],
           0.05, "", 3);
   cmp.add_exact("elu + 1 weights flatter than softmax at every n (entropy)", "yes",
-                at_every_n(s.entropy_ratio[1], s.entropy_ratio[0], std::greater<>()));
+                kit::yes_no(at_every_n(s.entropy_ratio[1], s.entropy_ratio[0], std::greater<>())));
   cmp.add_exact("elu + 1 recalls less than softmax at every n", "yes",
-                at_every_n(s.recall[1], s.recall[0], std::less<>()));
+                kit::yes_no(at_every_n(s.recall[1], s.recall[0], std::less<>())));
   cmp.add_exact("the power map lowers the entropy of elu + 1 at every n", "yes",
-                at_every_n(s.entropy_ratio[2], s.entropy_ratio[1], std::less<>()));
+                kit::yes_no(at_every_n(s.entropy_ratio[2], s.entropy_ratio[1], std::less<>())));
   cmp.add_exact("the power map recalls more than elu + 1 at every n", "yes",
-                at_every_n(s.recall[2], s.recall[1], std::greater<>()));
+                kit::yes_no(at_every_n(s.recall[2], s.recall[1], std::greater<>())));
   cmp.add_exact(
       "linear attention's state has a finite capacity: the n at recall 1/2 grows "
       "with d_k (power map)",

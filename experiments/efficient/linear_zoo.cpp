@@ -203,16 +203,8 @@ void check(const Config& cfg) {
 
 void run(const Config& cfg, RunContext& ctx) {
   const std::vector<ZooVariant> vs = zoo::chosen_variants(cfg, all_variants(), "linear-zoo");
-  std::vector<std::string> names;
-  for (const ZooVariant& v : vs) names.push_back(v.name);
-  ctx.note(fmt::format(
-      "Variants: {}. Models: d_model {}, {} heads, {} layers, feed-forward 2 d_model, sinusoidal "
-      "positions (SANA: neither; its Mix-FFN replaces the feed-forward), read-out at the last "
-      "position.",
-      fmt::join(names, ", "), cfg.get_int("d_model"), cfg.get_int("nhead"),
-      cfg.get_int("num_layers")));
-  ctx.note(mixer_parameter_note(vs, {cfg.get_int("d_model"), cfg.get_int("nhead"),
-                                     cfg.get_int("long_len"), cfg.get_int("num_layers")}));
+  zoo::models_note(cfg, ctx, vs,
+                   "sinusoidal positions (SANA: neither; its Mix-FFN replaces the feed-forward)");
   RowStats rows;
   const bool sana = zoo::index_of(vs, "sana") >= 0;
   const Accuracies a =

@@ -22,6 +22,8 @@
 #include "data/corpus.h"
 #include "experiments/efficient/mqa_gqa_decoding.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/language_model_steps.h"
+#include "experiments/kit/window_batches.h"
 #include "nn/transformer/decoder_only.h"
 
 namespace attn::experiments {
@@ -51,13 +53,8 @@ void evaluate(Variant& v, const std::vector<data::Example>& windows) {
   NoGrad off;
   v.model->eval();
   kit::NextTokenNll lm;
-  for (size_t at = 0; at < windows.size(); at += 64) {
-    const std::vector<data::Example> part(
-        windows.begin() + static_cast<std::ptrdiff_t>(at),
-        windows.begin() + static_cast<std::ptrdiff_t>(std::min(at + 64, windows.size())));
-    const data::Batch b = data::collate_language_model(part);
+  for (const data::Batch& b : kit::window_batches(windows, 64))
     lm.add(v.model->forward(b.tgt_in).value(), b.tgt_out, data::kIgnoreIndex);  // (B,T,V)
-  }
   if (lm.tokens() == 0)
     throw Error("mqa-gqa: no held-out character to score (a larger --sentences?)");
   v.heldout_loss = lm.mean();
@@ -78,14 +75,9 @@ void train_variant(Variant& v,
   v.model->train();
   train::FitSettings s = kit::fit_settings(ctx, v.name, read_optimizer(cfg));
   s.optimizer.d_model = cfg.get_int("d_model");  // for --schedule noam
-  const int64_t batch = s.batch_size;
   const train::TrainResult r = train::fit(*v.model, s, [&](const train::BatchPart& part) {
-    std::vector<data::Example> examples;
-    for (int64_t i = 0; i < batch; ++i) examples.push_back(task.sample(data_gen));
-    const data::Batch b = data::collate_language_model(part.items(examples));
-    const int64_t scored = b.tgt_out.numel();  // every position of a window is scored
-    return train::StepLoss{cross_entropy(v.model->forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex),
-                           scored};
+    return kit::language_model_step(task, s.batch_size, data_gen, part,
+                                    [&](const Tensor& ids) { return v.model->forward(ids); });
   });
   v.losses = r.losses;
   v.train_seconds = r.wall_seconds;

@@ -71,8 +71,9 @@ void exactness_part(const Config& cfg,
   const std::vector<double>* exact_v[] = {&exact.o, &exact.dq, &exact.dk, &exact.dv};
   const char* keys[] = {"output", "dq", "dk", "dv"};
   for (int i = 0; i < 4; ++i) {
-    const double gap = max_gap(*ring_v[i], *one_v[i]), rounding = max_gap(*one_v[i], *exact_v[i]);
-    const double ring_error = max_gap(*ring_v[i], *exact_v[i]), tolerance = 4 * rounding;
+    const double gap = kit::max_abs_diff(*ring_v[i], *one_v[i]),
+                 rounding = kit::max_abs_diff(*one_v[i], *exact_v[i]);
+    const double ring_error = kit::max_abs_diff(*ring_v[i], *exact_v[i]), tolerance = 4 * rounding;
     tab.add_row({names[i], sci(gap), sci(rounding), sci(ring_error), sci(tolerance)});
     ctx.result(fmt::format("{}_gap", keys[i]), gap);
     ctx.result(fmt::format("{}_float32_rounding", keys[i]), rounding);

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <span>
 
-#include "autograd/error.h"
 #include "autograd/functional.h"
 #include "experiments/common/attention_steps.h"
 
@@ -114,14 +113,6 @@ Tensor gather_blocks(train::distributed::Communicator& comm,
   comm.sum_in_rank_order(std::span<float>(whole.data(), static_cast<size_t>(whole.numel())),
                          fmt::format("gathering the ring's {}", what));
   return whole;
-}
-
-double max_gap(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size())
-    throw Error(fmt::format("ring-attention: comparing {} values with {}", a.size(), b.size()));
-  double gap = 0;
-  for (size_t i = 0; i < a.size(); ++i) gap = std::max(gap, std::abs(a[i] - b[i]));
-  return gap;
 }
 
 }  // namespace attn::experiments

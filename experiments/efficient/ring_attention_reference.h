@@ -38,7 +38,4 @@ Tensor block_of_rank(const Tensor& x, int rank, int ranks);
 // the tensors summed over the ranks (every entry is one rank's value plus zeros: exact).
 Tensor gather_blocks(train::distributed::Communicator& comm, const Tensor& block, const char* what);
 
-// max_i |a_i - b_i|.
-double max_gap(const std::vector<double>& a, const std::vector<double>& b);
-
 }  // namespace attn::experiments

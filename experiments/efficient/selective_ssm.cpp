@@ -30,6 +30,8 @@
 #include "experiments/common/hippo_study.h"
 #include "experiments/efficient/selective_ssm_tasks.h"
 #include "experiments/kit/kit.h"
+#include "experiments/kit/max_abs.h"
+#include "experiments/kit/require_increasing.h"
 
 namespace attn::experiments {
 
@@ -48,20 +50,6 @@ struct ScanAgreement {
   double output_scale = 0, gradient_scale = 0;  // max |y|, max |g| (what the differences are of)
   double sequential_ms = 0, chunked_ms = 0;     // median forward + backward
 };
-
-double largest_magnitude(const Tensor& a) {
-  double m = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::abs(static_cast<double>(a[i])));
-  return m;
-}
-
-double largest_difference(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) throw Error("compare_scans: the two scans' shapes differ");
-  double m = 0;
-  for (int64_t i = 0; i < a.numel(); ++i)
-    m = std::max(m, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
-  return m;
-}
 
 // One forward + backward of loss = sum(y * w); returns y. Gradients land in x and the layer.
 Tensor forward_backward(const nn::SelectiveSSM& layer, const Var& x, const Var& w) {
@@ -84,7 +72,7 @@ ScanAgreement compare_scans(int64_t d_model,
   nn::SelectiveSSM chunked(d_model, init_b, options);
   const auto pa = sequential.named_parameters(), pb = chunked.named_parameters();
   for (size_t i = 0; i < pa.size(); ++i)
-    if (largest_difference(pa[i].second.value(), pb[i].second.value()) != 0)
+    if (max_abs_diff(pa[i].second.value(), pb[i].second.value()) != 0)
       throw Error("compare_scans: the two layers' parameters differ");
   const Tensor x_value = Tensor::randn({batch, t, d_model}, data);
   const Var w = Var::constant(Tensor::randn({batch, t, d_model}, data));
@@ -94,14 +82,14 @@ ScanAgreement compare_scans(int64_t d_model,
   chunked.zero_grad();
   const Tensor ya = forward_backward(sequential, xa, w), yb = forward_backward(chunked, xb, w);
   ScanAgreement r;
-  r.output_diff = largest_difference(ya, yb);
-  r.output_scale = largest_magnitude(ya);
-  r.gradient_diff = largest_difference(xa.grad(), xb.grad());
-  r.gradient_scale = largest_magnitude(xa.grad());
+  r.output_diff = max_abs_diff(ya, yb);
+  r.output_scale = kit::max_abs(ya);
+  r.gradient_diff = max_abs_diff(xa.grad(), xb.grad());
+  r.gradient_scale = kit::max_abs(xa.grad());
   for (size_t i = 0; i < pa.size(); ++i) {
     r.gradient_diff =
-        std::max(r.gradient_diff, largest_difference(pa[i].second.grad(), pb[i].second.grad()));
-    r.gradient_scale = std::max(r.gradient_scale, largest_magnitude(pa[i].second.grad()));
+        std::max(r.gradient_diff, max_abs_diff(pa[i].second.grad(), pb[i].second.grad()));
+    r.gradient_scale = std::max(r.gradient_scale, kit::max_abs(pa[i].second.grad()));
   }
   const std::vector<Timing> tm = time_interleaved({[&] {
                                                      sequential.zero_grad();
@@ -185,17 +173,11 @@ ScanResult scan_part(const Config& cfg, RunContext& ctx) {
 
 void check(const Config& cfg) {
   require_divides(cfg, "nhead", "d_model");
-  const std::vector<int64_t> ns = cfg.get_ints("hippo_n");
-  if (ns.size() < 2 || !std::is_sorted(ns.begin(), ns.end()) ||
-      std::adjacent_find(ns.begin(), ns.end()) != ns.end() || ns.front() < 1)
-    throw UsageError("selective-ssm: --hippo_n needs at least two increasing sizes >= 1");
+  kit::require_increasing(cfg, "hippo_n", "selective-ssm", "sizes", 1);
   if (cfg.get_int("copy_tokens") > cfg.get_int("copy_len"))
     throw UsageError(fmt::format("selective-ssm: --copy_tokens {} must be at most --copy_len {}",
                                  cfg.get_int("copy_tokens"), cfg.get_int("copy_len")));
-  const std::vector<int64_t> ts = cfg.get_ints("scan_lengths");
-  if (ts.size() < 2 || !std::is_sorted(ts.begin(), ts.end()) ||
-      std::adjacent_find(ts.begin(), ts.end()) != ts.end())
-    throw UsageError("selective-ssm: --scan_lengths needs at least two increasing lengths");
+  kit::require_increasing(cfg, "scan_lengths", "selective-ssm", "lengths");
   if (cfg.get_int("recall_pairs") > 26)
     throw UsageError("selective-ssm: --recall_pairs must be at most 26 (one letter per key)");
 }

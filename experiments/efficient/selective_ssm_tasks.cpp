@@ -94,11 +94,10 @@ AnswerRun train_on_answers(MixerModel& m,
                            const Config& cfg,
                            uint64_t seed) {
   Generator data_gen(seed + 1), eval_gen(seed + 2);
-  train::FitSettings s;
-  s.name = task.name();
-  s.steps = cfg.get_int("steps");
-  s.batch_size = cfg.get_int("batch_size");
-  s.optimizer = {.lr = cfg.get_real("lr"), .clip = 1.0};  // Adam, constant rate
+  const train::FitSettings s{.name = task.name(),
+                             .steps = cfg.get_int("steps"),
+                             .batch_size = cfg.get_int("batch_size"),
+                             .optimizer = {.lr = cfg.get_real("lr"), .clip = 1.0}};  // Adam
   const int64_t log_every = std::max<int64_t>(1, s.steps / 40);
   AnswerRun run;
   m.train();

@@ -35,6 +35,7 @@
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/kit.h"
 #include "experiments/kit/spread.h"
+#include "experiments/kit/step_cost_figures.h"
 #include "experiments/kit/step_costs.h"
 
 namespace attn::experiments {
@@ -313,7 +314,9 @@ void summary(const Config& cfg,
   ctx.compare(cmp);
 
   sparse::plugin_cost_notes(ctx, vs, r, slope_mem, slope_time);
-  sparse::step_figures(cfg, ctx, vs, r);
+  std::vector<std::string> labels{"banded (window)", "dense (full)"};
+  for (size_t m = kGlobal; m < vs.size(); ++m) labels.push_back(vs[m].label);
+  kit::step_cost_figures(ctx, r, labels, cfg.get_int("time_batch"));
 }
 
 void run(const Config& cfg, RunContext& ctx) {

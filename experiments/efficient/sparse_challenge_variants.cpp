@@ -76,27 +76,6 @@ Trained train_and_eval(const Config& cfg,
       1e3 * r.train_seconds / static_cast<double>(steps)};
 }
 
-void step_figures(const Config& cfg,
-                  RunContext& ctx,
-                  const std::vector<Variant>& vs,
-                  const kit::StepCosts& r) {
-  LinePlot pt =
-      kit::line_plot(fmt::format("Time per training step (batch {})", cfg.get_int("time_batch")),
-                     "sequence length T", "ms per step (median)", kit::Axes::kLogLog);
-  LinePlot pm = pt;
-  pm.title = "Peak tensor memory of one forward + backward";
-  pm.y_label = "MiB (exact tensor bytes)";
-  for (size_t m = 0; m < vs.size(); ++m) {
-    const std::string label = m == kBanded  ? "banded (window)"
-                              : m == kDense ? "dense (full)"
-                                            : vs[m].label;
-    pt.series.push_back({label, r.ts, r.ms[m]});
-    pm.series.push_back({label, r.ts, r.mib[m]});
-  }
-  ctx.figure("step_time", line_plot_svg(pt), "Time per training step against T, log-log");
-  ctx.figure("peak_memory", line_plot_svg(pm), "Peak tensor memory against T, log-log");
-}
-
 void plugin_cost_notes(RunContext& ctx,
                        const std::vector<Variant>& vs,
                        const kit::StepCosts& r,

@@ -55,13 +55,6 @@ Trained train_and_eval(const Config& cfg,
                        int64_t t,
                        uint64_t seed);
 
-// Part 2's two figures, time per training step and peak tensor memory against T: a line per
-// variant (r's models are vs).
-void step_figures(const Config& cfg,
-                  RunContext& ctx,
-                  const std::vector<Variant>& vs,
-                  const kit::StepCosts& r);
-
 // A note per plugin row: its growth exponents ([variant], fitted from r.slope_from()) and its
 // cost at the longest T beside dense attention's.
 void plugin_cost_notes(RunContext& ctx,

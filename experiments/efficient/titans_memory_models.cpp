@@ -21,31 +21,28 @@ Mixer titans_mixer(const TitansVariant& v,
   const int64_t segment = cfg.get_int("segment"), window = cfg.get_int("window");
   const int64_t hidden = cfg.get_int("memory_hidden");
   if (v.placement == Placement::kWindowOnly) return window_mixer(d, h, window, true, gen);
-  if (v.placement == Placement::kContext) {
-    auto m = std::make_shared<nn::TitansMemoryAttention>(nn::TitansOptions{.d_model = d,
-                                                                           .nhead = h,
-                                                                           .segment = segment,
-                                                                           .persistent = 2,
-                                                                           .memory_depth = v.depth,
-                                                                           .memory_hidden = hidden},
-                                                         gen);
+  const auto with_memory = [&memories](auto m) {  // m: a shared_ptr to a Titans layer
     memories.push_back(m.get());
-    return {m, [m](const Var& x) { return m->forward(x); }};
-  }
+    return Mixer{m, [m](const Var& x) { return m->forward(x); }};
+  };
+  if (v.placement == Placement::kContext)
+    return with_memory(
+        std::make_shared<nn::TitansMemoryAttention>(nn::TitansOptions{.d_model = d,
+                                                                      .nhead = h,
+                                                                      .segment = segment,
+                                                                      .persistent = 2,
+                                                                      .memory_depth = v.depth,
+                                                                      .memory_hidden = hidden},
+                                                    gen));
   const nn::TitansHybridOptions o{.d_model = d,
                                   .nhead = h,
                                   .segment = segment,
                                   .window = window,
                                   .memory_depth = v.depth,
                                   .memory_hidden = hidden};
-  if (v.placement == Placement::kGate) {
-    auto m = std::make_shared<nn::TitansGateAttention>(o, gen);
-    memories.push_back(m.get());
-    return {m, [m](const Var& x) { return m->forward(x); }};
-  }
-  auto m = std::make_shared<nn::TitansLayerAttention>(o, gen);
-  memories.push_back(m.get());
-  return {m, [m](const Var& x) { return m->forward(x); }};
+  if (v.placement == Placement::kGate)
+    return with_memory(std::make_shared<nn::TitansGateAttention>(o, gen));
+  return with_memory(std::make_shared<nn::TitansLayerAttention>(o, gen));
 }
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y) {

@@ -25,6 +25,7 @@
 #include "experiments/common/ssm_mixer.h"
 #include "experiments/efficient/triangle_tradeoff_claims.h"
 #include "experiments/kit/classifier_steps.h"
+#include "experiments/kit/require_increasing.h"
 #include "experiments/kit/step_costs.h"
 #include "nn/mixer/mixer_registry.h"
 
@@ -324,10 +325,7 @@ Recalled recall_part(const Config& cfg, RunContext& ctx, const std::vector<Kind>
 
 void check(const Config& cfg) {
   require_divides(cfg, "nhead", "d_model");
-  const std::vector<int64_t> ts = cfg.get_ints("lengths");
-  if (ts.size() < 2 || !std::is_sorted(ts.begin(), ts.end()) ||
-      std::adjacent_find(ts.begin(), ts.end()) != ts.end() || ts.front() < 2)
-    throw UsageError("triangle-tradeoff: --lengths needs at least two increasing lengths >= 2");
+  kit::require_increasing(cfg, "lengths", "triangle-tradeoff", "lengths", 2);
   if (cfg.get_int("pairs") > 26)
     throw UsageError("triangle-tradeoff: --pairs must be at most 26 (distinct keys a..z)");
 }

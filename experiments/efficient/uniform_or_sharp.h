@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,10 @@ struct UniformityRows {
 };
 
 void compare_uniformity_and_entropy(const UniformityRows& rows, RunContext& ctx);
+
+// pred(a[i], b[i]) for every i: a claim about two methods' values that must hold at every n.
+bool at_every_n(const std::vector<double>& a,
+                const std::vector<double>& b,
+                const std::function<bool(double, double)>& pred);
 
 }  // namespace attn::experiments
