@@ -15,8 +15,6 @@ std::string interval_text(const Interval& i, int precision) {
 
 namespace {
 
-using Runs = std::vector<std::vector<ScalingCurve>>;
-
 // One bootstrap draw: groups of held-out windows (shared by every size) and, per size, seeds.
 struct Draw {
   std::vector<size_t> groups;
@@ -142,20 +140,17 @@ void report_sizes(const Runs& runs, size_t last, const Config& cfg, RunContext& 
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
     const ScalingCurve& c = runs[i].front();
-    double lo = INFINITY, hi = -INFINITY, secs = 0;
-    std::vector<double> per_seed;
-    for (const auto& r : runs[i]) {
-      lo = std::min(lo, r.loss(last)), hi = std::max(hi, r.loss(last));
-      secs += r.seconds / static_cast<double>(runs[i].size());
-      per_seed.push_back(r.loss(last));
-    }
+    const std::vector<double> per_seed =
+        kit::column(runs[i], [&](const ScalingCurve& r) { return r.loss(last); });
+    double secs = 0;
+    for (const auto& r : runs[i]) secs += r.seconds / static_cast<double>(runs[i].size());
     const double loss = mean_loss(runs, i, last);
     t.add_row({std::to_string(c.d_model), std::to_string(c.layers),
                std::to_string(c.d_model / cfg.get_int("head_dim")),
                std::to_string(c.non_embedding_params), std::to_string(c.params),
                std::to_string(c.tokens[last]), fixed(loss, 4),
-               runs[i].size() > 1 ? fixed(hi - lo, 4) : "-", std::to_string(c.tokens.back()),
-               fixed(secs, 1)});
+               runs[i].size() > 1 ? fixed(kit::max_of(per_seed) - kit::min_of(per_seed), 4) : "-",
+               std::to_string(c.tokens.back()), fixed(secs, 1)});
     js.push_back({{"d_model", c.d_model},
                   {"layers", c.layers},
                   {"params", c.params},
@@ -209,9 +204,8 @@ BootstrapFit fit_size_law(
   LinePlot q =
       kit::line_plot("Reducible loss L - c against model size", "non-embedding parameters N",
                      "L - c (nats per character)", kit::Axes::kLogLog);
-  Series pts{"measured L - c", n, {}};
-  for (double v : y) pts.y.push_back(v - b.fit.c);
-  q.series = {pts, sampled("a N^-alpha", n, [&](double x) { return b.fit.at(x) - b.fit.c; })};
+  q.series = {{"measured L - c", n, kit::column(y, [&](double v) { return v - b.fit.c; })},
+              sampled("a N^-alpha", n, [&](double x) { return b.fit.at(x) - b.fit.c; })};
   ctx.figure("reducible_loss_vs_params", line_plot_svg(q),
              fmt::format("With the fitted floor removed the law is a straight line of slope "
                          "-alpha = {:.3f} on log axes; points off the line are what the 3-number "
@@ -264,15 +258,10 @@ BootstrapFit fit_data_law(const Runs& runs, const Config& cfg, Generator& gen, R
   LinePlot p = kit::line_plot("Held-out loss against training tokens, every size",
                               "training tokens processed D", "held-out loss (nats per character)",
                               kit::Axes::kLogLog);
-  const Draw all = make_draw(runs, nullptr);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    Series s{fmt::format("N = {}", runs[i].front().non_embedding_params), {}, {}, "", false, false};
-    for (size_t j = 0; j < runs[i].front().tokens.size(); ++j) {
-      s.x.push_back(static_cast<double>(runs[i].front().tokens[j]));
-      s.y.push_back(drawn_loss(runs, all, i, j));
-    }
-    p.series.push_back(s);
-  }
+  const std::vector<LossCurve> curves = loss_curves(runs, make_draw(runs, nullptr));
+  for (size_t i = 0; i < runs.size(); ++i)
+    p.series.push_back({fmt::format("N = {}", runs[i].front().non_embedding_params),
+                        curves[i].tokens, curves[i].loss, "", false, false});
   p.series.push_back(sampled(
       "fit b D^-beta + c_D (largest)", d, [&](double x) { return b.fit.at(x); }, "#000000"));
   ctx.figure("loss_vs_tokens", line_plot_svg(p),
