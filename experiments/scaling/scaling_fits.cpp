@@ -44,6 +44,13 @@ double drawn_loss(const Runs& runs, const Draw& d, size_t i, size_t j) {
   return total / static_cast<double>(d.seeds[i].size() * d.groups.size());
 }
 
+// Every size's loss at checkpoint j under a draw.
+std::vector<double> losses_at(const Runs& runs, const Draw& d, size_t j) {
+  std::vector<double> y;
+  for (size_t i = 0; i < runs.size(); ++i) y.push_back(drawn_loss(runs, d, i, j));
+  return y;
+}
+
 // The seed-mean loss curve of every size, under a draw, for the IsoFLOP profiles.
 std::vector<LossCurve> loss_curves(const Runs& runs, const Draw& d) {
   std::vector<LossCurve> out;
@@ -170,16 +177,10 @@ BootstrapFit fit_size_law(
   std::vector<double> n;
   for (size_t i = 0; i < runs.size(); ++i) n.push_back(nonemb(runs, i));
   const BootstrapFit b = bootstrap_power_law(
-      n,
-      [&](Generator* g) {
-        const Draw d = make_draw(runs, g);
-        std::vector<double> y;
-        for (size_t i = 0; i < runs.size(); ++i) y.push_back(drawn_loss(runs, d, i, last));
-        return y;
-      },
+      n, [&](Generator* g) { return losses_at(runs, make_draw(runs, g), last); },
       cfg.get_int("bootstrap"), gen);
-  std::vector<double> y;  // the measured losses, every seed and group
-  for (size_t i = 0; i < runs.size(); ++i) y.push_back(mean_loss(runs, i, last));
+  // The measured losses, every seed and group.
+  const std::vector<double> y = losses_at(runs, make_draw(runs, nullptr), last);
   ctx.note(fmt::format(
       "Fit L(N) = a N^(-alpha) + c over {} sizes: alpha = {:.3f} (95% bootstrap interval {}), "
       "floor c = {:.3f} nats (interval {}), R^2 = {:.4f}, rms residual {:.4f} nats. The floor is "
