@@ -226,7 +226,7 @@ void run(const Config& cfg, RunContext& ctx) {
   kit::record(ctx, {{"perplexity", ppl}, {"unigram_perplexity", unigram}});
 
   const std::vector<std::string> chars = display_tokens(s.tokens);
-  std::vector<Heatmap> words{word_panel(matrix_from(6, 6, values(untrained_words)), "untrained")};
+  std::vector<Heatmap> words{word_panel(untrained_words, "untrained")};
   std::vector<Heatmap> char_panels{attention_heatmap(untrained, chars, chars, "untrained")};
   TheLookup best;  // replaced by the first trained head
   const std::vector<Tensor> layers = trained_weights(r);

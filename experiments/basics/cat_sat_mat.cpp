@@ -82,10 +82,8 @@ void run(const Config& cfg, RunContext& ctx) {
       "0.58]. The qualitative reading survives: cat attends equally to itself and mat, mat "
       "attends most to itself.");
 
-  Heatmap h = attention_heatmap(s.weights.value(), words, words, "cat sat mat: attention weights");
-  h.annotate = true;
-  h.precision = 3;
-  h.cell = 80;
+  const Heatmap h =
+      kit::numbered_heatmap(s.weights.value(), words, words, "cat sat mat: attention weights", 80);
   ctx.figure("attention", heatmap_svg(h), "softmax(Q K^T / sqrt(2)) with Q = K = X");
 
   ctx.section("Gradients by hand: L = sum(out o G)");

@@ -61,19 +61,18 @@ Tensor input_gradient_map(const Head& head, const Tensor& x0, bool causal, Gener
 // The two gradient maps side by side: with the mask, nothing flows from the future.
 void plot_gradient_flow(const Tensor& causal, const Tensor& full, RunContext& ctx) {
   const int64_t t = causal.size(0);
-  Heatmap gc, gf;
-  gc.values = causal;
-  gf.values = full;
-  for (Heatmap* h : {&gc, &gf}) {
-    h->row_labels = index_labels(t, "y");
-    h->col_labels = index_labels(t, "x");
-    h->x_label = "input position s";
-    h->y_label = "output position t";
-    h->colorbar_label = "|d<g, y_t>/dx_s|";
-  }
-  gc.title = "causal";
-  gf.title = "no mask";
-  ctx.figure("gradient_flow", heatmap_grid_svg({gc, gf}, 2, "Gradient from output t to input s"),
+  const auto panel = [&](const Tensor& values, std::string title) {
+    return Heatmap{.values = values,
+                   .row_labels = index_labels(t, "y"),
+                   .col_labels = index_labels(t, "x"),
+                   .title = std::move(title),
+                   .x_label = "input position s",
+                   .y_label = "output position t",
+                   .colorbar_label = "|d<g, y_t>/dx_s|"};
+  };
+  ctx.figure("gradient_flow",
+             heatmap_grid_svg({panel(causal, "causal"), panel(full, "no mask")}, 2,
+                              "Gradient from output t to input s"),
              "Through the tape: with the mask, nothing flows from the future");
 }
 

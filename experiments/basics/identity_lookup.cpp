@@ -54,10 +54,7 @@ void document_example(RunContext& ctx, DocumentComparison& cmp) {
   cmp.add_rows("A", kDocA, s.weights.value(), kTol3);
   cmp.add_rows("out", kDocOut, s.out.value(), kTol3);
 
-  Heatmap h = attention_heatmap(s.weights.value(), queries, keys, "Q = K = I_4");
-  h.annotate = true;
-  h.precision = 3;
-  h.cell = 64;
+  const Heatmap h = kit::numbered_heatmap(s.weights.value(), queries, keys, "Q = K = I_4", 64);
   ctx.figure("attention_i4", heatmap_svg(h), "One-hot queries meet one-hot keys: a soft diagonal");
 }
 

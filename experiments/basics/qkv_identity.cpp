@@ -97,12 +97,9 @@ void worked_examples(RunContext& ctx) {
   DocumentComparison cmp("004 §1.3-1.4: worked attention weights (a softmax row, as printed?)");
   cmp.add("'an' row (I ate an apple): a softmax row to 1 decimal", kDocAn, normalised, 0.05,
           fmt::format("the printed weights sum to {:.2f}", doc_sum), 2);
-  std::vector<size_t> order(kDocAn.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return normalised[a] > normalised[b]; });
   std::string ranking;
-  for (size_t i : order) ranking += (ranking.empty() ? "" : " > ") + kSentence[i];
+  for (size_t i : kit::ranking(normalised))
+    ranking += (ranking.empty() ? "" : " > ") + kSentence[i];
   cmp.add_exact("'an' ranks itself, then apple, then I", "an > apple > I > ate", ranking);
   cmp.add("'transformer 1' row: a softmax row to 1 decimal", kDocTransformer1,
           softmax_of_log(kDocTransformer1), 0.05, "", 2);

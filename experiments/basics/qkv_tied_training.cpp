@@ -1,16 +1,8 @@
 #include "experiments/basics/qkv_tied_training.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include "autograd/functional.h"
-#include "autograd/mode.h"
-#include "experiments/kit/evaluation.h"
-#include "experiments/kit/fit.h"
+#include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/kit.h"
 #include "experiments/kit/spread.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
 #include "nn/positional/learned.h"
 
 namespace attn::experiments {
@@ -23,12 +15,8 @@ struct TaskShape {
 
 // A batch of the previous-token task: ids (B,T) uniform over the vocabulary, labels (B,T) with
 // labels[b,i] = ids[b,(i-1) mod T].
-struct PreviousTokenBatch {
-  Tensor ids, labels;
-};
-
-PreviousTokenBatch previous_token_batch(const TaskShape& s, int64_t batch, Generator& gen) {
-  PreviousTokenBatch b{Tensor({batch, s.seq_len}), Tensor({batch, s.seq_len})};
+kit::ClassBatch previous_token_batch(const TaskShape& s, int64_t batch, Generator& gen) {
+  kit::ClassBatch b{Tensor({batch, s.seq_len}), Tensor({batch, s.seq_len})};
   for (int64_t r = 0; r < batch; ++r)
     for (int64_t i = 0; i < s.seq_len; ++i)
       b.ids[r * s.seq_len + i] = static_cast<real>(gen.randint(s.vocab));
@@ -84,7 +72,7 @@ class OneHeadReader : public nn::Module {
 };
 
 // Accuracy, the mean weight on i-1 and on i, and the asymmetry of the scores, on `batch`.
-TiedVariantResult evaluate(OneHeadReader& model, const PreviousTokenBatch& b, int64_t t) {
+TiedVariantResult evaluate(OneHeadReader& model, const kit::ClassBatch& b, int64_t t) {
   NoGrad off;
   TiedVariantResult r;
   r.accuracy = kit::accuracy(model.forward(b.ids).value(), b.labels);
@@ -113,11 +101,8 @@ TiedVariantResult evaluate(OneHeadReader& model, const PreviousTokenBatch& b, in
   return r;
 }
 
-TiedVariantResult train_variant(const TaskShape& s,
-                                bool tied,
-                                int64_t steps,
-                                const PreviousTokenBatch& heldout,
-                                RunContext& ctx) {
+TiedVariantResult train_variant(
+    const TaskShape& s, bool tied, int64_t steps, const kit::ClassBatch& heldout, RunContext& ctx) {
   Generator gen(ctx.seed() + (tied ? 2 : 1));
   OneHeadReader model(s, tied, gen);
   train::FitSettings fs =
@@ -125,8 +110,7 @@ TiedVariantResult train_variant(const TaskShape& s,
   fs.batch_size = 64;
   fs.optimizer.lr = 1e-2;
   train::fit(model, fs, [&](const train::BatchPart& part) {
-    const PreviousTokenBatch b = previous_token_batch(s, fs.batch_size, gen);
-    return train::StepLoss{cross_entropy(model.forward(part.rows(b.ids)), part.rows(b.labels))};
+    return kit::class_loss(model, previous_token_batch(s, fs.batch_size, gen), part);
   });
   return evaluate(model, heldout, s.seq_len);
 }
@@ -147,7 +131,7 @@ TiedStudy tied_qk_study(const Config& cfg, RunContext& ctx) {
       "Trained with W_K = W_Q: the previous-token task (T = {}, vocabulary {}, width {})",
       s.seq_len, s.vocab, s.width));
   Generator data(ctx.seed() + 3);
-  const PreviousTokenBatch heldout = previous_token_batch(s, 512, data);
+  const kit::ClassBatch heldout = previous_token_batch(s, 512, data);
   TiedStudy st;
   st.seq_len = s.seq_len;
   st.heldout_tokens = heldout.labels.numel();

@@ -32,11 +32,9 @@ void run(const Config& cfg, RunContext& ctx) {
   std::vector<BarChart> panels;
   for (int64_t q : queries) {
     const std::vector<double> row = row_values(w, q);
-    std::vector<int64_t> order(t);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return row[a] > row[b]; });
-    const int64_t self_rank = std::find(order.begin(), order.end(), q) - order.begin() + 1;
+    const std::vector<size_t> order = kit::ranking(row);
+    const auto self_rank =
+        std::find(order.begin(), order.end(), static_cast<size_t>(q)) - order.begin() + 1;
     std::string top;
     for (int i = 0; i < 3 && i < t; ++i)
       top += fmt::format("{}{} '{}' ({:.3f})", i ? ", " : "", order[i], labels[order[i]],

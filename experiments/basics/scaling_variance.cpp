@@ -58,19 +58,16 @@ struct SoftmaxStats {
   double entropy = 0, max_weight = 0, grad_scores = 0, grad_q = 0;  // means over trials
 };
 
-// Mean over rows of a (..., T) tensor of f(row).
-template <class F>
-double row_mean(const Tensor& t, F f) {
+// The mean over the rows of a (..., n) tensor of each row's Euclidean norm.
+double mean_row_norm(const Tensor& t) {
   const int64_t n = t.size(-1), rows = t.numel() / n;
-  double s = 0;
-  for (int64_t r = 0; r < rows; ++r) s += f(t.data() + r * n, n);
-  return s / static_cast<double>(rows);
-}
-
-double norm_of(const real* x, int64_t n) {
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += double(x[i]) * x[i];
-  return std::sqrt(s);
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sq = 0;
+    for (int64_t i = 0; i < n; ++i) sq += double(t[r * n + i]) * t[r * n + i];
+    total += std::sqrt(sq);
+  }
+  return total / static_cast<double>(rows);
 }
 
 // One query against `keys` keys, `trials` times at once: q (trials,1,d), K (trials,T,d), V
@@ -86,11 +83,11 @@ SoftmaxStats softmax_stats(int64_t d, int64_t keys, int64_t trials, double scale
   const AttentionSteps st = attention_steps(q, Var::constant(kt), v, scale);
   const Tensor w = st.weights.value();
   sum(mul(st.out, u)).backward();
-  s.grad_q = row_mean(q.grad(), norm_of);
+  s.grad_q = mean_row_norm(q.grad());
   // The same softmax from the scores z as a leaf: dL/dz = (diag(p) - p p^T) V u.
   Var z = Var::parameter(st.scores.value());
   sum(mul(matmul(softmax(z), v), u)).backward();
-  s.grad_scores = row_mean(z.grad(), norm_of);
+  s.grad_scores = mean_row_norm(z.grad());
   s.entropy = mean_row_entropy(w);
   s.max_weight = mean_row_max(w);
   return s;

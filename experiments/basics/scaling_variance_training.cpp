@@ -46,15 +46,14 @@ struct TrainingPair {
 };
 
 TrainingPair train_both(const Config& cfg, RunContext& ctx) {
-  TrainingPair r;
-  PairMemoryConfig& pc = r.pc;
-  pc.d = cfg.get_int("train_dk");
-  pc.pairs = cfg.get_int("recall_pairs");
-  pc.steps = cfg.get_int("steps");
-  pc.batch = cfg.get_int("batch");
-  pc.lr = cfg.get_real("lr");
-  pc.eval_every = cfg.get_int("eval_every");
-  pc.eval_size = cfg.get_int("eval_size");
+  TrainingPair r{.pc = {.d = cfg.get_int("train_dk"),
+                        .pairs = cfg.get_int("recall_pairs"),
+                        .steps = cfg.get_int("steps"),
+                        .batch = cfg.get_int("batch"),
+                        .lr = cfg.get_real("lr"),
+                        .eval_every = cfg.get_int("eval_every"),
+                        .eval_size = cfg.get_int("eval_size")}};
+  const PairMemoryConfig& pc = r.pc;
   ctx.section(
       fmt::format("Training at d_k = {}: associative recall ({} pairs), one attention "
                   "layer, {} Adam steps",

@@ -58,18 +58,6 @@ double max_error(const Tensor& a, const std::vector<double>& b) {
 
 using Form = std::function<Var(const Var&)>;
 
-// The three ways, each from the project's ops on the tape.
-Var direct(const Var& x) {
-  return log_softmax(x);
-}
-Var log_of_softmax(const Var& x) {
-  return log(softmax(x));
-}
-Var log_of_exp_ratio(const Var& x) {
-  const Var e = exp(x);
-  return log(div(e, sum(e, 1, true)));
-}
-
 void measure(const Form& form, const Tensor& x, const Exact& exact, LogSoftmaxForm& out, double s) {
   Var xv = Var::parameter(x, "logits");
   const Var y = form(xv);
@@ -88,10 +76,16 @@ void measure(const Form& form, const Tensor& x, const Exact& exact, LogSoftmaxFo
 
 LogSoftmaxSweep log_softmax_sweep(const LogSoftmaxSweepSettings& s) {
   LogSoftmaxSweep sweep;
-  sweep.forms = {{.name = "log_softmax(x)"},
-                 {.name = "log(softmax(x))"},
-                 {.name = "log(exp(x) / sum exp(x))"}};
-  const Form forms[3] = {direct, log_of_softmax, log_of_exp_ratio};
+  sweep.forms = {{.name = "log_softmax(x)", .key = "direct"},
+                 {.name = "log(softmax(x))", .key = "log_of_softmax"},
+                 {.name = "log(exp(x) / sum exp(x))", .key = "log_of_exp_ratio"}};
+  // The three ways, each from the project's ops on the tape.
+  const Form forms[3] = {[](const Var& x) { return log_softmax(x); },
+                         [](const Var& x) { return log(softmax(x)); },
+                         [](const Var& x) {
+                           const Var e = exp(x);
+                           return log(div(e, sum(e, 1, true)));
+                         }};
   for (int k = 0;; ++k) {
     const double scale = std::exp2(static_cast<double>(k) / s.per_octave);
     if (scale > s.max_scale) break;
@@ -130,11 +124,12 @@ std::vector<MaskFill> mask_fill_table(int64_t n,
                                       int64_t masked,
                                       const std::vector<double>& scales) {
   const double inf = std::numeric_limits<real>::infinity();
-  std::vector<MaskFill> fills = {
-      {.name = "-1e4", .value = -1e4},
-      {.name = "-1e9", .value = -1e9},
-      {.name = "float32 lowest", .value = std::numeric_limits<real>::lowest()},
-      {.name = "-inf", .value = -inf}};
+  std::vector<MaskFill> fills = {{.name = "-1e4", .key = "fill_1e4", .value = -1e4},
+                                 {.name = "-1e9", .key = "fill_1e9", .value = -1e9},
+                                 {.name = "float32 lowest",
+                                  .key = "fill_lowest",
+                                  .value = std::numeric_limits<real>::lowest()},
+                                 {.name = "-inf", .key = "fill_inf", .value = -inf}};
   Tensor mask = Tensor::zeros({1, n}), all = Tensor::zeros({1, n});
   for (int64_t j = 0; j < n; ++j) {
     mask[j] = j >= n - masked ? 1 : 0;

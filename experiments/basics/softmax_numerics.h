@@ -28,7 +28,7 @@ struct LogSoftmaxSweepSettings {
 // the row where every entry is finite (NaN where some entry is not). The gradient is that of
 // sum_j y_j, a loss touching every class (as label smoothing does): d/dx_j = 1 - n p_j.
 struct LogSoftmaxForm {
-  std::string name;
+  std::string name, key;                        // key: the stem of its results.json names
   std::vector<double> value_error, grad_error;  // one per scale
   double first_bad_value = 0;       // smallest scale with a non-finite value; 0: none in the sweep
   double first_bad_grad = 0;        // the same for the gradient
@@ -46,7 +46,7 @@ LogSoftmaxSweep log_softmax_sweep(const LogSoftmaxSweepSettings& s);
 // masked (masked_fill, then softmax). "centred": the unmasked scores spread over [-s, s];
 // "negative": over [-s, -s/2], a row where every visible key scores low.
 struct MaskFill {
-  std::string name;
+  std::string name, key;  // key: the stem of its results.json names
   double value = 0;
   std::vector<double> centred, negative;  // weight on one masked position, per scale
   double fully_masked = 0;                // the weight of each position when all are masked

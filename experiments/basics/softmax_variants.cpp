@@ -51,14 +51,12 @@ void log_softmax_part(const Config& cfg, RunContext& ctx, DocumentComparison& cm
   LinePlot p = kit::line_plot("Error of the log-probabilities against double precision",
                               "logit scale s (row over [-s, s])", "max |float32 - exact|",
                               kit::Axes::kLogLog);
-  const char* keys[3] = {"direct", "log_of_softmax", "log_of_exp_ratio"};
-  for (size_t f = 0; f < sw.forms.size(); ++f) {
-    const LogSoftmaxForm& form = sw.forms[f];
+  for (const LogSoftmaxForm& form : sw.forms) {
     t.add_row({form.name, scale_or_none(form.first_bad_value), scale_or_none(form.first_bad_grad),
                sci(form.largest_finite_error)});
-    ctx.result(fmt::format("{}_first_bad_value_scale", keys[f]), form.first_bad_value);
-    ctx.result(fmt::format("{}_first_bad_grad_scale", keys[f]), form.first_bad_grad);
-    ctx.result(fmt::format("{}_largest_finite_error", keys[f]), form.largest_finite_error);
+    ctx.result(form.key + "_first_bad_value_scale", form.first_bad_value);
+    ctx.result(form.key + "_first_bad_grad_scale", form.first_bad_grad);
+    ctx.result(form.key + "_largest_finite_error", form.largest_finite_error);
     p.series.push_back({form.name, sw.scales, form.value_error});
   }
   ctx.table(t);
@@ -82,9 +80,9 @@ void log_softmax_part(const Config& cfg, RunContext& ctx, DocumentComparison& cm
   cmp.add_exact(
       fmt::format("2.4: log-softmax: values and gradients finite at every scale up to {:.0f}",
                   s_top),
-      "yes", direct_ok ? "yes" : "no");
+      "yes", kit::yes_no(direct_ok));
   cmp.add_exact("2.4: log(softmax(x)) breaks at large logits where log-softmax does not", "yes",
-                l.first_bad_value > 0 && direct_ok ? "yes" : "no",
+                kit::yes_no(l.first_bad_value > 0 && direct_ok),
                 fmt::format("values from s = {}, gradients from s = {}",
                             scale_or_none(l.first_bad_value), scale_or_none(l.first_bad_grad)));
 }
@@ -131,14 +129,10 @@ void mask_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   ctx.table(full);
   ctx.result("mask_scales", scales);
   for (const MaskFill& f : fills) {
-    const std::string key = f.name == "-1e4"             ? "fill_1e4"
-                            : f.name == "-1e9"           ? "fill_1e9"
-                            : f.name == "float32 lowest" ? "fill_lowest"
-                                                         : "fill_inf";
-    ctx.result(key + "_centred", f.centred);
-    ctx.result(key + "_negative", f.negative);
-    ctx.result(key + "_first_leak_negative", f.first_leak_negative);
-    ctx.result(key + "_fully_masked", std::isnan(f.fully_masked) ? -1.0 : f.fully_masked);
+    ctx.result(f.key + "_centred", f.centred);
+    ctx.result(f.key + "_negative", f.negative);
+    ctx.result(f.key + "_first_leak_negative", f.first_leak_negative);
+    ctx.result(f.key + "_fully_masked", std::isnan(f.fully_masked) ? -1.0 : f.fully_masked);
   }
   const MaskFill &f9 = fills[1], &finf = fills[3];
   ctx.note(fmt::format(
@@ -152,7 +146,7 @@ void mask_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   cmp.add_exact(fmt::format("3.1: the -1e9 fill leaves the masked positions a small nonzero weight "
                             "(float32, scores over [-s, s], s up to {})",
                             sci(top_centred, 0)),
-                "yes", f9.leaks_centred ? "yes" : "no",
+                "yes", kit::yes_no(f9.leaks_centred),
                 fmt::format("float32 e^(-1e9 - m) rounds to exactly 0 unless every visible score "
                             "is below -1e9 + 104 (first at s = {} with scores over [-s, -s/2])",
                             leak_scale(f9.first_leak_negative)));
@@ -160,7 +154,7 @@ void mask_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   for (size_t i = 0; i < scales.size(); ++i)
     inf_zero = inf_zero && finf.centred[i] == 0 && finf.negative[i] == 0;
   cmp.add_exact("3.1: softmax turns a -inf fill into a weight of exactly 0 (every scale)", "yes",
-                inf_zero ? "yes" : "no");
+                kit::yes_no(inf_zero));
 }
 
 void run(const Config& cfg, RunContext& ctx) {

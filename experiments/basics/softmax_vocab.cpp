@@ -7,8 +7,6 @@
 #include "experiments/basics/softmax_vocab.h"
 
 #include "experiments/kit/kit.h"
-#include "nn/embedding.h"
-#include "nn/linear.h"
 #include "nn/softmax_heads/adaptive_softmax.h"
 #include "nn/softmax_heads/huffman_softmax.h"
 
@@ -261,33 +259,33 @@ void report_rows(RunContext& ctx, const std::vector<VocabRow>& rows) {
   ctx.table(time);
 }
 
+// Head k's value of a per-head field, and the full softmax's value over head k's, by row.
+using PerHead = double (VocabRow::*)[3];
+std::vector<double> of_head(const std::vector<VocabRow>& rows, PerHead field, int k) {
+  return kit::column(rows, [&](const VocabRow& r) { return (r.*field)[k]; });
+}
+std::vector<double> full_over(const std::vector<VocabRow>& rows, PerHead field, int k) {
+  return kit::column(rows, [&](const VocabRow& r) { return (r.*field)[0] / (r.*field)[k]; });
+}
+
 void report_figures(RunContext& ctx, const std::vector<VocabRow>& rows) {
-  std::vector<double> vs, series[3], ppls[3], depth, log2v, opt;
-  for (const VocabRow& r : rows) {
-    vs.push_back(static_cast<double>(r.v));
-    for (int h = 0; h < 3; ++h) {
-      series[h].push_back(r.us_per_token[h]);
-      ppls[h].push_back(r.ppl[h]);
-    }
-    depth.push_back(r.avg_depth);
-    log2v.push_back(r.log2_v);
-    opt.push_back(r.ppl_optimal);
-  }
+  const std::vector<double> vs = kit::column(rows, &VocabRow::v);
   LinePlot t = kit::line_plot("Time per token of a training step", "vocabulary size V",
                               "microseconds per token", kit::Axes::kLogLog);
   LinePlot p =
       kit::line_plot("Held-out perplexity", "vocabulary size V", "perplexity", kit::Axes::kLogLog);
   for (Head h : {Head::kFull, Head::kAdaptive, Head::kHuffman}) {
-    t.series.push_back({head_name(h), vs, series[static_cast<int>(h)]});
-    p.series.push_back({head_name(h), vs, ppls[static_cast<int>(h)]});
+    t.series.push_back(
+        {head_name(h), vs, of_head(rows, &VocabRow::us_per_token, static_cast<int>(h))});
+    p.series.push_back({head_name(h), vs, of_head(rows, &VocabRow::ppl, static_cast<int>(h))});
   }
-  p.series.push_back({"best possible", vs, opt, "", true});
+  p.series.push_back({"best possible", vs, kit::column(rows, &VocabRow::ppl_optimal), "", true});
   ctx.figure("time_per_token", line_plot_svg(t), "Cost of the output layer against V");
   ctx.figure("perplexity", line_plot_svg(p), "Same model, same training, three output layers");
   LinePlot d = kit::line_plot("Hierarchical softmax: decisions per token", "vocabulary size V",
                               "binary decisions", kit::Axes::kLogX);
-  d.series = {{"Huffman tree, average", vs, depth},
-              {"log2 V (a balanced tree)", vs, log2v, "", true}};
+  d.series = {{"Huffman tree, average", vs, kit::column(rows, &VocabRow::avg_depth)},
+              {"log2 V (a balanced tree)", vs, kit::column(rows, &VocabRow::log2_v), "", true}};
   ctx.figure("decisions", line_plot_svg(d), "A Huffman tree puts frequent tokens near the root");
 }
 
@@ -299,49 +297,34 @@ void vocab_part(const Config& cfg, RunContext& ctx, DocumentComparison& cmp) {
   for (int64_t v : cfg.get_ints("vocab_sizes")) rows.push_back(run_vocab(cfg, ctx, v));
   report_rows(ctx, rows);
   report_figures(ctx, rows);
-  bool under_log2 = true;
-  std::vector<double> vs, depth, ratio_adaptive, ratio_huffman, ppl[3];
-  for (const VocabRow& r : rows) {
-    under_log2 = under_log2 && r.avg_depth <= r.log2_v;
-    vs.push_back(static_cast<double>(r.v));
-    depth.push_back(r.avg_depth);
-    ratio_adaptive.push_back(r.us_per_token[0] / r.us_per_token[1]);
-    ratio_huffman.push_back(r.us_per_token[0] / r.us_per_token[2]);
-    for (int h = 0; h < 3; ++h) ppl[h].push_back(r.ppl[h]);
-  }
-  ctx.result("vocab_sizes", vs);
-  ctx.result("huffman_avg_depth", depth);
-  ctx.result("huffman_entropy_bits", [&] {
-    std::vector<double> e;
-    for (const VocabRow& r : rows) e.push_back(r.entropy);
-    return e;
-  }());
-  ctx.result("ppl_full", ppl[0]);
-  ctx.result("ppl_adaptive", ppl[1]);
-  ctx.result("ppl_hierarchical", ppl[2]);
-  std::vector<double> mac_ratio[2];
-  for (const VocabRow& r : rows) {
-    mac_ratio[0].push_back(r.macs[0] / r.macs[1]);
-    mac_ratio[1].push_back(r.macs[0] / r.macs[2]);
-  }
-  ctx.result("mac_ratio_adaptive", mac_ratio[0]);
-  ctx.result("mac_ratio_hierarchical", mac_ratio[1]);
-  ctx.result("speedup_adaptive", ratio_adaptive);
-  ctx.result("speedup_hierarchical", ratio_huffman);
+  const std::vector<double> ratio_adaptive = full_over(rows, &VocabRow::us_per_token, 1),
+                            ratio_huffman = full_over(rows, &VocabRow::us_per_token, 2);
+  kit::record(ctx, {{"vocab_sizes", kit::column(rows, &VocabRow::v)},
+                    {"huffman_avg_depth", kit::column(rows, &VocabRow::avg_depth)},
+                    {"huffman_entropy_bits", kit::column(rows, &VocabRow::entropy)},
+                    {"ppl_full", of_head(rows, &VocabRow::ppl, 0)},
+                    {"ppl_adaptive", of_head(rows, &VocabRow::ppl, 1)},
+                    {"ppl_hierarchical", of_head(rows, &VocabRow::ppl, 2)},
+                    {"mac_ratio_adaptive", full_over(rows, &VocabRow::macs, 1)},
+                    {"mac_ratio_hierarchical", full_over(rows, &VocabRow::macs, 2)},
+                    {"speedup_adaptive", ratio_adaptive},
+                    {"speedup_hierarchical", ratio_huffman}});
+  const bool under_log2 = std::all_of(rows.begin(), rows.end(),
+                                      [](const VocabRow& r) { return r.avg_depth <= r.log2_v; });
   const VocabRow& top = rows.back();
   cmp.add_exact(
       "2.4: hierarchical softmax needs about log2 V binary decisions per token "
       "(Huffman average at most log2 V, every V)",
-      "yes", under_log2 ? "yes" : "no",
+      "yes", kit::yes_no(under_log2),
       fmt::format("at V = {}: {:.2f} on average against log2 V = {:.2f} (max depth {:.0f})", top.v,
                   top.avg_depth, top.log2_v, top.max_depth));
   cmp.add_exact(
       fmt::format("2.4: hierarchical softmax cheaper per token than full softmax (V = {})", top.v),
-      "yes", ratio_huffman.back() > 1 ? "yes" : "no",
+      "yes", kit::yes_no(ratio_huffman.back() > 1),
       fmt::format("full / hierarchical time {:.2f}", ratio_huffman.back()));
   cmp.add_exact(
       fmt::format("2.4: adaptive softmax cheaper per token than full softmax (V = {})", top.v),
-      "yes", ratio_adaptive.back() > 1 ? "yes" : "no",
+      "yes", kit::yes_no(ratio_adaptive.back() > 1),
       fmt::format("full / adaptive time {:.2f}", ratio_adaptive.back()));
 }
 

@@ -145,11 +145,8 @@ void run(const Config& cfg, RunContext& ctx) {
   prose_and_hand_check(s, scale, hand0, hand2, cfg.changed().empty(), ctx);
 
   const std::vector<std::string> named{"x0=[1,0]", "x1=[0,1]", "x2=[1,1]"};
-  Heatmap h = attention_heatmap(s.weights.value(), t == 3 ? named : tok, t == 3 ? named : tok,
-                                "Attention matrix A");
-  h.annotate = true;
-  h.precision = 3;
-  h.cell = 90;
+  const Heatmap h = kit::numbered_heatmap(s.weights.value(), t == 3 ? named : tok,
+                                          t == 3 ? named : tok, "Attention matrix A", 90);
   ctx.figure("attention", heatmap_svg(h), "A = softmax(Q K^T / sqrt(d_k)), rows sum to 1");
 
   ctx.section("Gradients by hand: L = sum(out o G)");

@@ -90,16 +90,12 @@ void run(const Config& cfg, RunContext& ctx) {
   EmergenceGrid g;
   g.answer_length = task.answer_length();
   g.eval_size = w.eval_size;
-  // Run i: width d_models[i / seeds], seed i % seeds. The runs are independent (each its own
-  // generators; the task and held-out set are only read), so they train side by side.
-  const auto ns = static_cast<size_t>(w.seeds);
-  std::vector<SizePoint> runs = kit::side_by_side(w.d_models.size() * ns, [&](size_t i) {
-    return train_size(w, ctx, task, held, w.d_models[i / ns], static_cast<int64_t>(i % ns));
-  });
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (i % ns == 0) g.points.emplace_back();
-    g.points.back().push_back(std::move(runs[i]));
-  }
+  // The runs are independent (each its own generators; the task and held-out set are only
+  // read), so they train side by side.
+  g.points =
+      kit::seed_grid(w.d_models.size(), static_cast<size_t>(w.seeds), [&](size_t c, size_t k) {
+        return train_size(w, ctx, task, held, w.d_models[c], static_cast<int64_t>(k));
+      });
   report_emergence(g, ctx);
 }
 

@@ -1,7 +1,5 @@
 // emergence's report: the sizes table, the two metrics on one figure, the abruptness of each
 // curve over seeds, and the comparison rows (emergence.h).
-#include <cmath>
-
 #include "experiments/kit/kit.h"
 #include "experiments/kit/spread.h"
 #include "experiments/scaling/emergence.h"
@@ -30,43 +28,33 @@ double token_probability(const AdditionScore& s) {
   return std::exp(-s.token_nll);  // the geometric mean of p(right digit), on exact match's scale
 }
 
-// Metric over sizes, seed by seed: curves[k] is seed k's curve.
-template <class Metric>
-std::vector<std::vector<double>> curves(const EmergenceGrid& g, Metric metric) {
-  std::vector<std::vector<double>> out;
-  for (size_t k = 0; k < g.points.front().size(); ++k) out.push_back(seed_curve(g, k, metric));
-  return out;
-}
-
 // The seed mean of a metric at every size.
 template <class Metric>
 std::vector<double> mean_curve(const EmergenceGrid& g, Metric metric) {
-  std::vector<double> out;
-  for (const auto& size : g.points) {
-    std::vector<double> v;
-    for (const SizePoint& p : size) v.push_back(std::invoke(metric, p.score));
-    out.push_back(kit::mean_of(v));
-  }
-  return out;
+  return kit::column(g.points, [&](const std::vector<SizePoint>& size) {
+    return kit::mean_of(
+        kit::column(size, [&](const SizePoint& p) { return std::invoke(metric, p.score); }));
+  });
 }
 
 // Each seed's abruptness of one metric, as a mean and a spread.
 template <class Metric>
 Spread abruptness_spread(const EmergenceGrid& g, Metric metric) {
   std::vector<double> a;
-  for (const auto& c : curves(g, metric)) a.push_back(abruptness(c));
+  for (size_t k = 0; k < g.points.front().size(); ++k)
+    a.push_back(abruptness(seed_curve(g, k, metric)));
   return kit::spread_of(a);
 }
 
 std::vector<double> parameters(const EmergenceGrid& g) {
-  std::vector<double> out;
-  for (const auto& size : g.points) out.push_back(static_cast<double>(size.front().parameters));
-  return out;
+  return kit::column(g.points, [](const auto& size) { return size.front().parameters; });
 }
 
-// Exact match predicted from the per-token accuracy p as p^L (independent digits).
-double predicted_exact(const AdditionScore& s, int64_t answer_length) {
-  return std::pow(s.token_accuracy, static_cast<double>(answer_length));
+// Exact match predicted from the per-token accuracy p as p^L (independent digits), as a metric.
+auto predicted_exact(int64_t answer_length) {
+  return [L = static_cast<double>(answer_length)](const AdditionScore& s) {
+    return std::pow(s.token_accuracy, L);
+  };
 }
 
 void report_table(const EmergenceGrid& g, RunContext& ctx) {
@@ -77,7 +65,7 @@ void report_table(const EmergenceGrid& g, RunContext& ctx) {
   const auto em = mean_curve(g, &AdditionScore::exact_match);
   const auto acc = mean_curve(g, &AdditionScore::token_accuracy);
   const auto ll = mean_curve(g, log_likelihood);
-  const auto pred = mean_curve(g, [L](const AdditionScore& s) { return predicted_exact(s, L); });
+  const auto pred = mean_curve(g, predicted_exact(L));
   for (size_t i = 0; i < g.points.size(); ++i)
     t.add_row({std::to_string(g.points[i].front().d_model),
                std::to_string(g.points[i].front().parameters), fixed(em[i]), fixed(acc[i]),
@@ -96,13 +84,12 @@ void figure(const EmergenceGrid& g, RunContext& ctx) {
   LinePlot p = kit::line_plot("The same models, two metrics (mean over seeds)", "parameters",
                               "held-out score", kit::Axes::kLogX);
   const auto n = parameters(g);
-  p.series = {
-      {"exact match (whole answer right)", n, mean_curve(g, &AdditionScore::exact_match)},
-      {"per-token probability of the right digit, exp(log-likelihood)", n,
-       mean_curve(g, token_probability)},
-      {"per-token accuracy p", n, mean_curve(g, &AdditionScore::token_accuracy)},
-      {fmt::format("p^{}: exact match predicted from p", L), n,
-       mean_curve(g, [L](const AdditionScore& s) { return predicted_exact(s, L); }), "", true}};
+  p.series = {{"exact match (whole answer right)", n, mean_curve(g, &AdditionScore::exact_match)},
+              {"per-token probability of the right digit, exp(log-likelihood)", n,
+               mean_curve(g, token_probability)},
+              {"per-token accuracy p", n, mean_curve(g, &AdditionScore::token_accuracy)},
+              {fmt::format("p^{}: exact match predicted from p", L), n,
+               mean_curve(g, predicted_exact(L)), "", true}};
   ctx.figure("emergence", line_plot_svg(p),
              "Exact match against the per-token metrics of the same models, by size");
 }
@@ -124,11 +111,10 @@ Comparison& add_side(DocumentComparison& cmp,
   return row;
 }
 
-void compare(const EmergenceGrid& g, RunContext& ctx) {
+// em, ll: the abruptness of exact match and of the per-token log-likelihood.
+void compare(const EmergenceGrid& g, const Spread& em, const Spread& ll, RunContext& ctx) {
   const size_t seeds = g.points.front().size();
   const auto L = g.answer_length;
-  const Spread em = abruptness_spread(g, &AdditionScore::exact_match);
-  const Spread ll = abruptness_spread(g, log_likelihood);
   // Seed by seed: exact match's abruptness minus the log-likelihood's.
   std::vector<double> gap;
   for (size_t k = 0; k < seeds; ++k)
@@ -137,7 +123,7 @@ void compare(const EmergenceGrid& g, RunContext& ctx) {
   const Spread d = kit::spread_of(gap);
   // p^L against exact match: the tolerance is 3 sd over seeds of (exact match - p^L), the largest
   // over sizes, and never below 3 standard errors of a rate on eval_size problems.
-  const auto predicted = [L](const AdditionScore& s) { return predicted_exact(s, L); };
+  const auto predicted = predicted_exact(L);
   double sd_gap = 0;
   for (size_t i = 0; i < g.points.size(); ++i) {
     std::vector<double> diff;
@@ -211,7 +197,7 @@ void report_emergence(const EmergenceGrid& g, RunContext& ctx) {
                   "{} ± {}, per-token log-likelihood {} ± {}, per-token accuracy {} ± {}",
                   fixed(1.0 / static_cast<double>(g.points.size() - 1)), fixed(em.mean),
                   fixed(em.sd), fixed(ll.mean), fixed(ll.sd), fixed(acc.mean), fixed(acc.sd)));
-  compare(g, ctx);
+  compare(g, em, ll, ctx);
 }
 
 }  // namespace attn::experiments

@@ -15,8 +15,6 @@ std::string interval_text(const Interval& i, int precision) {
 
 namespace {
 
-using Runs = std::vector<std::vector<ScalingCurve>>;
-
 // One bootstrap draw: groups of held-out windows (shared by every size) and, per size, seeds.
 struct Draw {
   std::vector<size_t> groups;
@@ -44,6 +42,13 @@ double drawn_loss(const Runs& runs, const Draw& d, size_t i, size_t j) {
   for (size_t k : d.seeds[i])
     for (size_t g : d.groups) total += runs[i][k].group_loss[j][g];
   return total / static_cast<double>(d.seeds[i].size() * d.groups.size());
+}
+
+// Every size's loss at checkpoint j under a draw.
+std::vector<double> losses_at(const Runs& runs, const Draw& d, size_t j) {
+  std::vector<double> y;
+  for (size_t i = 0; i < runs.size(); ++i) y.push_back(drawn_loss(runs, d, i, j));
+  return y;
 }
 
 // The seed-mean loss curve of every size, under a draw, for the IsoFLOP profiles.
@@ -142,20 +147,17 @@ void report_sizes(const Runs& runs, size_t last, const Config& cfg, RunContext& 
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
     const ScalingCurve& c = runs[i].front();
-    double lo = INFINITY, hi = -INFINITY, secs = 0;
-    std::vector<double> per_seed;
-    for (const auto& r : runs[i]) {
-      lo = std::min(lo, r.loss(last)), hi = std::max(hi, r.loss(last));
-      secs += r.seconds / static_cast<double>(runs[i].size());
-      per_seed.push_back(r.loss(last));
-    }
+    const std::vector<double> per_seed =
+        kit::column(runs[i], [&](const ScalingCurve& r) { return r.loss(last); });
+    double secs = 0;
+    for (const auto& r : runs[i]) secs += r.seconds / static_cast<double>(runs[i].size());
     const double loss = mean_loss(runs, i, last);
     t.add_row({std::to_string(c.d_model), std::to_string(c.layers),
                std::to_string(c.d_model / cfg.get_int("head_dim")),
                std::to_string(c.non_embedding_params), std::to_string(c.params),
                std::to_string(c.tokens[last]), fixed(loss, 4),
-               runs[i].size() > 1 ? fixed(hi - lo, 4) : "-", std::to_string(c.tokens.back()),
-               fixed(secs, 1)});
+               runs[i].size() > 1 ? fixed(kit::max_of(per_seed) - kit::min_of(per_seed), 4) : "-",
+               std::to_string(c.tokens.back()), fixed(secs, 1)});
     js.push_back({{"d_model", c.d_model},
                   {"layers", c.layers},
                   {"params", c.params},
@@ -175,16 +177,10 @@ BootstrapFit fit_size_law(
   std::vector<double> n;
   for (size_t i = 0; i < runs.size(); ++i) n.push_back(nonemb(runs, i));
   const BootstrapFit b = bootstrap_power_law(
-      n,
-      [&](Generator* g) {
-        const Draw d = make_draw(runs, g);
-        std::vector<double> y;
-        for (size_t i = 0; i < runs.size(); ++i) y.push_back(drawn_loss(runs, d, i, last));
-        return y;
-      },
+      n, [&](Generator* g) { return losses_at(runs, make_draw(runs, g), last); },
       cfg.get_int("bootstrap"), gen);
-  std::vector<double> y;  // the measured losses, every seed and group
-  for (size_t i = 0; i < runs.size(); ++i) y.push_back(mean_loss(runs, i, last));
+  // The measured losses, every seed and group.
+  const std::vector<double> y = losses_at(runs, make_draw(runs, nullptr), last);
   ctx.note(fmt::format(
       "Fit L(N) = a N^(-alpha) + c over {} sizes: alpha = {:.3f} (95% bootstrap interval {}), "
       "floor c = {:.3f} nats (interval {}), R^2 = {:.4f}, rms residual {:.4f} nats. The floor is "
@@ -209,9 +205,8 @@ BootstrapFit fit_size_law(
   LinePlot q =
       kit::line_plot("Reducible loss L - c against model size", "non-embedding parameters N",
                      "L - c (nats per character)", kit::Axes::kLogLog);
-  Series pts{"measured L - c", n, {}};
-  for (double v : y) pts.y.push_back(v - b.fit.c);
-  q.series = {pts, sampled("a N^-alpha", n, [&](double x) { return b.fit.at(x) - b.fit.c; })};
+  q.series = {{"measured L - c", n, kit::column(y, [&](double v) { return v - b.fit.c; })},
+              sampled("a N^-alpha", n, [&](double x) { return b.fit.at(x) - b.fit.c; })};
   ctx.figure("reducible_loss_vs_params", line_plot_svg(q),
              fmt::format("With the fitted floor removed the law is a straight line of slope "
                          "-alpha = {:.3f} on log axes; points off the line are what the 3-number "
@@ -264,15 +259,10 @@ BootstrapFit fit_data_law(const Runs& runs, const Config& cfg, Generator& gen, R
   LinePlot p = kit::line_plot("Held-out loss against training tokens, every size",
                               "training tokens processed D", "held-out loss (nats per character)",
                               kit::Axes::kLogLog);
-  const Draw all = make_draw(runs, nullptr);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    Series s{fmt::format("N = {}", runs[i].front().non_embedding_params), {}, {}, "", false, false};
-    for (size_t j = 0; j < runs[i].front().tokens.size(); ++j) {
-      s.x.push_back(static_cast<double>(runs[i].front().tokens[j]));
-      s.y.push_back(drawn_loss(runs, all, i, j));
-    }
-    p.series.push_back(s);
-  }
+  const std::vector<LossCurve> curves = loss_curves(runs, make_draw(runs, nullptr));
+  for (size_t i = 0; i < runs.size(); ++i)
+    p.series.push_back({fmt::format("N = {}", runs[i].front().non_embedding_params),
+                        curves[i].tokens, curves[i].loss, "", false, false});
   p.series.push_back(sampled(
       "fit b D^-beta + c_D (largest)", d, [&](double x) { return b.fit.at(x); }, "#000000"));
   ctx.figure("loss_vs_tokens", line_plot_svg(p),

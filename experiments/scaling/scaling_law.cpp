@@ -114,37 +114,32 @@ size_t common_checkpoint(const Config& cfg) {
   return static_cast<size_t>(std::find(g.begin(), g.end(), cfg.get_int("steps")) - g.begin());
 }
 
-// runs[i][k]: size i (sorted by non-embedding parameters), seed k.
 // ---- training ----------------------------------------------------------------------------------
 
 Runs train_all(const Config& cfg, uint64_t seed0, RunContext& ctx) {
   const std::vector<Size> sizes = sizes_of(cfg);
   const auto seeds = static_cast<size_t>(cfg.get_int("seeds"));
   const std::vector<int64_t> grid = eval_grid(cfg);
-  // Run r is size r / seeds, seed r % seeds. The runs are independent (each builds its own
-  // generators from its seed), so they train side by side, one core each; job i trains run
-  // n - 1 - i, so the last sizes (the largest, in the defaults) start first.
-  const size_t n = sizes.size() * seeds;
-  std::vector<ScalingCurve> curves = kit::side_by_side(n, [&](size_t i) {
-    const size_t r = n - 1 - i;
-    const train::TrainConfig tc = run_config(cfg, sizes[r / seeds], seed0 + r % seeds);
-    std::vector<int64_t> at;
-    for (int64_t g : grid)
-      if (g <= tc.steps) at.push_back(g);
-    return train_scaling_run(tc, at, cfg.get_int("groups"));
-  });
-  std::reverse(curves.begin(), curves.end());
+  // The runs are independent (each builds its own generators from its seed), so they train side
+  // by side, one core each, the last sizes (the largest, in the defaults) first.
+  Runs runs = kit::seed_grid(
+      sizes.size(), seeds,
+      [&](size_t i, size_t k) {
+        const train::TrainConfig tc = run_config(cfg, sizes[i], seed0 + k);
+        std::vector<int64_t> at;
+        for (int64_t g : grid)
+          if (g <= tc.steps) at.push_back(g);
+        return train_scaling_run(tc, at, cfg.get_int("groups"));
+      },
+      kit::Start::kLastCells);
   CsvWriter csv = ctx.csv("curves", {"d_model", "layers", "seed", "non_embedding_params", "step",
                                      "tokens", "heldout_loss"});
-  Runs runs(sizes.size());
-  for (size_t r = 0; r < n; ++r) {
-    ScalingCurve& c = curves[r];
-    for (size_t j = 0; j < c.steps.size(); ++j)
-      csv.row({static_cast<double>(c.d_model), static_cast<double>(c.layers),
-               static_cast<double>(c.seed), static_cast<double>(c.non_embedding_params),
-               static_cast<double>(c.steps[j]), static_cast<double>(c.tokens[j]), c.loss(j)});
-    runs[r / seeds].push_back(std::move(c));
-  }
+  for (const auto& size : runs)
+    for (const ScalingCurve& c : size)
+      for (size_t j = 0; j < c.steps.size(); ++j)
+        csv.row({static_cast<double>(c.d_model), static_cast<double>(c.layers),
+                 static_cast<double>(c.seed), static_cast<double>(c.non_embedding_params),
+                 static_cast<double>(c.steps[j]), static_cast<double>(c.tokens[j]), c.loss(j)});
   std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
     return a.front().non_embedding_params < b.front().non_embedding_params;
   });
