@@ -28,16 +28,8 @@ namespace {
 using norms::ModelReading, norms::SeedRun;
 
 nn::DecoderOnlyOptions model_options(const Config& cfg, int64_t vocab) {
-  const auto m = read_model(cfg);
-  nn::DecoderOnlyOptions o;
-  o.vocab_size = vocab;
-  o.d_model = m.d_model;
-  o.nhead = m.nhead;
-  o.num_layers = m.num_layers;
-  o.dim_feedforward = m.dim_ff;
-  o.dropout = 0;
+  nn::DecoderOnlyOptions o = kit::char_lm_options(read_model(cfg), vocab, cfg.get_int("eval_len"));
   o.positions = nn::position_kind_from_name(cfg.get_string("positions"), "--positions");
-  o.max_len = cfg.get_int("eval_len");
   return o;
 }
 
@@ -49,8 +41,7 @@ struct Windows {
 Windows heldout_windows(const Config& cfg, const data::CharCorpus& corpus) {
   const auto n = static_cast<size_t>(cfg.get_int("eval_windows"));
   const std::vector<data::Example> all =
-      data::LanguageModelTask(corpus, cfg.get_int("eval_len"), data::Split::kValidation)
-          .all_windows();
+      kit::first_windows(corpus, cfg.get_int("eval_len"), cfg.get_int("eval_windows"));
   if (all.size() < n)
     throw Error(
         fmt::format("norms-angles: the held-out text holds {} windows of {}, fewer than "
@@ -77,11 +68,7 @@ SeedRun train_and_read(const Config& cfg,
       kit::fit_settings(ctx, fmt::format("seed {}", seed_index + 1), read_optimizer(cfg));
   s.optimizer.d_model = model.options().d_model;  // for --schedule noam
   train::fit(model, s, [&](const train::BatchPart& part) {
-    std::vector<data::Example> xs;
-    for (int64_t i = 0; i < s.batch_size; ++i) xs.push_back(task.sample(draw));
-    const data::Batch b = data::collate_language_model(part.items(xs));
-    return train::StepLoss{cross_entropy(model.forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex),
-                           b.tgt_out.numel()};
+    return kit::lm_window_loss(model, task, s.batch_size, draw, part);
   });
   run.trained = norms::read_model(model, held.src, held.tgt, ps);
   return run;
