@@ -33,36 +33,30 @@ nn::DecoderOnlyOptions model_options(const Config& cfg, int64_t vocab) {
   return o;
 }
 
-struct Windows {
-  std::vector<std::vector<int64_t>> src, tgt;
-};
-
 // The first --eval_windows held-out windows of --eval_len characters.
-Windows heldout_windows(const Config& cfg, const data::CharCorpus& corpus) {
+std::vector<data::Example> heldout_windows(const Config& cfg, const data::CharCorpus& corpus) {
   const auto n = static_cast<size_t>(cfg.get_int("eval_windows"));
-  const std::vector<data::Example> all =
+  std::vector<data::Example> all =
       kit::first_windows(corpus, cfg.get_int("eval_len"), cfg.get_int("eval_windows"));
   if (all.size() < n)
     throw Error(
         fmt::format("norms-angles: the held-out text holds {} windows of {}, fewer than "
                     "--eval_windows {}: raise --sentences",
                     all.size(), cfg.get_int("eval_len"), n));
-  Windows w;
-  for (size_t i = 0; i < n; ++i) w.src.push_back(all[i].src), w.tgt.push_back(all[i].tgt);
-  return w;
+  return all;
 }
 
 SeedRun train_and_read(const Config& cfg,
                        const RunContext& ctx,
                        const data::CharCorpus& corpus,
-                       const Windows& held,
+                       const std::vector<data::Example>& held,
                        int64_t seed_index) {
   const uint64_t seed = ctx.seed() + 1000 * static_cast<uint64_t>(seed_index);
   Generator init(seed), draw(seed + 1);
   nn::DecoderOnlyTransformer model(model_options(cfg, corpus.tokenizer().vocab_size()), init);
   const norms::ProbeSettings ps{cfg.get_int("train_len"), cfg.get_int("recent"), 8};
   SeedRun run;
-  run.untrained = norms::read_model(model, held.src, held.tgt, ps);
+  run.untrained = norms::read_model(model, held, ps);
   const data::LanguageModelTask task(corpus, cfg.get_int("train_len"), data::Split::kTrain);
   train::FitSettings s =
       kit::fit_settings(ctx, fmt::format("seed {}", seed_index + 1), read_optimizer(cfg));
@@ -70,7 +64,7 @@ SeedRun train_and_read(const Config& cfg,
   train::fit(model, s, [&](const train::BatchPart& part) {
     return kit::lm_window_loss(model, task, s.batch_size, draw, part);
   });
-  run.trained = norms::read_model(model, held.src, held.tgt, ps);
+  run.trained = norms::read_model(model, held, ps);
   return run;
 }
 
@@ -88,7 +82,7 @@ double unigram_accuracy(const data::CharCorpus& corpus) {
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t seeds = cfg.get_int("seeds");
   const data::CharCorpus corpus(data::toy_grammar_text(cfg.get_int("sentences"), 7), 0.1);
-  const Windows held = heldout_windows(cfg, corpus);
+  const std::vector<data::Example> held = heldout_windows(cfg, corpus);
   ctx.section(fmt::format("A {}-layer character LM ({}), trained on {} characters, read on {}",
                           cfg.get_int("num_layers"), cfg.get_string("positions"),
                           cfg.get_int("train_len"), cfg.get_int("eval_len")));

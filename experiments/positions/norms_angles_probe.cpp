@@ -263,8 +263,7 @@ void score_positions(const Tensor& logits, const Tensor& targets, ModelReading& 
 }  // namespace
 
 ModelReading read_model(nn::DecoderOnlyTransformer& model,
-                        const std::vector<std::vector<int64_t>>& src,
-                        const std::vector<std::vector<int64_t>>& tgt,
+                        const std::vector<data::Example>& windows,
                         const ProbeSettings& settings) {
   const auto& o = model.options();
   if ((o.positions != nn::PositionKind::kRope && o.positions != nn::PositionKind::kNone) ||
@@ -275,8 +274,8 @@ ModelReading read_model(nn::DecoderOnlyTransformer& model,
         "attention and one key head per query head");
   NoGrad off;
   model.eval();
-  const auto t = static_cast<int64_t>(src[0].size());  // every window is this long: no padding
-  const Tensor ids = data::pad_rows(src, t, 0), targets = data::pad_rows(tgt, t, 0);
+  const data::Batch b = data::collate_language_model(windows);  // equal lengths: no padding
+  const Tensor &ids = b.tgt_in, &targets = b.tgt_out;
   const std::vector<Tensor> inputs = attention_inputs(model, ids);
   ModelReading r;
   score_positions(model.forward(ids).value(), targets, r, settings.train_len);
