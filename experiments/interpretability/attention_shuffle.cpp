@@ -110,10 +110,9 @@ void figures(const std::vector<Outcome>& outcomes,
              double baseline,
              int64_t layers,
              RunContext& ctx) {
-  BarChart acc;
-  acc.title = fmt::format("Held-out exact match (intact {:.3f})", baseline);
-  acc.y_label = "exact match";
-  acc.y_max = 1;
+  BarChart acc{.title = fmt::format("Held-out exact match (intact {:.3f})", baseline),
+               .y_label = "exact match",
+               .y_max = 1};
   for (int64_t l = 0; l < layers; ++l) acc.labels.push_back(fmt::format("layer {}", l + 1));
   for (Intervention i : kInterventions) {
     BarSeries s{intervention_name(i), {}, ""};
@@ -128,13 +127,13 @@ void figures(const std::vector<Outcome>& outcomes,
   std::vector<BarChart> panels;
   for (const auto& o : outcomes) {
     if (o.layer != 0 || o.totals.first_original.empty()) continue;
-    BarChart b;
-    b.title = fmt::format("{}: TV {:.2f} from the original", intervention_name(o.kind),
-                          total_variation(o.totals.first_original, o.totals.first_new));
-    for (size_t j = 0; j < o.totals.first_new.size(); ++j) b.labels.push_back(std::to_string(j));
-    b.series = {{"original", o.totals.first_original, ""}, {"replaced", o.totals.first_new, ""}};
-    b.x_label = "key (source position)";
-    panels.push_back(b);
+    panels.push_back(
+        {.labels = index_labels(static_cast<int64_t>(o.totals.first_new.size())),
+         .series = {{"original", o.totals.first_original, ""},
+                    {"replaced", o.totals.first_new, ""}},
+         .title = fmt::format("{}: TV {:.2f} from the original", intervention_name(o.kind),
+                              total_variation(o.totals.first_original, o.totals.first_new)),
+         .x_label = "key (source position)"});
   }
   ctx.figure("rows",
              bar_panels_svg(panels, "One attention row (layer 1, head 1) and its replacements"),
@@ -148,14 +147,14 @@ void compare_with_document(const Config& cfg,
                            double baseline,
                            RunContext& ctx) {
   const double small = cfg.get_real("small_drop"), far = cfg.get_real("far_tv");
-  const Outcome* best_perm = nullptr;
-  const Outcome* best_adv = nullptr;
-  for (const auto& o : outcomes) {
-    if (o.kind == Intervention::kPermute && (!best_perm || o.exact > best_perm->exact))
-      best_perm = &o;
-    if (o.kind == Intervention::kAdversarial && (!best_adv || o.exact > best_adv->exact))
-      best_adv = &o;
-  }
+  auto best = [&](Intervention kind) {  // the first layer with the highest exact match
+    const Outcome* b = nullptr;
+    for (const auto& o : outcomes)
+      if (o.kind == kind && (!b || o.exact > b->exact)) b = &o;
+    return b;
+  };
+  const Outcome *best_perm = best(Intervention::kPermute),
+                *best_adv = best(Intervention::kAdversarial);
   ctx.result("best_permute_exact_match", best_perm->exact);
   ctx.result("best_adversarial_exact_match", best_adv->exact);
   ctx.result("best_adversarial_tv", best_adv->mean(&RowTotals::tv));

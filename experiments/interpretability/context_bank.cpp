@@ -21,18 +21,11 @@
 #include "experiments/interpretability/context_bank_task.h"
 #include "experiments/interpretability/position_readout.h"
 #include "experiments/kit/kit.h"
-#include "experiments/kit/spread.h"
+#include "experiments/kit/trained_model_report.h"
 
 namespace attn::experiments {
 
 namespace {
-
-struct Settings {
-  train::options::ModelSettings model;
-  train::options::OptimizerSettings optimizer;
-  int64_t eval_size, eval_every, seeds;
-  uint64_t seed;
-};
 
 constexpr int kKinds = 4;  // river words, money words, fillers, "bank" itself
 const char* const kKindNames[kKinds] = {"river words", "money words", "fillers", "bank itself"};
@@ -52,7 +45,7 @@ struct Reading {
 
 struct Outcome {
   Reading untrained, trained;
-  std::vector<double> steps, curve_sense, curve_word;
+  train::TrainResult fit;  // its evaluations: sense_accuracy, word_accuracy
 };
 
 int sense_of(const BankSet& s, int64_t r) {
@@ -160,12 +153,11 @@ Reading read_bank(PositionReadout& m, const BankSet& s) {
   return out;
 }
 
-Outcome train_one(const Settings& w,
+Outcome train_one(const ReadoutTraining& w,
                   const RunContext& ctx,
                   int64_t seed_index,
                   const BankSet& held) {
-  const uint64_t seed = w.seed + 1000 * static_cast<uint64_t>(seed_index);
-  Generator init(seed), data(seed + 1);
+  Generator init(w.seed_of(seed_index)), data(w.seed_of(seed_index) + 1);
   PositionReadout m("BankModel", w.model,
                     {.vocabulary = bank_vocabulary(),
                      .length = kBankLength,
@@ -177,7 +169,7 @@ Outcome train_one(const Settings& w,
   train::FitSettings s =
       kit::fit_settings(ctx, fmt::format("seed {}", seed_index + 1), w.optimizer);
   s.eval_every = w.eval_every;
-  const train::TrainResult r = train::fit(
+  o.fit = train::fit(
       m, s,
       [&](const train::BatchPart& part) {
         const BankSet b = draw_bank(s.batch_size, data);
@@ -187,21 +179,21 @@ Outcome train_one(const Settings& w,
         const auto [sense, word] = readout_accuracy(m, held);
         return train::Metrics{{"sense_accuracy", sense}, {"word_accuracy", word}};
       });
-  for (const auto& [step, metrics] : r.evals) {
-    o.steps.push_back(static_cast<double>(step));
-    o.curve_sense.push_back(metrics.at("sense_accuracy"));
-    o.curve_word.push_back(metrics.at("word_accuracy"));
-  }
   o.trained = read_bank(m, held);
   return o;
 }
 
 using kit::Spread;
-// One reading's mean over seeds and its sample standard deviation.
+// One reading of the trained or the untrained models, per seed.
+std::vector<double> per_seed(const std::vector<Outcome>& runs,
+                             bool trained,
+                             double Reading::*field) {
+  return kit::column(runs,
+                     [&](const Outcome& o) { return (trained ? o.trained : o.untrained).*field; });
+}
+// Its mean over seeds and its sample standard deviation.
 Spread spread(const std::vector<Outcome>& runs, bool trained, double Reading::*field) {
-  std::vector<double> xs;
-  for (const Outcome& o : runs) xs.push_back((trained ? o.trained : o.untrained).*field);
-  return kit::spread_of(xs);
+  return kit::spread_of(per_seed(runs, trained, field));
 }
 
 // Layer `layer`'s weights per word, averaged over seeds.
@@ -229,10 +221,7 @@ void report_tables(const std::vector<Outcome>& runs, RunContext& ctx) {
           {"quantity", "before training", "trained"});
   for (const auto& [name, field] : columns) {
     std::vector<std::string> row{name};
-    for (bool trained : {false, true}) {
-      const Spread s = spread(runs, trained, field);
-      row.push_back(fmt::format("{} ± {}", fixed(s.mean), fixed(s.sd)));
-    }
+    for (bool trained : {false, true}) row.push_back(kit::mean_sd(spread(runs, trained, field)));
     t.add_row(row);
   }
   ctx.table(t);
@@ -258,21 +247,18 @@ void figures(const std::vector<Outcome>& runs, RunContext& ctx) {
   std::vector<BarChart> panels;
   for (bool trained : {false, true}) {
     const Mass m = mean_mass(runs, trained, last);
-    BarChart b;
-    b.title = trained ? "trained" : "before training";
-    b.labels.assign(std::begin(kKindNames), std::end(kKindNames));
-    b.series = {{"river sentences", {m[0].begin(), m[0].end()}, ""},
-                {"money sentences", {m[1].begin(), m[1].end()}, ""}};
-    b.y_label = "attention weight per word";
-    panels.push_back(b);
+    panels.push_back({.labels = {std::begin(kKindNames), std::end(kKindNames)},
+                      .series = {{"river sentences", {m[0].begin(), m[0].end()}, ""},
+                                 {"money sentences", {m[1].begin(), m[1].end()}, ""}},
+                      .title = trained ? "trained" : "before training",
+                      .y_label = "attention weight per word"});
   }
   ctx.figure("bank_row", bar_panels_svg(panels, "The last layer's attention row from \"bank\""),
              "Where \"bank\" looks in river and in money sentences (mean over seeds)");
-  BarChart p;
-  p.title = "Reading the sense with a nearest-centroid probe (held-out half)";
-  p.labels = {"static embedding", "output at bank"};
-  p.y_label = "probe accuracy";
-  p.y_max = 1;
+  BarChart p{.labels = {"static embedding", "output at bank"},
+             .title = "Reading the sense with a nearest-centroid probe (held-out half)",
+             .y_label = "probe accuracy",
+             .y_max = 1};
   for (bool trained : {false, true})
     p.series.push_back({trained ? "trained" : "before training",
                         {spread(runs, trained, &Reading::probe_static).mean,
@@ -280,13 +266,14 @@ void figures(const std::vector<Outcome>& runs, RunContext& ctx) {
                         ""});
   ctx.figure("probe", bar_chart_svg(p), "The sense read from one vector and from the output");
   LinePlot c = kit::line_plot("Seed 1 during training", "step", "held-out accuracy");
-  c.series.push_back({"readout: right sense", runs.front().steps, runs.front().curve_sense});
-  c.series.push_back(
-      {"readout: right word (at best 1/6)", runs.front().steps, runs.front().curve_word, "", true});
+  c.series = {
+      kit::eval_series(runs.front().fit, "sense_accuracy", "readout: right sense"),
+      kit::eval_series(runs.front().fit, "word_accuracy", "readout: right word (at best 1/6)")};
+  c.series.back().dashed = true;
   ctx.figure("training", line_plot_svg(c), "The readout's accuracy while training");
 }
 
-void compare(const Settings& w, const std::vector<Outcome>& runs, RunContext& ctx) {
+void compare(const ReadoutTraining& w, const std::vector<Outcome>& runs, RunContext& ctx) {
   // Tolerances: three standard deviations over seeds, never below three standard errors of a
   // rate measured on the probe's held-out half (1.5 / sqrt(n)), which a few seeds can miss.
   const double three_se = 1.5 / std::sqrt(static_cast<double>(w.eval_size / 2));
@@ -333,9 +320,7 @@ void compare(const Settings& w, const std::vector<Outcome>& runs, RunContext& ct
 }
 
 void run(const Config& cfg, RunContext& ctx) {
-  const auto ev = read_eval(cfg);
-  const Settings w{read_model(cfg), read_optimizer(cfg),  ev.eval_size,
-                   ev.eval_every,   cfg.get_int("seeds"), ctx.seed()};
+  const ReadoutTraining w(cfg, ctx.seed());
   Generator held_gen(w.seed + 999);
   const BankSet held = draw_bank(w.eval_size, held_gen);
   ctx.note(fmt::format("Held-out sentences: \"{}\" (river), \"{}\" (money)",
@@ -343,22 +328,17 @@ void run(const Config& cfg, RunContext& ctx) {
                        fmt::join(bank_words(held.ids, 1), " ")));
   std::vector<Outcome> runs;
   for (int64_t s = 0; s < w.seeds; ++s) runs.push_back(train_one(w, ctx, s, held));
-  auto per_seed = [&](bool trained, double Reading::*field) {
-    std::vector<double> xs;
-    for (const Outcome& o : runs) xs.push_back((trained ? o.trained : o.untrained).*field);
-    return xs;
-  };
   const Mass last = mean_mass(runs, true, runs.front().trained.mass.size() - 1);
-  kit::record(ctx, {{"sense_accuracy", per_seed(true, &Reading::sense_accuracy)},
-                    {"word_accuracy", per_seed(true, &Reading::word_accuracy)},
-                    {"static_distance", per_seed(true, &Reading::static_distance)},
-                    {"probe_static", per_seed(true, &Reading::probe_static)},
-                    {"probe_output", per_seed(true, &Reading::probe_output)},
-                    {"probe_output_untrained", per_seed(false, &Reading::probe_output)},
-                    {"cos_between", per_seed(true, &Reading::between)},
-                    {"cos_within", per_seed(true, &Reading::within)},
-                    {"attention_shift", per_seed(true, &Reading::attention_shift)},
-                    {"attention_shift_untrained", per_seed(false, &Reading::attention_shift)},
+  kit::record(ctx, {{"sense_accuracy", per_seed(runs, true, &Reading::sense_accuracy)},
+                    {"word_accuracy", per_seed(runs, true, &Reading::word_accuracy)},
+                    {"static_distance", per_seed(runs, true, &Reading::static_distance)},
+                    {"probe_static", per_seed(runs, true, &Reading::probe_static)},
+                    {"probe_output", per_seed(runs, true, &Reading::probe_output)},
+                    {"probe_output_untrained", per_seed(runs, false, &Reading::probe_output)},
+                    {"cos_between", per_seed(runs, true, &Reading::between)},
+                    {"cos_within", per_seed(runs, true, &Reading::within)},
+                    {"attention_shift", per_seed(runs, true, &Reading::attention_shift)},
+                    {"attention_shift_untrained", per_seed(runs, false, &Reading::attention_shift)},
                     {"last_layer_per_word_river_sentences", last[0]},
                     {"last_layer_per_word_money_sentences", last[1]}});
   report_tables(runs, ctx);

@@ -55,20 +55,13 @@ TrainedLm train_lm(const Config& cfg,
   const data::LanguageModelTask task(corpus, o.max_len, data::Split::kTrain);
   train::FitSettings s = kit::fit_settings(ctx, "character lm", read_optimizer(cfg));
   train::fit(*lm.model, s, [&](const train::BatchPart& part) {
-    std::vector<data::Example> examples;
-    for (int64_t i = 0; i < s.batch_size; ++i) examples.push_back(task.sample(data_gen));
-    const data::Batch b = data::collate_language_model(part.items(examples));
-    return train::StepLoss{
-        cross_entropy(lm.model->forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex),
-        b.tgt_out.numel()};
+    return kit::lm_window_loss(*lm.model, task, s.batch_size, data_gen, part);
   });
   NoGrad off;
   lm.model->eval();
   kit::NextTokenNll nll;
-  for (size_t at = 0; at < windows.size(); at += 32) {
-    const data::Batch b = data::collate_language_model(std::vector<data::Example>(
-        windows.begin() + static_cast<std::ptrdiff_t>(at),
-        windows.begin() + static_cast<std::ptrdiff_t>(std::min(at + 32, windows.size()))));
+  for (const auto& part : kit::chunks(windows, 32)) {
+    const data::Batch b = data::collate_language_model(part);
     nll.add(lm.model->forward(b.tgt_in).value(), b.tgt_out, data::kIgnoreIndex);
   }
   lm.nll = nll.mean();
@@ -156,18 +149,15 @@ void report_recall_figure(const std::vector<BlockRecall>& blocks,
   LinePlot p = kit::line_plot("Memorised facts against the feed-forward width", "dim_feedforward",
                               "recall (share of facts)", kit::Axes::kLogX);
   for (const BlockRecall& b : blocks) {
-    Series mean{b.block.empty() ? "mean over seeds" : b.block + " (mean over seeds)", {}, {}};
-    for (const WidthRecall& r : b.widths) {
-      mean.x.push_back(static_cast<double>(r.width));
-      mean.y.push_back(r.spread.mean);
-    }
-    p.series.push_back(mean);
+    const std::vector<double> widths = kit::column(b.widths, &WidthRecall::width);
+    p.series.push_back({b.block.empty() ? "mean over seeds" : b.block + " (mean over seeds)",
+                        widths,
+                        kit::column(b.widths, [](const WidthRecall& r) { return r.spread.mean; })});
     if (!b.block.empty()) continue;  // the seeds of the built-in block only: a readable figure
-    for (int64_t seed = 0; seed < seeds; ++seed) {
-      Series one{fmt::format("seed {}", seed), mean.x, {}};
-      for (const WidthRecall& r : b.widths) one.y.push_back(r.recalls[static_cast<size_t>(seed)]);
-      p.series.push_back(one);
-    }
+    for (size_t seed = 0; seed < static_cast<size_t>(seeds); ++seed)
+      p.series.push_back(
+          {fmt::format("seed {}", seed), widths,
+           kit::column(b.widths, [&](const WidthRecall& r) { return r.recalls[seed]; })});
   }
   p.refs = {{RefLine::kHorizontal, 1.0 / kFactLetters, "chance (1/26)"}};
   ctx.figure(
@@ -269,10 +259,8 @@ void compare_facts(const std::vector<WidthRecall>& rs, int64_t n_facts, RunConte
 void run(const Config& cfg, RunContext& ctx) {
   const data::CharCorpus corpus(data::toy_grammar_text(cfg.get_int("sentences"), 7));
   const data::Tokenizer& tok = corpus.tokenizer();
-  std::vector<data::Example> windows =
-      data::LanguageModelTask(corpus, read_data(cfg).block_len, data::Split::kValidation)
-          .all_windows();
-  windows.resize(std::min(windows.size(), static_cast<size_t>(read_eval(cfg).eval_size)));
+  const std::vector<data::Example> windows =
+      kit::first_windows(corpus, read_data(cfg).block_len, read_eval(cfg).eval_size);
   ctx.section("A character GPT trained on the built-in corpus");
   const TrainedLm lm = train_lm(cfg, corpus, windows, ctx);
   ctx.note(

@@ -114,7 +114,7 @@ FactRun train_facts(const FactSet& facts,
   const nn::TransformerEncoderLayer& layer = (*model.layers)[0];
   const int64_t ffn = layer.feed_forward ? kit::count_parameters(*layer.feed_forward)
                                          : 2 * s.d_model * width + width + s.d_model;
-  return {block, width, seed, recall(model, facts), kit::count_parameters(model), ffn};
+  return {block, width, recall(model, facts), ffn};
 }
 
 }  // namespace attn::experiments

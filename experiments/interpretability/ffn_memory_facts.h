@@ -48,9 +48,7 @@ struct FactSettings {
 struct FactRun {
   std::string block;  // "" for the built-in GELU block, else a nn::feed_forward_registry() row
   int64_t width = 0;
-  uint64_t seed = 0;
   double recall = 0;           // share of facts whose value is the argmax
-  int64_t parameters = 0;      // the whole model
   int64_t ffn_parameters = 0;  // the feed-forward block's (built in: linear1, linear2, biases)
 };
 

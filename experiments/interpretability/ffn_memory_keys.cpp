@@ -9,6 +9,7 @@
 #include "autograd/functional.h"
 #include "autograd/mode.h"
 #include "data/batch.h"
+#include "experiments/kit/chunks.h"
 #include "nn/feedforward.h"
 
 namespace attn::experiments {
@@ -65,16 +66,12 @@ KeyActivations last_block_keys(nn::DecoderOnlyTransformer& gpt,
   const auto t = static_cast<int64_t>(windows[0].src.size());
   const int64_t d_ff = gpt.options().dim_feedforward;
   KeyActivations a{Tensor({static_cast<int64_t>(windows.size()) * t, d_ff}), {}, t, 0, 0};
-  constexpr size_t kChunk = 32;
-  for (size_t at = 0; at < windows.size(); at += kChunk) {
-    const std::vector<data::Example> part(
-        windows.begin() + static_cast<std::ptrdiff_t>(at),
-        windows.begin() + static_cast<std::ptrdiff_t>(std::min(at + kChunk, windows.size())));
+  real* rows = a.act.data();  // where the next batch's rows go
+  for (const auto& part : kit::chunks(windows, 32)) {
     const data::Batch b = data::collate_language_model(part);
     if (b.tgt_in.size(1) != t) throw Error("ffn-memory: held-out windows of unequal length");
     const BatchKeys k = batch_keys(gpt, b.tgt_in);
-    std::copy(k.act.data(), k.act.data() + k.act.numel(),
-              a.act.data() + static_cast<int64_t>(at) * t * d_ff);
+    rows = std::copy(k.act.data(), k.act.data() + k.act.numel(), rows);
     for (int64_t i = 0; i < b.tgt_out.numel(); ++i)
       a.next.push_back(static_cast<int64_t>(b.tgt_out[i]));
     a.rebuild_gap = std::max(a.rebuild_gap, k.gap);

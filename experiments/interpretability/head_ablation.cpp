@@ -86,16 +86,14 @@ void report_ablations(const Ablations& a, int64_t heads, RunContext& ctx) {
           {kind_title(kind), std::to_string(l + 1), fixed(em, 3), fixed(em - a.baseline, 3)});
       ctx.result(fmt::format("layer_removed_{}_{}", kind_name(kind), l + 1), em);
     }
-    Heatmap hm;
-    hm.values = delta;
-    hm.row_labels = layer_labels;
-    hm.col_labels = head_labels;
-    hm.title = kind_title(kind);
-    hm.x_label = "head removed";
-    hm.y_label = "layer";
-    hm.colorbar_label = "change in exact match";
-    hm.annotate = true;
-    panels.push_back(hm);
+    panels.push_back({.values = delta,
+                      .row_labels = layer_labels,
+                      .col_labels = head_labels,
+                      .title = kind_title(kind),
+                      .x_label = "head removed",
+                      .y_label = "layer",
+                      .colorbar_label = "change in exact match",
+                      .annotate = true});
   }
   ctx.table(ht);
   ctx.table(lt);
@@ -121,19 +119,18 @@ void report_sweep(const std::vector<SweepPoint>& pts,
   LinePlot p =
       kit::line_plot(fmt::format("Held-out accuracy after {} steps, d_model {}", steps, d_model),
                      "heads per layer", "fraction", kit::Axes::kLogX);
-  Series exact{"exact match", {}, {}, ""}, token{"token accuracy", {}, {}, "", true};
+  const std::vector<double> heads = kit::column(pts, &SweepPoint::heads);
+  p.series = {{"exact match", heads, kit::column(pts, &SweepPoint::exact), ""},
+              {"token accuracy", heads, kit::column(pts, &SweepPoint::token), "", true}};
   nlohmann::ordered_json js = nlohmann::ordered_json::array();
   for (const auto& s : pts) {
     t.add_row({std::to_string(s.heads), std::to_string(d_model / s.heads), fixed(s.exact, 3),
                fixed(s.token, 3), fixed(s.loss, 4)});
-    exact.x.push_back(static_cast<double>(s.heads)), exact.y.push_back(s.exact);
-    token.x.push_back(static_cast<double>(s.heads)), token.y.push_back(s.token);
     js.push_back({{"heads", s.heads},
                   {"exact_match", s.exact},
                   {"token_accuracy", s.token},
                   {"loss", s.loss}});
   }
-  p.series = {exact, token};
   ctx.table(t);
   ctx.figure("head_count", line_plot_svg(p),
              "Same width, same steps, same data: only the split of d_model into heads changes");

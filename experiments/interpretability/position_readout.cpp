@@ -5,6 +5,14 @@
 
 namespace attn::experiments {
 
+ReadoutTraining::ReadoutTraining(const Config& cfg, uint64_t run_seed)
+    : model(read_model(cfg)),
+      optimizer(read_optimizer(cfg)),
+      eval_size(read_eval(cfg).eval_size),
+      eval_every(read_eval(cfg).eval_every),
+      seeds(cfg.get_int("seeds")),
+      seed(run_seed) {}
+
 PositionReadout::PositionReadout(const std::string& name,
                                  const train::options::ModelSettings& m,
                                  const ReadoutShape& shape,

@@ -20,6 +20,7 @@
 
 #include "autograd/generator.h"
 #include "autograd/var.h"
+#include "experiments/config.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
 #include "nn/module.h"
@@ -38,6 +39,19 @@ struct ReadoutShape {
   int64_t classes = 0;     // the readout's width
 };
 
+// How context-bank and winograd-shortcut train their readouts: the model and optimizer groups,
+// the eval group's held-out size and interval, --seeds models, and the run's seed.
+struct ReadoutTraining {
+  ReadoutTraining(const Config& cfg, uint64_t run_seed);
+  // Model i draws its weights from seed_of(i) and its batches from seed_of(i) + 1.
+  uint64_t seed_of(int64_t i) const { return seed + 1000 * static_cast<uint64_t>(i); }
+
+  train::options::ModelSettings model;
+  train::options::OptimizerSettings optimizer;
+  int64_t eval_size = 0, eval_every = 0, seeds = 0;
+  uint64_t seed = 0;
+};
+
 class PositionReadout : public nn::Module {
  public:
   PositionReadout(const std::string& name,
@@ -52,7 +66,6 @@ class PositionReadout : public nn::Module {
   // The token embedding of the word at read_at (no positions, no context): (B,d).
   Tensor static_embedding(const Tensor& ids);
   int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
-  const ReadoutShape& shape() const { return shape_; }
 
  private:
   Var encode(const Tensor& ids);  // (B,d) at read_at, after the final LayerNorm

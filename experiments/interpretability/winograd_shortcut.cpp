@@ -15,18 +15,11 @@
 // tolerances. Step through: PositionReadout::forward, then the last layer's self_attn.
 #include "experiments/interpretability/winograd_task.h"
 #include "experiments/kit/kit.h"
-#include "experiments/kit/spread.h"
+#include "experiments/kit/trained_model_report.h"
 
 namespace attn::experiments {
 
 namespace {
-
-struct Settings {
-  train::options::ModelSettings model;
-  train::options::OptimizerSettings optimizer;
-  int64_t eval_size, eval_every, seeds;
-  uint64_t seed;
-};
 
 struct HeldOut {
   WinogradSet first, second;  // "it" names N1 / N2
@@ -34,10 +27,10 @@ struct HeldOut {
 
 // One trained model scored on both held-out sets.
 struct Outcome {
-  double on_first = 0, on_second = 0;      // accuracy
-  double names_first_on_second = 0;        // share of answers on the shifted set naming N1
-  std::vector<ItRow> it_first, it_second;  // per layer
-  std::vector<double> steps, curve_first, curve_second;
+  double on_first = 0, on_second = 0;  // accuracy
+  double names_first_on_second = 0;    // share of answers on the shifted set naming N1
+  std::vector<std::vector<double>> it_first, it_second;  // per layer: the row from "it"
+  train::TrainResult fit;  // its evaluations: accuracy_it_first / _second
 };
 
 double accuracy_on(PronounModel& m, const WinogradSet& s, const Tensor& labels) {
@@ -45,20 +38,20 @@ double accuracy_on(PronounModel& m, const WinogradSet& s, const Tensor& labels) 
   return kit::accuracy(m.forward(s.ids).value(), labels);
 }
 
-Outcome train_one(const Settings& w,
+Outcome train_one(const ReadoutTraining& w,
                   const RunContext& ctx,
                   bool balanced,
                   int64_t seed_index,
                   const HeldOut& held) {
-  const uint64_t seed = w.seed + 1000 * static_cast<uint64_t>(seed_index);
-  Generator init(seed), data(seed + 1);
+  Generator init(w.seed_of(seed_index)), data(w.seed_of(seed_index) + 1);
   PronounModel m(w.model, init);
   train::FitSettings s = kit::fit_settings(
       ctx, fmt::format("{} seed {}", balanced ? "balanced" : "shortcut", seed_index + 1),
       w.optimizer);
   s.eval_every = w.eval_every;
   const Referent drawn = balanced ? Referent::kEither : Referent::kFirst;
-  const train::TrainResult r = train::fit(
+  Outcome o;
+  o.fit = train::fit(
       m, s,
       [&](const train::BatchPart& part) {
         const WinogradSet b = draw_winograd(s.batch_size, drawn, data);
@@ -69,14 +62,8 @@ Outcome train_one(const Settings& w,
             {"accuracy_it_first", accuracy_on(m, held.first, held.first.labels)},
             {"accuracy_it_second", accuracy_on(m, held.second, held.second.labels)}};
       });
-  Outcome o;
-  for (const auto& [step, metrics] : r.evals) {
-    o.steps.push_back(static_cast<double>(step));
-    o.curve_first.push_back(metrics.at("accuracy_it_first"));
-    o.curve_second.push_back(metrics.at("accuracy_it_second"));
-  }
-  o.on_first = o.curve_first.back();
-  o.on_second = o.curve_second.back();
+  o.on_first = o.fit.final_eval.at("accuracy_it_first");
+  o.on_second = o.fit.final_eval.at("accuracy_it_second");
   o.names_first_on_second = accuracy_on(m, held.second, held.second.first);
   for (int64_t l = 0; l < m.num_layers(); ++l) {
     o.it_first.push_back(m.it_row(l, held.first.ids));
@@ -85,23 +72,14 @@ Outcome train_one(const Settings& w,
   return o;
 }
 
-using kit::Spread;
-// One field's mean over seeds and its sample standard deviation.
-template <class Field>
-Spread spread(const std::vector<Outcome>& runs, Field field) {
-  return kit::spread_of(kit::column(runs, field));
-}
-
-std::string with_sd(const Spread& s) {
-  return fmt::format("{} ± {}", fixed(s.mean), fixed(s.sd));
-}
+using kit::Spread, kit::spread_over;
 
 // The row from "it" in layer `layer`, averaged over seeds, on the first or the shifted set.
 std::vector<double> mean_row(const std::vector<Outcome>& runs, size_t layer, bool shifted) {
   std::vector<double> row(static_cast<size_t>(kSentenceLength), 0.0);
   for (const Outcome& o : runs) {
-    const ItRow& r = shifted ? o.it_second[layer] : o.it_first[layer];
-    for (size_t k = 0; k < row.size(); ++k) row[k] += r.row[k] / static_cast<double>(runs.size());
+    const std::vector<double>& r = shifted ? o.it_second[layer] : o.it_first[layer];
+    for (size_t k = 0; k < row.size(); ++k) row[k] += r[k] / static_cast<double>(runs.size());
   }
   return row;
 }
@@ -120,7 +98,8 @@ void report_table(const std::vector<Outcome>& shortcut,
     for (bool shifted : {false, true}) {
       std::vector<std::string> row{runs == &shortcut ? "shortcut" : "balanced",
                                    shifted ? "N2 (shift)" : "N1"};
-      row.push_back(with_sd(spread(*runs, shifted ? &Outcome::on_second : &Outcome::on_first)));
+      row.push_back(
+          kit::mean_sd(spread_over(*runs, shifted ? &Outcome::on_second : &Outcome::on_first)));
       for (size_t l = 0; l < layers; ++l) {
         const std::vector<double> r = mean_row(*runs, l, shifted);
         row.push_back(fixed(r[kFirstNounAt]));
@@ -134,43 +113,41 @@ void report_table(const std::vector<Outcome>& shortcut,
 void figures(const std::vector<Outcome>& shortcut,
              const std::vector<Outcome>& balanced,
              RunContext& ctx) {
-  BarChart acc;
-  acc.title = "Held-out accuracy (mean over seeds)";
-  acc.labels = {"it names N1", "it names N2 (shift)"};
-  acc.y_label = "accuracy";
-  acc.y_max = 1;
+  BarChart acc{.labels = {"it names N1", "it names N2 (shift)"},
+               .title = "Held-out accuracy (mean over seeds)",
+               .y_label = "accuracy",
+               .y_max = 1};
   for (const auto* runs : {&shortcut, &balanced})
-    acc.series.push_back(
-        {runs == &shortcut ? "shortcut training set" : "balanced training set",
-         {spread(*runs, &Outcome::on_first).mean, spread(*runs, &Outcome::on_second).mean},
-         ""});
+    acc.series.push_back({runs == &shortcut ? "shortcut training set" : "balanced training set",
+                          {spread_over(*runs, &Outcome::on_first).mean,
+                           spread_over(*runs, &Outcome::on_second).mean},
+                          ""});
   ctx.figure("accuracy", bar_chart_svg(acc), "Each training set's model, in and out of its data");
 
   const size_t last = shortcut.front().it_first.size() - 1;
   std::vector<BarChart> panels;
   for (const auto* runs : {&shortcut, &balanced}) {
-    BarChart b;
-    b.title = runs == &shortcut ? "shortcut model" : "balanced model";
-    b.labels = {"the", "N1", "V", "the", "N2", "because", "it", "was", "ADJ"};
-    b.series = {{"test: it names N1", mean_row(*runs, last, false), ""},
-                {"test: it names N2", mean_row(*runs, last, true), ""}};
-    b.y_label = "attention weight";
-    panels.push_back(b);
+    panels.push_back({.labels = {"the", "N1", "V", "the", "N2", "because", "it", "was", "ADJ"},
+                      .series = {{"test: it names N1", mean_row(*runs, last, false), ""},
+                                 {"test: it names N2", mean_row(*runs, last, true), ""}},
+                      .title = runs == &shortcut ? "shortcut model" : "balanced model",
+                      .y_label = "attention weight"});
   }
   ctx.figure("it_row", bar_panels_svg(panels, "The last layer's attention row from \"it\""),
              "Where \"it\" looks (heads averaged, mean over sentences and seeds)");
 
   LinePlot p = kit::line_plot("Seed 1 during training", "step", "held-out accuracy");
   for (const auto* runs : {&shortcut, &balanced}) {
-    const Outcome& o = runs->front();
+    const train::TrainResult& fit = runs->front().fit;
     const std::string name = runs == &shortcut ? "shortcut" : "balanced";
-    p.series.push_back({name + ": it names N1", o.steps, o.curve_first});
-    p.series.push_back({name + ": it names N2", o.steps, o.curve_second, "", true});
+    p.series.push_back(kit::eval_series(fit, "accuracy_it_first", name + ": it names N1"));
+    p.series.push_back(kit::eval_series(fit, "accuracy_it_second", name + ": it names N2"));
+    p.series.back().dashed = true;
   }
   ctx.figure("training", line_plot_svg(p), "Accuracy on both held-out sets while training");
 }
 
-void compare(const Settings& w,
+void compare(const ReadoutTraining& w,
              const std::vector<Outcome>& shortcut,
              const std::vector<Outcome>& balanced,
              RunContext& ctx) {
@@ -178,10 +155,10 @@ void compare(const Settings& w,
   // rate measured on eval_size sentences (1.5 / sqrt(n)), which a few seeds can underestimate.
   const double three_se = 1.5 / std::sqrt(static_cast<double>(w.eval_size));
   auto tolerance = [&](const Spread& s) { return std::max(3 * s.sd, three_se); };
-  const Spread in = spread(shortcut, &Outcome::on_first);
-  const Spread out = spread(shortcut, &Outcome::on_second);
-  const Spread names_first = spread(shortcut, &Outcome::names_first_on_second);
-  const Spread control = spread(balanced, &Outcome::on_second);
+  const Spread in = spread_over(shortcut, &Outcome::on_first);
+  const Spread out = spread_over(shortcut, &Outcome::on_second);
+  const Spread names_first = spread_over(shortcut, &Outcome::names_first_on_second);
+  const Spread control = spread_over(balanced, &Outcome::on_second);
   // The failure means something only if the shortcut model learned its own data (better than
   // picking one of the two nouns at random) and the same model can solve the shifted sentences
   // when its data contain them (the balanced control).
@@ -202,9 +179,7 @@ void compare(const Settings& w,
 }
 
 void run(const Config& cfg, RunContext& ctx) {
-  const auto ev = read_eval(cfg);
-  const Settings w{read_model(cfg), read_optimizer(cfg),  ev.eval_size,
-                   ev.eval_every,   cfg.get_int("seeds"), ctx.seed()};
+  const ReadoutTraining w(cfg, ctx.seed());
   Generator held_gen(w.seed + 999);
   const HeldOut held{draw_winograd(w.eval_size, Referent::kFirst, held_gen),
                      draw_winograd(w.eval_size, Referent::kSecond, held_gen)};

@@ -77,17 +77,14 @@ PronounModel::PronounModel(const train::options::ModelSettings& m, Generator& ge
                        .classes = winograd_nouns()},
                       gen) {}
 
-ItRow PronounModel::it_row(int64_t layer, const Tensor& ids) {
+std::vector<double> PronounModel::it_row(int64_t layer, const Tensor& ids) {
   const Tensor rows = attention_rows(layer, ids);  // (B,9), heads averaged
   const int64_t batch = rows.size(0), t = kSentenceLength;
-  ItRow r;
-  r.row.assign(static_cast<size_t>(t), 0.0);
+  std::vector<double> row(static_cast<size_t>(t), 0.0);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t k = 0; k < t; ++k)
-      r.row[static_cast<size_t>(k)] += rows[b * t + k] / static_cast<double>(batch);
-  r.first = r.row[kFirstNounAt];
-  r.second = r.row[kSecondNounAt];
-  return r;
+      row[static_cast<size_t>(k)] += rows[b * t + k] / static_cast<double>(batch);
+  return row;
 }
 
 }  // namespace attn::experiments

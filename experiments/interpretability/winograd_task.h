@@ -5,7 +5,7 @@
 //   WinogradSet s = draw_winograd(500, Referent::kSecond, gen);  // ids (500,9), labels (500)
 //   PronounModel m(read_model(cfg), gen);
 //   Var logits = m.forward(s.ids);                        // (500, nouns): the named noun
-//   ItRow row = m.it_row(0, s.ids);                       // layer 0: mass on N1 and on N2
+//   std::vector<double> row = m.it_row(0, s.ids);         // layer 0's row from "it"
 //
 // The answer is a verb-adjective rule, a toy Winograd schema: every verb and every adjective
 // has a sign, and "it" is the subject (N1) when the signs agree, the object (N2) otherwise.
@@ -45,19 +45,14 @@ WinogradSet draw_winograd(int64_t n, Referent which, Generator& gen);
 // The sentence of row r of `ids` as words.
 std::vector<std::string> winograd_words(const Tensor& ids, int64_t r);
 
-// Attention from "it" in one layer, averaged over heads and sentences.
-struct ItRow {
-  double first = 0, second = 0;  // mass on N1 and on N2
-  std::vector<double> row;       // over the 9 positions
-};
-
 // ids (B,9) -> logits (B, nouns): the shared PositionReadout encoder (position_readout.h) read
 // at the position of "it".
 class PronounModel : public PositionReadout {
  public:
   PronounModel(const train::options::ModelSettings& m, Generator& gen);
-  // Runs the model on ids (no gradient) and reads layer `layer`'s attention row from "it".
-  ItRow it_row(int64_t layer, const Tensor& ids);
+  // Runs the model on ids (no gradient) and reads layer `layer`'s attention row from "it" over
+  // the 9 positions, averaged over heads and sentences.
+  std::vector<double> it_row(int64_t layer, const Tensor& ids);
 };
 
 }  // namespace attn::experiments

@@ -70,31 +70,15 @@ std::vector<std::string> parse_variants(const std::string& text) {
   return out;
 }
 
-// ids (B,T) of `windows` (src), and their targets (the windows shifted by one).
-struct Batch {
-  Tensor ids, targets;
-};
-
-Batch collate(const std::vector<data::Example>& xs) {
-  const auto b = static_cast<int64_t>(xs.size());
-  const auto t = static_cast<int64_t>(xs[0].src.size());
-  Batch out{Tensor({b, t}), Tensor({b, t})};
-  for (int64_t r = 0; r < b; ++r)
-    for (int64_t i = 0; i < t; ++i) {
-      out.ids[r * t + i] = static_cast<real>(xs[static_cast<size_t>(r)].src[i]);
-      out.targets[r * t + i] = static_cast<real>(xs[static_cast<size_t>(r)].tgt[i]);
-    }
-  return out;
-}
-
 nn::DecoderOnlyOptions model_options(const Config& cfg, const std::string& variant, int64_t vocab) {
-  nn::DecoderOnlyOptions o;
-  o.vocab_size = vocab;
-  o.d_model = cfg.get_int("d_model");
-  o.nhead = cfg.get_int("nhead");
-  o.num_layers = cfg.get_int("num_layers");
-  o.dim_feedforward = cfg.get_int("dim_ff");
-  o.dropout = 0;
+  const std::vector<int64_t> lengths = cfg.get_ints("eval_lengths");
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  // Learned: one trained row per training position, no more. Sinusoidal: the formula's rows up
+  // to the longest evaluation (training reads only the first train_len of them).
+  nn::DecoderOnlyOptions o =
+      kit::char_lm_options(read_model(cfg), vocab,
+                           variant == "learned" ? cfg.get_int("train_len")
+                                                : std::max(longest, cfg.get_int("train_len")));
   const bool window = variant == "window";
   if (nn::score_bias_registry().find(variant)) {  // a plugin's scheme, alone
     o.positions = nn::PositionKind::kNone;
@@ -103,12 +87,6 @@ nn::DecoderOnlyOptions model_options(const Config& cfg, const std::string& varia
     o.positions = nn::position_kind_from_name(window ? "rope" : variant, "--variants");
   }
   if (window) o.attention_window = cfg.get_int("window");
-  const std::vector<int64_t> lengths = cfg.get_ints("eval_lengths");
-  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
-  // Learned: one trained row per training position, no more. Sinusoidal: the formula's rows up
-  // to the longest evaluation (training reads only the first train_len of them).
-  o.max_len =
-      variant == "learned" ? cfg.get_int("train_len") : std::max(longest, cfg.get_int("train_len"));
   return o;
 }
 
@@ -126,21 +104,14 @@ Evaluation evaluate(nn::DecoderOnlyTransformer& model,
   NoGrad off;
   model.eval();
   Evaluation e;
-  int64_t right = 0, scored = 0, far_rows = 0;
-  for (size_t s = 0; s < windows.size(); s += static_cast<size_t>(batch)) {
-    const std::vector<data::Example> part(
-        windows.begin() + static_cast<std::ptrdiff_t>(s),
-        windows.begin() + static_cast<std::ptrdiff_t>(std::min(windows.size(), s + batch)));
-    const Batch b = collate(part);
-    const Var logits = model.forward(b.ids);
-    const int64_t n = b.ids.numel(), v = logits.size(2), t = b.ids.size(1);
-    e.loss += cross_entropy(logits, b.targets).item() * static_cast<double>(n);
-    const Tensor& l = logits.value();
-    for (int64_t i = 0; i < n; ++i) {
-      const real* row = l.data() + i * v;
-      right += std::max_element(row, row + v) - row == static_cast<int64_t>(b.targets[i]);
-    }
-    scored += n;
+  kit::Accuracy right;
+  int64_t far_rows = 0;
+  for (const auto& part : kit::chunks(windows, static_cast<size_t>(batch))) {
+    const data::Batch b = data::collate_language_model(part);  // windows: tgt_in = src
+    const Var logits = model.forward(b.tgt_in);
+    const int64_t n = b.tgt_in.numel(), t = b.tgt_in.size(1);
+    e.loss += cross_entropy(logits, b.tgt_out).item() * static_cast<double>(n);
+    right.add(logits.value(), b.tgt_out);
     // Attention mass beyond the trained distances, every layer and head, queries i >= train_len.
     for (size_t k = 0; k < model.layers->size(); ++k) {
       const Tensor& w = (*model.layers)[k].self_attn->last_weights();  // (B,H,T,T)
@@ -158,9 +129,9 @@ Evaluation evaluate(nn::DecoderOnlyTransformer& model,
         }
     }
   }
-  e.scored = scored;
-  e.accuracy = static_cast<double>(right) / static_cast<double>(scored);
-  e.loss /= static_cast<double>(scored);
+  e.scored = right.scored();
+  e.accuracy = right.value();
+  e.loss /= static_cast<double>(e.scored);
   e.far_mass = far_rows > 0 ? e.far_mass / static_cast<double>(far_rows) : 0;
   model.train();
   return e;
@@ -197,14 +168,10 @@ VariantRun train_and_measure(const Config& cfg,
                                    init);
   train::FitSettings fs = kit::fit_settings(ctx, variant, read_optimizer(cfg));
   fs.optimizer.d_model = cfg.get_int("d_model");  // for --schedule noam
-  const int64_t batch = fs.batch_size;
   const data::LanguageModelTask train_task(corpus, train_len, data::Split::kTrain);
   Generator draw(seed * 1000 + 1);  // the same batches for every variant
   train::fit(model, fs, [&](const train::BatchPart& part) {
-    std::vector<data::Example> xs;
-    for (int64_t i = 0; i < batch; ++i) xs.push_back(train_task.sample(draw));
-    const Batch b = collate(part.items(xs));
-    return train::StepLoss{cross_entropy(model.forward(b.ids), b.targets), b.targets.numel()};
+    return kit::lm_window_loss(model, train_task, fs.batch_size, draw, part);
   });
   VariantRun r;
   r.name = variant;
@@ -217,10 +184,8 @@ VariantRun train_and_measure(const Config& cfg,
   for (int64_t len : lengths) {
     nn::DecoderOnlyTransformer& reader = longer && len > train_len ? *longer : model;
     // The same first eval_chars characters of the validation text at every length.
-    std::vector<data::Example> windows =
-        data::LanguageModelTask(corpus, len, data::Split::kValidation).all_windows();
-    windows.resize(
-        std::min(windows.size(), static_cast<size_t>(std::max<int64_t>(1, eval_chars / len))));
+    const std::vector<data::Example> windows =
+        kit::first_windows(corpus, len, std::max<int64_t>(1, eval_chars / len));
     const Evaluation e = evaluate(reader, windows, train_len,
                                   std::max<int64_t>(1, cfg.get_int("eval_tokens") / len));
     r.accuracy.push_back(e.accuracy), r.loss.push_back(e.loss), r.far_mass.push_back(e.far_mass);

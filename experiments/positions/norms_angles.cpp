@@ -28,62 +28,43 @@ namespace {
 using norms::ModelReading, norms::SeedRun;
 
 nn::DecoderOnlyOptions model_options(const Config& cfg, int64_t vocab) {
-  const auto m = read_model(cfg);
-  nn::DecoderOnlyOptions o;
-  o.vocab_size = vocab;
-  o.d_model = m.d_model;
-  o.nhead = m.nhead;
-  o.num_layers = m.num_layers;
-  o.dim_feedforward = m.dim_ff;
-  o.dropout = 0;
+  nn::DecoderOnlyOptions o = kit::char_lm_options(read_model(cfg), vocab, cfg.get_int("eval_len"));
   o.positions = nn::position_kind_from_name(cfg.get_string("positions"), "--positions");
-  o.max_len = cfg.get_int("eval_len");
   return o;
 }
 
-struct Windows {
-  std::vector<std::vector<int64_t>> src, tgt;
-};
-
 // The first --eval_windows held-out windows of --eval_len characters.
-Windows heldout_windows(const Config& cfg, const data::CharCorpus& corpus) {
+std::vector<data::Example> heldout_windows(const Config& cfg, const data::CharCorpus& corpus) {
   const auto n = static_cast<size_t>(cfg.get_int("eval_windows"));
-  const std::vector<data::Example> all =
-      data::LanguageModelTask(corpus, cfg.get_int("eval_len"), data::Split::kValidation)
-          .all_windows();
+  std::vector<data::Example> all =
+      kit::first_windows(corpus, cfg.get_int("eval_len"), cfg.get_int("eval_windows"));
   if (all.size() < n)
     throw Error(
         fmt::format("norms-angles: the held-out text holds {} windows of {}, fewer than "
                     "--eval_windows {}: raise --sentences",
                     all.size(), cfg.get_int("eval_len"), n));
-  Windows w;
-  for (size_t i = 0; i < n; ++i) w.src.push_back(all[i].src), w.tgt.push_back(all[i].tgt);
-  return w;
+  return all;
 }
 
 SeedRun train_and_read(const Config& cfg,
                        const RunContext& ctx,
                        const data::CharCorpus& corpus,
-                       const Windows& held,
+                       const std::vector<data::Example>& held,
                        int64_t seed_index) {
   const uint64_t seed = ctx.seed() + 1000 * static_cast<uint64_t>(seed_index);
   Generator init(seed), draw(seed + 1);
   nn::DecoderOnlyTransformer model(model_options(cfg, corpus.tokenizer().vocab_size()), init);
   const norms::ProbeSettings ps{cfg.get_int("train_len"), cfg.get_int("recent"), 8};
   SeedRun run;
-  run.untrained = norms::read_model(model, held.src, held.tgt, ps);
+  run.untrained = norms::read_model(model, held, ps);
   const data::LanguageModelTask task(corpus, cfg.get_int("train_len"), data::Split::kTrain);
   train::FitSettings s =
       kit::fit_settings(ctx, fmt::format("seed {}", seed_index + 1), read_optimizer(cfg));
   s.optimizer.d_model = model.options().d_model;  // for --schedule noam
   train::fit(model, s, [&](const train::BatchPart& part) {
-    std::vector<data::Example> xs;
-    for (int64_t i = 0; i < s.batch_size; ++i) xs.push_back(task.sample(draw));
-    const data::Batch b = data::collate_language_model(part.items(xs));
-    return train::StepLoss{cross_entropy(model.forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex),
-                           b.tgt_out.numel()};
+    return kit::lm_window_loss(model, task, s.batch_size, draw, part);
   });
-  run.trained = norms::read_model(model, held.src, held.tgt, ps);
+  run.trained = norms::read_model(model, held, ps);
   return run;
 }
 
@@ -101,7 +82,7 @@ double unigram_accuracy(const data::CharCorpus& corpus) {
 void run(const Config& cfg, RunContext& ctx) {
   const int64_t seeds = cfg.get_int("seeds");
   const data::CharCorpus corpus(data::toy_grammar_text(cfg.get_int("sentences"), 7), 0.1);
-  const Windows held = heldout_windows(cfg, corpus);
+  const std::vector<data::Example> held = heldout_windows(cfg, corpus);
   ctx.section(fmt::format("A {}-layer character LM ({}), trained on {} characters, read on {}",
                           cfg.get_int("num_layers"), cfg.get_string("positions"),
                           cfg.get_int("train_len"), cfg.get_int("eval_len")));

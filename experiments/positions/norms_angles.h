@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "autograd/tensor.h"
+#include "data/task.h"
 #include "nn/transformer/decoder_only.h"
 
 namespace attn::experiments::norms {
@@ -69,8 +70,7 @@ struct ModelReading {
 // The model must use RoPE or no positions (no score bias, no window, pre-norm blocks); throws
 // attn::Error when the recomputed weights differ from the layer's own.
 ModelReading read_model(nn::DecoderOnlyTransformer& model,
-                        const std::vector<std::vector<int64_t>>& src,
-                        const std::vector<std::vector<int64_t>>& tgt,
+                        const std::vector<data::Example>& windows,
                         const ProbeSettings& settings);
 
 // Kolmogorov-Smirnov distance sup |F_a - F_b| of two samples, and of two histograms on one grid.

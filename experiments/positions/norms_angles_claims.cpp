@@ -4,7 +4,6 @@
 // errors (3 sd / sqrt(seeds)) from 0, and only for models that beat the most-frequent-character
 // guess at the training length.
 #include "experiments/kit/kit.h"
-#include "experiments/kit/spread.h"
 #include "experiments/positions/norms_angles_report.h"
 
 namespace attn::experiments::norms {
@@ -32,13 +31,6 @@ Comparison& sign_row(DocumentComparison& cmp,
           fmt::format("the seeds' mean {:+.3f} is within its noise ({:.3f}) of 0", s.mean, tol));
 }
 
-template <typename F>
-std::vector<double> per_seed(const Summaries& sums, F f) {
-  std::vector<double> xs;
-  for (const SeedSummary& s : sums) xs.push_back(f(s));
-  return xs;
-}
-
 void norms_rows(const Config& cfg, RunContext& ctx, const Summaries& sums, double needed) {
   const int64_t len = cfg.get_int("train_len");
   DocumentComparison cmp(
@@ -50,28 +42,28 @@ void norms_rows(const Config& cfg, RunContext& ctx, const Summaries& sums, doubl
   const kit::Spread growth_n = kit::spread_of(kit::column(sums, &SeedSummary::norm_growth));
   const kit::Spread growth_a = kit::spread_of(kit::column(sums, &SeedSummary::angle_growth));
   sign_row(cmp, "|q_i| only sharpens row i: a longer query, a lower entropy (rank correlation < 0)",
-           per_seed(sums, [](const SeedSummary& s) { return -s.entropy_rank_corr; }),
+           kit::column(sums, [](const SeedSummary& s) { return -s.entropy_rank_corr; }),
            fmt::format("rank correlation of |q_i| with the row's entropy {:+.3f}",
                        kit::mean_of(kit::column(sums, &SeedSummary::entropy_rank_corr))))
       .needs_training(acc, needed);
   sign_row(cmp,
            "training raises the norms more than it spreads the angles (|q| |k| against the "
            "row sd of cos θ, log growth)",
-           per_seed(sums, [](const SeedSummary& s) { return s.norm_growth - s.angle_growth; }),
+           kit::column(sums, [](const SeedSummary& s) { return s.norm_growth - s.angle_growth; }),
            fmt::format("|q| |k| grew x{:.2f}, the within-row sd of cos θ x{:.2f}",
                        std::exp(growth_n.mean), std::exp(growth_a.mean)))
       .needs_training(acc, needed);
   sign_row(cmp,
            "the norms select the keys: |k| alone rebuilds the rows closer than cos θ alone "
            "(total variation)",
-           per_seed(sums, [](const SeedSummary& s) { return s.tv_angle_only - s.tv_norm_only; }),
+           kit::column(sums, [](const SeedSummary& s) { return s.tv_angle_only - s.tv_norm_only; }),
            fmt::format("angles alone miss the real rows by TV {:.3f}, norms alone by {:.3f}: the "
                        "angle is what picks the key",
                        tv_a.mean, tv_n.mean))
       .needs_training(acc, needed);
 
   const std::vector<double> drops =
-      per_seed(sums, [](const SeedSummary& s) { return s.accuracy_in - s.accuracy_out; });
+      kit::column(sums, [](const SeedSummary& s) { return s.accuracy_in - s.accuracy_out; });
   const kit::Spread drop = kit::spread_of(drops);
   const double rate_noise =
       3 * kit::rate_difference_se(acc, kit::mean_of(kit::column(sums, &SeedSummary::accuracy_out)),
@@ -84,16 +76,17 @@ void norms_rows(const Config& cfg, RunContext& ctx, const Summaries& sums, doubl
            rate_noise)
       .needs_training(acc, needed);
   const kit::Spread ks_cos = kit::spread_of(kit::column(sums, &SeedSummary::ks_cos));
-  sign_row(cmp,
-           "beyond the training length the angles leave their trained distribution more than "
-           "the norms (KS of cos θ at untrained distances against |q| and |k|)",
-           per_seed(sums, [](const SeedSummary& s) { return s.ks_cos - std::max(s.ks_q, s.ks_k); }),
-           fmt::format("KS cos θ {:.3f}, |q| {:.3f}, |k| {:.3f} (chance "
-                       "alone gives the norms up to {:.3f}); far pairs' cosines are spread like "
-                       "trained ones, and the far keys draw {:.2f} of each row beyond {}",
-                       ks_cos.mean, kit::mean_of(kit::column(sums, &SeedSummary::ks_q)),
-                       kit::mean_of(kit::column(sums, &SeedSummary::ks_k)), sums[0].ks_norm_noise,
-                       kit::mean_of(kit::column(sums, &SeedSummary::far_mass)), len))
+  sign_row(
+      cmp,
+      "beyond the training length the angles leave their trained distribution more than "
+      "the norms (KS of cos θ at untrained distances against |q| and |k|)",
+      kit::column(sums, [](const SeedSummary& s) { return s.ks_cos - std::max(s.ks_q, s.ks_k); }),
+      fmt::format("KS cos θ {:.3f}, |q| {:.3f}, |k| {:.3f} (chance "
+                  "alone gives the norms up to {:.3f}); far pairs' cosines are spread like "
+                  "trained ones, and the far keys draw {:.2f} of each row beyond {}",
+                  ks_cos.mean, kit::mean_of(kit::column(sums, &SeedSummary::ks_q)),
+                  kit::mean_of(kit::column(sums, &SeedSummary::ks_k)), sums[0].ks_norm_noise,
+                  kit::mean_of(kit::column(sums, &SeedSummary::far_mass)), len))
       .needs_training(acc, needed)
       .not_judged_if(!failed, "extrapolation did not fail: nothing to explain");
   ctx.compare(cmp);
@@ -107,28 +100,28 @@ void shape_rows(const Config& cfg, RunContext& ctx, const Summaries& sums, doubl
                   len - 1, sums.size()));
   const double acc = kit::mean_of(kit::column(sums, &SeedSummary::accuracy_in));
   sign_row(cmp, "the first layer attends most uniformly (smallest TV from a uniform row)",
-           per_seed(sums,
-                    [&](const SeedSummary& s) {
-                      double others = s.tv_uniform[1];
-                      for (size_t l = 2; l < layers; ++l)
-                        others = std::min(others, s.tv_uniform[l]);
-                      return others - s.tv_uniform[0];
-                    }),
-           fmt::format(
-               "TV from uniform, layer 1: {:.3f}",
-               kit::mean_of(per_seed(sums, [](const SeedSummary& s) { return s.tv_uniform[0]; }))))
+           kit::column(sums,
+                       [&](const SeedSummary& s) {
+                         double others = s.tv_uniform[1];
+                         for (size_t l = 2; l < layers; ++l)
+                           others = std::min(others, s.tv_uniform[l]);
+                         return others - s.tv_uniform[0];
+                       }),
+           fmt::format("TV from uniform, layer 1: {:.3f}",
+                       kit::mean_of(kit::column(
+                           sums, [](const SeedSummary& s) { return s.tv_uniform[0]; }))))
       .needs_training(acc, needed);
   for (size_t l = 1; l + 1 < layers; ++l) {
     const std::vector<double> sink =
-        per_seed(sums, [&](const SeedSummary& s) { return s.sink[l] - s.middle[l]; });
+        kit::column(sums, [&](const SeedSummary& s) { return s.sink[l] - s.middle[l]; });
     const std::vector<double> late =
-        per_seed(sums, [&](const SeedSummary& s) { return s.recent[l] - s.middle[l]; });
+        kit::column(sums, [&](const SeedSummary& s) { return s.recent[l] - s.middle[l]; });
     const kit::Spread a = kit::spread_of(sink), b = kit::spread_of(late);
     const double ta = three_se(a, sink.size()), tb = three_se(b, late.size());
     const bool clearly_no = a.mean < -ta || b.mean < -tb;
     const bool clearly_yes = a.mean > ta && b.mean > tb;
     const double mid =
-        kit::mean_of(per_seed(sums, [&](const SeedSummary& s) { return s.middle[l]; }));
+        kit::mean_of(kit::column(sums, [&](const SeedSummary& s) { return s.middle[l]; }));
     cmp.add_exact(fmt::format("layer {} (middle): a V, the first key and the last {} keys above "
                               "the middle ones (per key)",
                               l + 1, recent),

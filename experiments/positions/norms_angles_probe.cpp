@@ -9,6 +9,8 @@
 #include "autograd/error.h"
 #include "autograd/functional.h"
 #include "autograd/mode.h"
+#include "data/batch.h"
+#include "experiments/common/row_interventions.h"  // total_variation
 #include "experiments/positions/norms_angles.h"
 #include "nn/positional/rope.h"
 
@@ -69,12 +71,6 @@ std::vector<double> softmax(const std::vector<double>& s) {
   for (size_t j = 0; j < s.size(); ++j) z += (p[j] = std::exp(s[j] - top));
   for (double& x : p) x /= z;
   return p;
-}
-
-double total_variation(const std::vector<double>& p, const std::vector<double>& q) {
-  double tv = 0;
-  for (size_t j = 0; j < p.size(); ++j) tv += std::abs(p[j] - q[j]);
-  return tv / 2;
 }
 
 // Average ranks (ties share their mean rank), for Spearman's correlation.
@@ -264,20 +260,10 @@ void score_positions(const Tensor& logits, const Tensor& targets, ModelReading& 
   for (size_t k = 0; k < right.size(); ++k) r.accuracy_by_bucket.push_back(right[k] / count[k]);
 }
 
-Tensor ids_of(const std::vector<std::vector<int64_t>>& rows) {
-  const auto b = static_cast<int64_t>(rows.size()), t = static_cast<int64_t>(rows[0].size());
-  Tensor out({b, t});
-  for (int64_t r = 0; r < b; ++r)
-    for (int64_t i = 0; i < t; ++i)
-      out[r * t + i] = static_cast<real>(rows[static_cast<size_t>(r)][static_cast<size_t>(i)]);
-  return out;
-}
-
 }  // namespace
 
 ModelReading read_model(nn::DecoderOnlyTransformer& model,
-                        const std::vector<std::vector<int64_t>>& src,
-                        const std::vector<std::vector<int64_t>>& tgt,
+                        const std::vector<data::Example>& windows,
                         const ProbeSettings& settings) {
   const auto& o = model.options();
   if ((o.positions != nn::PositionKind::kRope && o.positions != nn::PositionKind::kNone) ||
@@ -288,7 +274,8 @@ ModelReading read_model(nn::DecoderOnlyTransformer& model,
         "attention and one key head per query head");
   NoGrad off;
   model.eval();
-  const Tensor ids = ids_of(src), targets = ids_of(tgt);
+  const data::Batch b = data::collate_language_model(windows);  // equal lengths: no padding
+  const Tensor &ids = b.tgt_in, &targets = b.tgt_out;
   const std::vector<Tensor> inputs = attention_inputs(model, ids);
   ModelReading r;
   score_positions(model.forward(ids).value(), targets, r, settings.train_len);

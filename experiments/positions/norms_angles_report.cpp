@@ -2,15 +2,10 @@
 #include "experiments/positions/norms_angles_report.h"
 
 #include "experiments/kit/kit.h"
-#include "experiments/kit/spread.h"
 
 namespace attn::experiments::norms {
 
 namespace {
-
-double mean(const std::vector<double>& xs) {
-  return kit::mean_of(xs);
-}
 
 double median(std::vector<double> xs) {
   std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end());
@@ -29,10 +24,7 @@ double over_heads(const ModelReading& m, F f) {
 // "mean ± sd" over seeds of one number per seed.
 template <typename F>
 std::string over_seeds(const std::vector<SeedRun>& runs, F f, int precision = 3) {
-  std::vector<double> xs;
-  for (const SeedRun& r : runs) xs.push_back(f(r));
-  const kit::Spread s = kit::spread_of(xs);
-  return fmt::format("{} ± {}", fixed(s.mean, precision), fixed(s.sd, precision));
+  return kit::mean_sd(kit::spread_over(runs, f), precision);
 }
 
 // Fractions per bin of `values` on [lo, hi) in `bins` bins (values outside are dropped).
@@ -85,7 +77,9 @@ Summaries summarise(const std::vector<SeedRun>& runs) {
     const auto k = static_cast<double>(m.layers[0].heads[0].q_out.size());
     s.ks_norm_noise = 1.36 * std::sqrt((n + k) / (n * k));
     s.entropy_rank_corr = over_heads(m, [](const HeadReading& h) { return h.entropy_rank_corr; });
-    auto norm_product = [](const HeadReading& h) { return mean(h.q_in) * mean(h.k_in); };
+    auto norm_product = [](const HeadReading& h) {
+      return kit::mean_of(h.q_in) * kit::mean_of(h.k_in);
+    };
     auto cos_sd = [](const HeadReading& h) { return h.cos_row_sd; };
     s.norm_growth = std::log(over_heads(m, norm_product) / over_heads(r.untrained, norm_product));
     s.angle_growth = std::log(over_heads(m, cos_sd) / over_heads(r.untrained, cos_sd));
@@ -122,45 +116,40 @@ void norms_tables(const Config& cfg, RunContext& ctx, const std::vector<SeedRun>
                {"layer", "TV norms only", "TV angles only", "Spearman(|q|, entropy)",
                 "row sd of cos θ untrained → trained", "|q| |k| untrained → trained"});
   for (size_t l = 0; l < runs[0].trained.layers.size(); ++l) {
-    auto layer = [&](const SeedRun& r) -> const LayerReading& { return r.trained.layers[l]; };
+    // "mean ± sd" over seeds of f(layer l of the trained model).
+    auto of_layer = [&](auto f) {
+      return over_seeds(runs, [&](const SeedRun& r) { return f(r.trained.layers[l]); });
+    };
+    // The same of the mean over layer l's heads of f(head), trained or untrained.
+    auto of_heads = [&](bool trained, auto f, int precision = 3) {
+      return over_seeds(
+          runs,
+          [&](const SeedRun& r) {
+            const LayerReading& layer = (trained ? r.trained : r.untrained).layers[l];
+            double s = 0;
+            for (const HeadReading& h : layer.heads) s += f(h);
+            return s / static_cast<double>(layer.heads.size());
+          },
+          precision);
+    };
     auto med = [&](auto field) {
-      return over_seeds(runs, [&](const SeedRun& r) {
-        double s = 0;
-        for (const HeadReading& h : layer(r).heads) s += median(h.*field);
-        return s / static_cast<double>(layer(r).heads.size());
-      });
+      return of_heads(true, [&](const HeadReading& h) { return median(h.*field); });
     };
     shift.add_row({std::to_string(l + 1),
                    med(&HeadReading::q_in) + " / " + med(&HeadReading::q_out),
                    med(&HeadReading::k_in) + " / " + med(&HeadReading::k_out),
-                   over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_q; }),
-                   over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_k; }),
-                   over_seeds(runs, [&](const SeedRun& r) { return layer_shift(layer(r)).ks_cos; }),
-                   over_seeds(runs, [&](const SeedRun& r) { return layer(r).far_mass; })});
-    auto head_mean = [&](const ModelReading& m, auto f) {
-      double s = 0;
-      for (const HeadReading& h : m.layers[l].heads) s += f(h);
-      return s / static_cast<double>(m.layers[l].heads.size());
-    };
+                   of_layer([](const LayerReading& x) { return layer_shift(x).ks_q; }),
+                   of_layer([](const LayerReading& x) { return layer_shift(x).ks_k; }),
+                   of_layer([](const LayerReading& x) { return layer_shift(x).ks_cos; }),
+                   of_layer([](const LayerReading& x) { return x.far_mass; })});
     auto cos_sd = [](const HeadReading& h) { return h.cos_row_sd; };
-    auto norms = [](const HeadReading& h) { return mean(h.q_in) * mean(h.k_in); };
-    select.add_row(
-        {std::to_string(l + 1),
-         over_seeds(runs, [&](const SeedRun& r) { return layer(r).tv_norm_only; }),
-         over_seeds(runs, [&](const SeedRun& r) { return layer(r).tv_angle_only; }),
-         over_seeds(runs,
-                    [&](const SeedRun& r) {
-                      return head_mean(r.trained,
-                                       [](const HeadReading& h) { return h.entropy_rank_corr; });
-                    }),
-         over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.untrained, cos_sd); }) +
-             " → " +
-             over_seeds(runs, [&](const SeedRun& r) { return head_mean(r.trained, cos_sd); }),
-         over_seeds(
-             runs, [&](const SeedRun& r) { return head_mean(r.untrained, norms); }, 2) +
-             " → " +
-             over_seeds(
-                 runs, [&](const SeedRun& r) { return head_mean(r.trained, norms); }, 2)});
+    auto norms = [](const HeadReading& h) { return kit::mean_of(h.q_in) * kit::mean_of(h.k_in); };
+    select.add_row({std::to_string(l + 1),
+                    of_layer([](const LayerReading& x) { return x.tv_norm_only; }),
+                    of_layer([](const LayerReading& x) { return x.tv_angle_only; }),
+                    of_heads(true, [](const HeadReading& h) { return h.entropy_rank_corr; }),
+                    of_heads(false, cos_sd) + " → " + of_heads(true, cos_sd),
+                    of_heads(false, norms, 2) + " → " + of_heads(true, norms, 2)});
   }
   ctx.table(shift);
   ctx.note(fmt::format(
@@ -186,21 +175,16 @@ void shape_table(const Config& cfg, RunContext& ctx, const Summaries& sums) {
       {"layer", "first key (sink)", fmt::format("last {} keys", cfg.get_int("recent")),
        "middle keys", "TV from uniform"});
   for (size_t l = 0; l < sums[0].sink.size(); ++l) {
-    auto col = [&](const std::vector<double> SeedSummary::*f) {
-      std::vector<double> xs;
-      for (const SeedSummary& s : sums) xs.push_back((s.*f)[l]);
-      ctx.result(fmt::format("{}_layer{}",
-                             f == &SeedSummary::sink     ? "sink"
-                             : f == &SeedSummary::recent ? "recent"
-                             : f == &SeedSummary::middle ? "middle"
-                                                         : "tv_uniform",
-                             l + 1),
-                 xs);
-      const kit::Spread s = kit::spread_of(xs);
-      return fmt::format("{} ± {}", fixed(s.mean, 2), fixed(s.sd, 2));
+    // One cell: the seeds' values of layer l, also recorded as <key>_layer<l>.
+    auto col = [&](const char* key, const std::vector<double> SeedSummary::*f) {
+      const std::vector<double> xs =
+          kit::column(sums, [&](const SeedSummary& s) { return (s.*f)[l]; });
+      ctx.result(fmt::format("{}_layer{}", key, l + 1), xs);
+      return kit::mean_sd(kit::spread_of(xs), 2);
     };
-    v.add_row({std::to_string(l + 1), col(&SeedSummary::sink), col(&SeedSummary::recent),
-               col(&SeedSummary::middle), col(&SeedSummary::tv_uniform)});
+    v.add_row({std::to_string(l + 1), col("sink", &SeedSummary::sink),
+               col("recent", &SeedSummary::recent), col("middle", &SeedSummary::middle),
+               col("tv_uniform", &SeedSummary::tv_uniform)});
   }
   ctx.table(v);
 }

@@ -21,6 +21,7 @@
 #include "experiments/kit/kit.h"
 
 #include "data/stream.h"
+#include "experiments/kit/trained_model_report.h"
 #include "experiments/positions/reversal_no_positions_model.h"
 
 namespace attn::experiments {
@@ -30,15 +31,27 @@ namespace {
 using no_positions::Batch, no_positions::name_of, no_positions::Positions, no_positions::Settings,
     no_positions::Trained;
 
-std::string pct(double x) {
-  return fmt::format("{:.1f}%", 100 * x);
-}
-
 // What a position-blind model can reach, and the noise of a held-out accuracy near it.
 struct Ceiling {
   double chance = 0, ceiling = 0, noise = 0;
   double bound() const { return ceiling + 4 * noise; }  // a 4-sigma margin above the ceiling
 };
+
+// <name>.csv: "step", then <name>_<positions> per model, one row per point of the models'
+// series (every run has the same steps and evaluation steps).
+void write_columns(RunContext& ctx,
+                   const std::string& name,
+                   const std::vector<Trained>& runs,
+                   const std::vector<Series>& series) {
+  std::vector<std::string> header{"step"};
+  for (const Trained& r : runs) header.push_back(name + "_" + name_of(r.pos));
+  CsvWriter csv = ctx.csv(name, header);
+  for (size_t i = 0; i < series[0].x.size(); ++i) {
+    std::vector<double> row{series[0].x[i]};
+    for (const Series& s : series) row.push_back(s.y[i]);
+    csv.row(row);
+  }
+}
 
 void report_curves(const std::vector<Trained>& runs, const Ceiling& c, RunContext& ctx) {
   LinePlot loss =
@@ -47,29 +60,13 @@ void report_curves(const std::vector<Trained>& runs, const Ceiling& c, RunContex
   LinePlot acc = kit::line_plot("Held-out per-token accuracy during training", "step", "accuracy");
   acc.refs = {{RefLine::kHorizontal, c.ceiling, "order-free ceiling"},
               {RefLine::kHorizontal, c.chance, "chance 1/|alphabet|"}};
-  // Wide CSVs: one column per model (every run has the same steps and evaluation steps).
-  std::vector<std::string> loss_cols{"step"}, acc_cols{"step"};
-  std::vector<double> steps(runs[0].loss.size());
-  std::iota(steps.begin(), steps.end(), 1.0);
   for (const Trained& r : runs) {
-    loss.series.push_back(
-        {std::string("positions: ") + name_of(r.pos), steps, r.loss, "", false, false});
-    acc.series.push_back({std::string("positions: ") + name_of(r.pos), r.eval_steps,
-                          r.eval_accuracy, "", false, true});
-    loss_cols.push_back(std::string("loss_") + name_of(r.pos));
-    acc_cols.push_back(std::string("accuracy_") + name_of(r.pos));
+    const std::string name = std::string("positions: ") + name_of(r.pos);
+    loss.series.push_back(kit::step_series(name, r.loss));
+    acc.series.push_back({name, r.eval_steps, r.eval_accuracy, "", false, true});
   }
-  CsvWriter loss_csv = ctx.csv("loss", loss_cols), acc_csv = ctx.csv("accuracy", acc_cols);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    std::vector<double> row{steps[i]};
-    for (const Trained& r : runs) row.push_back(r.loss[i]);
-    loss_csv.row(row);
-  }
-  for (size_t i = 0; i < runs[0].eval_steps.size(); ++i) {
-    std::vector<double> row{runs[0].eval_steps[i]};
-    for (const Trained& r : runs) row.push_back(r.eval_accuracy[i]);
-    acc_csv.row(row);
-  }
+  write_columns(ctx, "loss", runs, loss.series);
+  write_columns(ctx, "accuracy", runs, acc.series);
   ctx.figure("loss", line_plot_svg(loss), "Training loss with and without positions");
   ctx.figure("accuracy", line_plot_svg(acc),
              "Held-out accuracy: without positions it cannot pass the order-free ceiling");
@@ -87,21 +84,20 @@ double results_part(const Settings& s,
                                   "final loss", "attention on key T-1-i", "first step >= 90%"};
   for (int64_t i = 0; i < s.seq_len; ++i) header.push_back(fmt::format("pos {}", i));
   Table t(fmt::format("{} held-out sequences, {} steps", held_out.ids.size(0), s.steps), header);
-  BarChart bars;
-  bars.title = "Per-position held-out accuracy";
-  bars.x_label = "output position";
-  bars.y_label = "accuracy";
-  bars.y_max = 1.0;
-  bars.labels = index_labels(s.seq_len);
+  BarChart bars{.labels = index_labels(s.seq_len),
+                .title = "Per-position held-out accuracy",
+                .x_label = "output position",
+                .y_label = "accuracy",
+                .y_max = 1.0};
   for (const Trained& r : runs) {
     const no_positions::Evaluation& e = r.final;
     std::vector<std::string> row{name_of(r.pos),
-                                 pct(e.accuracy),
-                                 pct(e.sequence_accuracy),
+                                 kit::percent(e.accuracy),
+                                 kit::percent(e.sequence_accuracy),
                                  fmt::format("{:.4f}", e.loss),
                                  fmt::format("{:.3f}", e.anti_diagonal),
                                  r.first_step_90 < 0 ? "never" : std::to_string(r.first_step_90)};
-    for (double p : e.per_position) row.push_back(pct(p));
+    for (double p : e.per_position) row.push_back(kit::percent(p));
     t.add_row(row);
     bars.series.push_back({name_of(r.pos), e.per_position, ""});
     const std::string key = name_of(r.pos);
@@ -202,10 +198,10 @@ void judge(const Settings& s,
       "attention of query i concentrates on key T-1-i (mean weight {:.2f}). The exercise says it "
       "'suddenly' works: measured every {} steps on 500 held-out sequences, the learned model "
       "passes 50% at step {} and 90% at step {} of {} (-1: never).",
-      pct(none.final.accuracy), pct(none_mid), pct(c.chance), pct(c.ceiling),
-      pct(learned.final.accuracy), pct(learned.final.sequence_accuracy),
-      learned.final.anti_diagonal, s.eval_every, learned.first_step_50, learned.first_step_90,
-      s.steps));
+      kit::percent(none.final.accuracy), kit::percent(none_mid), kit::percent(c.chance),
+      kit::percent(c.ceiling), kit::percent(learned.final.accuracy),
+      kit::percent(learned.final.sequence_accuracy), learned.final.anti_diagonal, s.eval_every,
+      learned.first_step_50, learned.first_step_90, s.steps));
 }
 
 void run(const Config& cfg, RunContext& ctx) {

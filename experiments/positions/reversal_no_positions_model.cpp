@@ -158,12 +158,11 @@ Trained train(Positions pos,
   // on all of them.
   const int64_t n_curve = std::min<int64_t>(500, held_out.ids.size(0));
   const Batch curve_set{slice_rows(held_out.ids, n_curve), slice_rows(held_out.targets, n_curve)};
-  train::FitSettings fs;
-  fs.name = name_of(pos);
-  fs.steps = s.steps;
-  fs.batch_size = s.batch;
-  fs.optimizer.lr = s.lr;  // Adam, constant rate
-  fs.eval_every = s.eval_every;
+  const train::FitSettings fs{.name = name_of(pos),
+                              .steps = s.steps,
+                              .batch_size = s.batch,
+                              .optimizer = {.lr = s.lr},  // Adam, constant rate
+                              .eval_every = s.eval_every};
   const train::TrainResult r = train::fit(
       *tr.model, fs,
       [&](const train::BatchPart& part) {

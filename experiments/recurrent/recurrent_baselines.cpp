@@ -38,10 +38,6 @@ namespace {
 
 using baselines::Outcome;
 
-std::string pct(double v) {
-  return std::isnan(v) ? "-" : fmt::format("{:.1f}%", 100 * v);
-}
-
 void report_tables(const std::vector<Outcome>& outs,
                    const std::vector<int64_t>& lengths,
                    int64_t train_max,
@@ -56,7 +52,8 @@ void report_tables(const std::vector<Outcome>& outs,
     budget.add_row({o.spec.label(), std::to_string(o.params), std::to_string(r.last_step),
                     fmt::format("{:.1f}", static_cast<double>(r.last_step) / r.train_seconds),
                     fmt::format("{:.0f}", r.tokens_per_second), fmt::format("{:.3f}", o.final_loss),
-                    pct(o.exact_in), pct(o.exact_beyond), pct(o.token_in), pct(o.token_beyond)});
+                    kit::percent(o.exact_in), kit::percent(o.exact_beyond),
+                    kit::percent(o.token_in), kit::percent(o.token_beyond)});
   }
   ctx.table(budget);
 
@@ -141,8 +138,8 @@ void compare_claims(const std::vector<Outcome>& outs,
     return fmt::format(
         "{} {} vs {} {} on {}, after {} vs {} steps (final training loss {:.3f} vs {:.3f}) in "
         "{:g} s each",
-        a.spec.label(), pct(a.exact_long), b.spec.label(), pct(b.exact_long), span,
-        a.summary.result.last_step, b.summary.result.last_step, a.final_loss, b.final_loss,
+        a.spec.label(), kit::percent(a.exact_long), b.spec.label(), kit::percent(b.exact_long),
+        span, a.summary.result.last_step, b.summary.result.last_step, a.final_loss, b.final_loss,
         seconds);
   };
   auto claim = [&](const std::string& name, const Outcome* a, const Outcome* b) {
@@ -157,12 +154,13 @@ void compare_claims(const std::vector<Outcome>& outs,
     const auto last = static_cast<size_t>(
         std::find(lengths.begin(), lengths.end(), trained.back()) - lengths.begin());
     const bool falls = none->exact[last] < none->exact[first];
-    cmp.add_exact(fmt::format("LSTM without attention: exact match falls from length {} to {}",
-                              trained.front(), trained.back()),
-                  "yes", kit::yes_no(falls),
-                  falls ? ""
-                        : fmt::format("{} at length {}, {} at length {}", pct(none->exact[first]),
-                                      trained.front(), pct(none->exact[last]), trained.back()));
+    cmp.add_exact(
+        fmt::format("LSTM without attention: exact match falls from length {} to {}",
+                    trained.front(), trained.back()),
+        "yes", kit::yes_no(falls),
+        falls ? ""
+              : fmt::format("{} at length {}, {} at length {}", kit::percent(none->exact[first]),
+                            trained.front(), kit::percent(none->exact[last]), trained.back()));
   }
   const Outcome* tr = find(outs, "transformer");
   for (const std::string attn : {"bahdanau", "luong_dot", "luong_general"}) {
@@ -222,18 +220,15 @@ std::string findings(const std::vector<Outcome>& outs, int64_t train_max, double
                    [](const Outcome* a, const Outcome* b) { return a->exact_in > b->exact_in; });
   std::string ranking;
   for (const Outcome* o : order)
-    ranking +=
-        fmt::format("{}{} {}", ranking.empty() ? "" : ", ", o->spec.label(), pct(o->exact_in));
+    ranking += fmt::format("{}{} {}", ranking.empty() ? "" : ", ", o->spec.label(),
+                           kit::percent(o->exact_in));
   std::string text = fmt::format(
       "Ranking by exact match over the evaluated lengths up to {} (the training range), after "
       "{:g} s of training each: {}. ",
       train_max, seconds, ranking);
-  const Outcome* fastest = *std::max_element(order.begin(), order.end(), [](auto* a, auto* b) {
-    return a->summary.result.last_step < b->summary.result.last_step;
-  });
-  const Outcome* slowest = *std::min_element(order.begin(), order.end(), [](auto* a, auto* b) {
-    return a->summary.result.last_step < b->summary.result.last_step;
-  });
+  auto steps = [](const Outcome* o) { return o->summary.result.last_step; };
+  const Outcome* fastest = *std::ranges::max_element(order, {}, steps);
+  const Outcome* slowest = *std::ranges::min_element(order, {}, steps);
   text += fmt::format(
       "The same budget bought {} steps for {} but only {} for {}: the budget, not the step "
       "count, is what is held equal. ",
@@ -253,14 +248,14 @@ std::string findings(const std::vector<Outcome>& outs, int64_t train_max, double
     text += fmt::format(
         "Beyond the training lengths the best exact match is {} ({}): no model saw a source "
         "longer than {} or had to emit EOS later, so this column measures extrapolation. ",
-        pct(best_exact->exact_beyond), best_exact->spec.label(), train_max);
+        kit::percent(best_exact->exact_beyond), best_exact->spec.label(), train_max);
     const Outcome* tr = find(outs, "transformer");
     if (tr && best_rec_tokens)
       text += fmt::format(
           "Token accuracy there: {} for the transformer (its positions past {} were never "
           "trained) against {} for {} (a recurrence applies the same step at every length, so "
           "it degrades more gradually). ",
-          pct(tr->token_beyond), train_max, pct(best_rec_tokens->token_beyond),
+          kit::percent(tr->token_beyond), train_max, kit::percent(best_rec_tokens->token_beyond),
           best_rec_tokens->spec.label());
   }
   text +=
@@ -308,7 +303,7 @@ void run(const Config& cfg, RunContext& ctx) {
         "{}: {} steps in {:.1f} s, final training loss {:.3f}; exact match {} on "
         "trained lengths, {} beyond",
         o.summary.model_description, o.summary.result.last_step, o.summary.result.train_seconds,
-        o.final_loss, pct(o.exact_in), pct(o.exact_beyond)));
+        o.final_loss, kit::percent(o.exact_in), kit::percent(o.exact_beyond)));
   }
 
   ctx.section("Results");

@@ -48,10 +48,7 @@ void score_lengths(train::TaskModel& model,
         {.op = data::SequenceOp::kReverse, .min_len = len, .max_len = len});
     const auto set = data::make_heldout(task, per_length, seed * 1000 + 500 + len);
     train::SeqMetrics m;
-    for (size_t i = 0; i < set.size(); i += 250) {
-      const std::vector<data::Example> batch(
-          set.begin() + static_cast<int64_t>(i),
-          set.begin() + static_cast<int64_t>(std::min(set.size(), i + 250)));
+    for (const auto& batch : kit::chunks(set, 250)) {
       std::vector<std::vector<int64_t>> expected;
       for (const auto& ex : batch) expected.push_back(ex.tgt);
       m.add_sequences(model.generate(batch, len + 1), expected);

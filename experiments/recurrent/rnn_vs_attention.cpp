@@ -131,14 +131,6 @@ std::function<void()> attention_work(int64_t t, int64_t d, bool backward, Genera
   };
 }
 
-// Index of the largest ratio; "interior" when it is neither the first nor the last length.
-size_t argmax(const std::vector<double>& xs) {
-  size_t best = 0;
-  for (size_t i = 1; i < xs.size(); ++i)
-    if (xs[i] > xs[best]) best = i;
-  return best;
-}
-
 // The document's forward times beside ours, at the lengths both have (ms).
 void side_by_side(const std::vector<Cell>& ours,
                   const std::vector<int64_t>& lengths,
@@ -166,7 +158,7 @@ void compare_with_document(const std::vector<Cell>& ours,
                            int64_t threads,
                            RunContext& ctx) {
   const std::vector<double> ts(lengths.begin(), lengths.end()), ratio = column(ours, &Cell::ratio);
-  const size_t peak = argmax(ratio);
+  const size_t peak = std::max_element(ratio.begin(), ratio.end()) - ratio.begin();
   const bool attention_faster =
       std::all_of(ratio.begin(), ratio.end(), [](double r) { return r > 1; });
   const bool interior_peak = peak > 0 && peak + 1 < ratio.size();
