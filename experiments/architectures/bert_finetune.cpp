@@ -15,7 +15,6 @@
 // NSP), then EncoderWithHead::classify_mean.
 #include "experiments/architectures/bert_finetune_train.h"
 #include "experiments/kit/kit.h"
-#include "experiments/kit/spread.h"
 
 namespace attn::experiments {
 
@@ -54,10 +53,6 @@ SeedRun run_part(
   return r;
 }
 
-std::string with_sd(const Spread& s) {
-  return fmt::format("{} ± {}", fixed(s.mean), fixed(s.sd));
-}
-
 template <class Field>
 Spread spread(const std::vector<SeedRun>& runs, Field field) {
   return kit::spread_of(kit::column(runs, field));
@@ -79,16 +74,16 @@ void report(const Settings& w,
   const double ceiling = 1 - 0.5 / static_cast<double>(pool.nouns());
   Table t(fmt::format("Held-out accuracy, mean ± sd over {} seeds", w.seeds),
           {"quantity", "ours", "reference"});
-  t.add_row({"next-sentence prediction", with_sd(spread(runs, &SeedRun::nsp)),
+  t.add_row({"next-sentence prediction", kit::spread_text(spread(runs, &SeedRun::nsp)),
              fmt::format("chance 0.5, best possible {:.3f}", ceiling)});
-  t.add_row({"masked tokens", with_sd(spread(runs, &SeedRun::mlm)),
+  t.add_row({"masked tokens", kit::spread_text(spread(runs, &SeedRun::mlm)),
              fmt::format("best constant word {:.3f}", spread(runs, &SeedRun::mlm_constant).mean)});
   t.add_row(
       {fmt::format("classifier, fine-tuned ({} steps, {} labels)", w.finetune_steps, w.labelled),
-       with_sd(spread(runs, &SeedRun::tuned_last)), ""});
+       kit::spread_text(spread(runs, &SeedRun::tuned_last)), ""});
   t.add_row({"classifier, from scratch (same steps and labels)",
-             with_sd(spread(runs, &SeedRun::scratch_last)), ""});
-  t.add_row({"fine-tuned - scratch", with_sd(spread(runs, &SeedRun::gain)), ""});
+             kit::spread_text(spread(runs, &SeedRun::scratch_last)), ""});
+  t.add_row({"fine-tuned - scratch", kit::spread_text(spread(runs, &SeedRun::gain)), ""});
   t.flag_last_row();
   ctx.table(t);
   ctx.note(fmt::format(

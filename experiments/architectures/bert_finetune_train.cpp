@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
 #include "autograd/functional.h"
 #include "autograd/mode.h"
 #include "data/mlm.h"
+#include "experiments/kit/constant_guess.h"
 #include "experiments/kit/evaluation.h"
 #include "experiments/kit/fit.h"
 #include "nn/linear.h"
@@ -68,17 +67,9 @@ struct MaskedHeldOut {
 
 MaskedHeldOut mask_held_out(const Batch& pairs, int64_t vocab, uint64_t seed) {
   Generator gen(seed);
-  MaskedHeldOut m{data::mlm_mask(pairs.ids, vocab, gen), 0};
-  std::map<int64_t, int64_t> counts;
-  int64_t most = 0, scored = 0;
-  for (int64_t i = 0; i < m.masked.labels.numel(); ++i)
-    if (const auto label = static_cast<int64_t>(m.masked.labels[i]); label != data::kIgnoreIndex) {
-      most = std::max(most, ++counts[label]);
-      ++scored;
-    }
-  if (scored == 0) throw Error("bert-finetune: the masking selected no held-out token");
-  m.constant = static_cast<double>(most) / static_cast<double>(scored);
-  return m;
+  data::MlmBatch masked = data::mlm_mask(pairs.ids, vocab, gen);
+  const double constant = kit::constant_guess(masked.labels, data::kIgnoreIndex).accuracy;
+  return {std::move(masked), constant};
 }
 
 void append(Curve& c, int64_t step, double accuracy) {
@@ -119,7 +110,7 @@ Pretrained pretrain(const Settings& w,
   Pretrained p;
   // One step: BERT's loss, the masked-LM cross-entropy plus the next-sentence cross-entropy
   // (weighted by w.nsp_weight; BERT's weight is 1).
-  const train::TrainResult r = train::fit(
+  (void)train::fit(
       model, s,
       [&](const train::BatchPart& part) {
         const Batch b = pool.draw_pairs(s.batch_size, Part::kTrain, data);
@@ -139,7 +130,6 @@ Pretrained pretrain(const Settings& w,
         append(p.mlm, step, mlm);
         return train::Metrics{{"nsp_accuracy", nsp}, {"mlm_accuracy", mlm}};
       });
-  (void)r;
   p.encoder = model.encoder;
   p.mlm_constant = held_mlm.constant;
   return p;

@@ -123,7 +123,6 @@ CellRun train_cell(
   fs.eval_every = cfg.get_int("eval_every");
   fs.target_metric = "accuracy";
   fs.target_value = cfg.get_real("target");
-  CellRun r;
   const train::TrainResult tr = train::fit(
       model, fs,
       [&](const train::BatchPart& part) {
@@ -133,10 +132,8 @@ CellRun train_cell(
       [&](int64_t) {
         return train::Metrics{{"accuracy", accuracy(model, heldout)}};
       });
-  r.steps = tr.last_step;
-  r.accuracy = tr.final_eval.at("accuracy");
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
+  return {tr.final_eval.at("accuracy"), tr.last_step,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
 }
 
 // The fewest layers whose mean accuracy reaches `solved` for column h, or -1.

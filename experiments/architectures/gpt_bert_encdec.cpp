@@ -130,19 +130,10 @@ MlmAccuracy masked_accuracy(nn::EncoderOnlyTransformer& bert,
   const data::Batch b = data::collate_language_model(set);
   const data::MlmBatch m = data::mlm_mask(b.tgt_in, vocab, gen);
   NoGrad off;
-  kit::Accuracy model;
-  model.add(bert.forward(m.input).value(), m.labels, data::kIgnoreIndex);  // (B,T,V), (B,T)
-  std::map<int64_t, int64_t> label_counts;
-  int64_t most = 0;  // the count of the most frequent label
-  for (int64_t i = 0; i < m.labels.numel(); ++i)
-    if (const auto label = static_cast<int64_t>(m.labels[i]); label != data::kIgnoreIndex)
-      most = std::max(most, ++label_counts[label]);
-  MlmAccuracy a;
-  a.predicted = model.scored();
-  if (a.predicted == 0) throw Error("gpt-bert-encdec: the masking selected no held-out token");
-  a.model = model.value();
-  a.constant = static_cast<double>(most) / static_cast<double>(a.predicted);
-  return a;
+  const kit::ConstantGuess constant = kit::constant_guess(m.labels, data::kIgnoreIndex);
+  const double model = kit::accuracy(bert.forward(m.input).value(), m.labels,  // (B,T,V), (B,T)
+                                     data::kIgnoreIndex);
+  return {model, constant.accuracy, constant.scored};
 }
 
 void encoder_only(const Config& cfg, RunContext& ctx, TrainedRun& bert, DocumentComparison& cmp) {

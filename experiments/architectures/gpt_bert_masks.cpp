@@ -38,15 +38,6 @@ MaskStats mask_stats(const Tensor& weights) {  // (B,H,Tq,Tk)
   return m;
 }
 
-std::vector<std::string> labels(const data::Tokenizer& tok, const std::vector<int64_t>& ids) {
-  std::vector<std::string> out;
-  for (int64_t id : ids)
-    out.push_back(id == data::kBos   ? "<s>"
-                  : id == data::kEos ? "</s>"
-                                     : display_token(tok.decode({id})));
-  return out;
-}
-
 // One attention of one trained model: layer 1's weights on one input, with its labels.
 struct Panel {
   std::string name, title;
@@ -66,7 +57,7 @@ std::vector<Panel> layer_one_panels(const Config& cfg,
   text.src.resize(std::min(n, text.src.size()));
   text.tgt.resize(text.src.size());
   const Tensor ids = data::collate_language_model({text}).tgt_in;  // (1,n)
-  const auto text_labels = labels(gpt.setup.heldout->tokenizer(), text.src);
+  const auto text_labels = kit::token_labels(gpt.setup.heldout->tokenizer(), text.src);
 
   NoGrad off;
   auto& g = dynamic_cast<nn::DecoderOnlyTransformer&>(gpt.summary.model->module());
@@ -82,17 +73,14 @@ std::vector<Panel> layer_one_panels(const Config& cfg,
   const data::Example& ex = rev.setup.heldout_set.at(0);
   const data::Batch rb = data::collate_seq2seq({ex}, 0, cfg.get_bool("src_eos"));
   const Seq2SeqAttention ra = record_attention(s, rb.src, rb.tgt_in);
-  const auto& rtok = rev.setup.heldout->tokenizer();
-  std::vector<int64_t> src_ids = ex.src, dec_ids{data::kBos};
-  if (cfg.get_bool("src_eos")) src_ids.push_back(data::kEos);
-  dec_ids.insert(dec_ids.end(), ex.tgt.begin(), ex.tgt.end());
-  const auto src_labels = labels(rtok, src_ids), dec_labels = labels(rtok, dec_ids);
+  const kit::Seq2SeqLabels rl =
+      kit::seq2seq_labels(rev.setup.heldout->tokenizer(), ex, cfg.get_bool("src_eos"));
 
   return {{"gpt_self", "GPT: causal self-attention", gw, text_labels, text_labels},
           {"bert_self", "BERT: full self-attention", bw, text_labels, text_labels},
-          {"decoder_self", "decoder: causal self-attention", ra.decoder_self[0], dec_labels,
-           dec_labels},
-          {"cross", "decoder: cross-attention to the source", ra.cross[0], dec_labels, src_labels}};
+          {"decoder_self", "decoder: causal self-attention", ra.decoder_self[0], rl.decoder,
+           rl.decoder},
+          {"cross", "decoder: cross-attention to the source", ra.cross[0], rl.decoder, rl.src}};
 }
 
 // The documents' three masks against the weights' statistics.

@@ -12,6 +12,7 @@
 // Grouped-query attention shrinks K and V further; a SwiGLU FFN keeps the FFN at ~8 d^2.
 #include "experiments/common/pair_memory_model.h"
 #include "experiments/common/parameter_census.h"
+#include "experiments/common/trained_run.h"
 #include "experiments/kit/kit.h"
 #include "experiments/registry.h"
 #include "nn/transformer/decoder_layer.h"
@@ -75,18 +76,10 @@ nn::TransformerLayerOptions standard_options(const Config& cfg) {
 }
 
 // The reversal experiment's model at that experiment's defaults, built the way `attnlab run
-// reversal` builds it (train/run/task_model.h), so the row follows any change there.
+// reversal` builds it (reversal_train_config, train/run/task_model.h), so the row follows any
+// change there.
 Row reversal_row(Generator& gen) {
-  const Config& rc = find_experiment("reversal").config;
-  train::TrainConfig t;
-  t.task = "reversal";
-  t.model = "transformer";
-  t.d_model = rc.get_int("d_model");
-  t.nhead = rc.get_int("nhead");
-  // reversal's own name until it declares the shared model group (train/options/groups.h).
-  t.num_layers = rc.has("num_layers") ? rc.get_int("num_layers") : rc.get_int("layers");
-  t.dim_ff = rc.get_int("dim_ff");
-  t.src_eos = rc.get_bool("src_eos");
+  train::TrainConfig t = reversal_train_config(find_experiment("reversal").config, 0);
   t.eval_size = 1;
   const train::TaskSetup setup = train::make_task_setup(t);
   const train::SequenceLimits limits{setup.train->max_src_len(), setup.train->max_tgt_len()};

@@ -24,6 +24,7 @@
 #include "data/stream.h"
 #include "experiments/architectures/pre_post_norm_claims.h"
 #include "experiments/common/trained_run.h"
+#include "train/optim/clip.h"
 #include "train/run/task_model.h"
 #include "train/run/task_setup.h"
 #include "train/trainer.h"
@@ -107,22 +108,17 @@ std::vector<double> init_block_gradient_norms(const train::TrainConfig& tc) {
   const auto model = train::make_task_model(tc, *setup.train, limits, init);
   data::ExampleStream stream(setup.train, train::stream_seed(tc));
   model->loss(stream.next(tc.batch_size)).loss.backward();
-  const auto blocks = static_cast<size_t>(tc.num_layers);
-  std::vector<double> sums(blocks, 0.0);
-  std::vector<bool> seen(blocks, false);
+  std::vector<std::vector<Var>> blocks(static_cast<size_t>(tc.num_layers));
   for (const auto& [name, p] : model->module().named_parameters())
-    for (size_t i = 0; i < blocks; ++i) {
-      if (name.rfind(fmt::format("layers.{}.", i), 0) != 0) continue;
-      seen[i] = true;
-      if (!p.has_grad()) continue;  // a parameter the loss does not reach: gradient 0
-      const Tensor& g = p.grad();
-      for (int64_t k = 0; k < g.numel(); ++k)
-        sums[i] += static_cast<double>(g[k]) * static_cast<double>(g[k]);
-    }
-  for (size_t i = 0; i < blocks; ++i)
-    if (!seen[i]) throw Error(fmt::format("pre-post-norm: no parameter is named layers.{}.*", i));
-  for (double& s : sums) s = std::sqrt(s);
-  return sums;
+    for (size_t i = 0; i < blocks.size(); ++i)
+      if (name.starts_with(fmt::format("layers.{}.", i))) blocks[i].push_back(p);
+  std::vector<double> norms;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i].empty())
+      throw Error(fmt::format("pre-post-norm: no parameter is named layers.{}.*", i));
+    norms.push_back(train::grad_norm(blocks[i]));  // a parameter the loss misses counts 0
+  }
+  return norms;
 }
 
 std::vector<InitGradients> measure_init_gradients(const Config& cfg, uint64_t seed0) {

@@ -64,12 +64,6 @@ void report_training(const train::TrainSummary& s, RunContext& ctx) {
 
 // ---- attention on one example ----
 
-std::string token_label(const data::Tokenizer& tok, int64_t id) {
-  if (id == data::kBos) return "<s>";
-  if (id == data::kEos) return "</s>";
-  return display_token(tok.decode({id}));
-}
-
 void attention_figures(nn::Seq2SeqTransformer& model,
                        const data::Example& ex,
                        const data::Tokenizer& tok,
@@ -79,15 +73,12 @@ void attention_figures(nn::Seq2SeqTransformer& model,
                        RunContext& ctx) {
   const data::Batch b = data::collate_seq2seq({ex}, 0, src_eos);
   const Seq2SeqAttention a = record_attention(model, b.src, b.tgt_in);
-  std::vector<std::string> src_labels, dec_labels{token_label(tok, data::kBos)};
-  for (int64_t id : ex.src) src_labels.push_back(token_label(tok, id));
-  if (src_eos) src_labels.push_back(token_label(tok, data::kEos));
-  for (int64_t id : ex.tgt) dec_labels.push_back(token_label(tok, id));
+  const kit::Seq2SeqLabels labels = kit::seq2seq_labels(tok, ex, src_eos);
   const int64_t heads = model.options().nhead;
   for (AttentionKind kind : kAttentionKinds) {
     const auto& layers = a.of(kind);
-    const auto& queries = kind == AttentionKind::kEncoderSelf ? src_labels : dec_labels;
-    const auto& keys = kind == AttentionKind::kDecoderSelf ? dec_labels : src_labels;
+    const auto& queries = kind == AttentionKind::kEncoderSelf ? labels.src : labels.decoder;
+    const auto& keys = kind == AttentionKind::kDecoderSelf ? labels.decoder : labels.src;
     const HeadRoleScores& s = scores.at(kind);
     std::vector<Heatmap> panels;
     for (size_t l = 0; l < layers.size(); ++l)

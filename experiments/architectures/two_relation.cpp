@@ -17,7 +17,6 @@
 //    planted one: no single head can reach zero on that term, with either code.
 #include "data/tasks/two_relation.h"
 #include "experiments/kit/kit.h"
-#include "experiments/kit/spread.h"
 #include "experiments/kit/trained_model_report.h"
 
 namespace attn::experiments {
@@ -76,27 +75,17 @@ size_t tail_length(size_t steps) {
   return std::clamp<size_t>(n, 1, std::max<size_t>(steps, 1));
 }
 
-double tail_mean(const std::vector<double>& xs) {
-  return kit::mean_of_last(xs, tail_length(xs.size()));
-}
-
-// The sample standard deviation of the tail's per-batch losses (0 for a tail of one).
-double tail_sd(const std::vector<double>& xs) {
-  const size_t n = tail_length(xs.size());
-  if (n < 2) return 0;
-  const double m = tail_mean(xs);
-  double ss = 0;
-  for (auto x = xs.end() - static_cast<std::ptrdiff_t>(n); x != xs.end(); ++x)
-    ss += (*x - m) * (*x - m);
-  return std::sqrt(ss / static_cast<double>(n - 1));
+// The mean and sample standard deviation of the tail's per-batch losses (sd 0 for a tail of one).
+kit::Spread tail(const std::vector<double>& xs) {
+  return kit::spread_of({xs.end() - static_cast<std::ptrdiff_t>(tail_length(xs.size())), xs.end()});
 }
 
 struct Curve {
   std::vector<double> total, position, content;
-  double tail_total() const { return tail_mean(total); }
-  double tail_position() const { return tail_mean(position); }
-  double tail_content() const { return tail_mean(content); }
-  double tail_total_sd() const { return tail_sd(total); }
+  double tail_total() const { return tail(total).mean; }
+  double tail_position() const { return tail(position).mean; }
+  double tail_content() const { return tail(content).mean; }
+  double tail_total_sd() const { return tail(total).sd; }
 };
 
 Curve train(int64_t heads,

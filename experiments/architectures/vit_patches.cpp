@@ -18,7 +18,6 @@
 #include "experiments/common/shapes_vit.h"
 #include "experiments/common/vit_figures.h"
 #include "experiments/kit/kit.h"
-#include "experiments/kit/spread.h"
 
 namespace attn::experiments {
 
@@ -156,7 +155,7 @@ void run(const Config& cfg, RunContext& ctx) {
   if (positions) compare_positions(m, without, cfg.get_int("eval_size"), cmp);
   if (translates) {
     const double gap = tr.on_left.accuracy - tr.on_right.accuracy,
-                 two_se = 2 * std::sqrt(2 * 0.25 / static_cast<double>(cfg.get_int("eval_size")));
+                 two_se = two_standard_errors(static_cast<double>(cfg.get_int("eval_size")));
     cmp.add_exact(
         "translation equivariance is not built in (exercise 3): trained on shapes in the left "
         "half, the ViT loses accuracy on the right half",

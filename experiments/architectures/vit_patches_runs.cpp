@@ -95,15 +95,11 @@ void report_patch_sweep(const std::vector<PatchPoint>& pts, RunContext& ctx) {
 
 }  // namespace
 
-// The fraction of images whose predicted class is the same in a and b.
-
 double agreement(const ShapesScore& a, const ShapesScore& b) {
   int64_t same = 0;
   for (size_t i = 0; i < a.predictions.size(); ++i) same += a.predictions[i] == b.predictions[i];
   return static_cast<double>(same) / static_cast<double>(a.predictions.size());
 }
-
-// Mean accuracy on the two dot classes (the ones only positions separate).
 
 double dots_accuracy(const ShapesScore& s) {
   const auto h = static_cast<size_t>(data::ShapeClass::kDotsHorizontal);
@@ -263,8 +259,6 @@ Translation translation(const Config& cfg, const ShapesVitRun& left, RunContext&
       tr.on_left.accuracy, tr.on_right.accuracy));
   return tr;
 }
-
-// Every patch size of --patch_sizes: the main model where it matches, models.sweep elsewhere.
 
 void patch_sweep(const MainRun& m,
                  const HeadReach& reach,

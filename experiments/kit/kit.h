@@ -4,7 +4,7 @@
 // dot-product attention), the options (Config, groups), Experiment and RunContext, the report
 // writers (Table, LinePlot and the other charts, Heatmap, DocumentComparison, number formats),
 // the kit's helpers (summaries, plot frames, evaluation, timing, log-log slopes, values,
-// side_by_side jobs) and train::fit.
+// side_by_side jobs, token labels, "mean ± sd" cells, the constant-guess baseline) and train::fit.
 //
 //   #include "experiments/kit/kit.h"
 //   #include "nn/linear.h"                  // then only what is particular to this experiment
@@ -52,6 +52,7 @@
 #include "experiments/experiment.h"
 #include "experiments/kit/char_lm.h"
 #include "experiments/kit/chunks.h"
+#include "experiments/kit/constant_guess.h"
 #include "experiments/kit/evaluation.h"
 #include "experiments/kit/fit.h"
 #include "experiments/kit/mean_sd.h"
@@ -61,7 +62,9 @@
 #include "experiments/kit/ranking.h"
 #include "experiments/kit/seed_grid.h"
 #include "experiments/kit/side_by_side.h"
+#include "experiments/kit/spread_text.h"
 #include "experiments/kit/summary.h"
+#include "experiments/kit/token_labels.h"
 #include "experiments/report/charts.h"
 #include "experiments/report/compare.h"
 #include "experiments/report/heatmap.h"
