@@ -221,7 +221,8 @@ void report_tables(const std::vector<Outcome>& runs, RunContext& ctx) {
           {"quantity", "before training", "trained"});
   for (const auto& [name, field] : columns) {
     std::vector<std::string> row{name};
-    for (bool trained : {false, true}) row.push_back(kit::mean_sd(spread(runs, trained, field)));
+    for (bool trained : {false, true})
+      row.push_back(kit::spread_text(spread(runs, trained, field)));
     t.add_row(row);
   }
   ctx.table(t);

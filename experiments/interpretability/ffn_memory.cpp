@@ -55,7 +55,8 @@ TrainedLm train_lm(const Config& cfg,
   const data::LanguageModelTask task(corpus, o.max_len, data::Split::kTrain);
   train::FitSettings s = kit::fit_settings(ctx, "character lm", read_optimizer(cfg));
   train::fit(*lm.model, s, [&](const train::BatchPart& part) {
-    return kit::lm_window_loss(*lm.model, task, s.batch_size, data_gen, part);
+    return kit::language_model_step(task, s.batch_size, data_gen, part,
+                                    [&](const Tensor& ids) { return lm.model->forward(ids); });
   });
   NoGrad off;
   lm.model->eval();

@@ -99,7 +99,7 @@ void report_table(const std::vector<Outcome>& shortcut,
       std::vector<std::string> row{runs == &shortcut ? "shortcut" : "balanced",
                                    shifted ? "N2 (shift)" : "N1"};
       row.push_back(
-          kit::mean_sd(spread_over(*runs, shifted ? &Outcome::on_second : &Outcome::on_first)));
+          kit::spread_text(spread_over(*runs, shifted ? &Outcome::on_second : &Outcome::on_first)));
       for (size_t l = 0; l < layers; ++l) {
         const std::vector<double> r = mean_row(*runs, l, shifted);
         row.push_back(fixed(r[kFirstNounAt]));

@@ -1,11 +1,12 @@
 // The small character language models that several experiments train on a CharCorpus
 // (length-extrapolation, norms-angles, ffn-memory): the decoder's options from the model group,
-// a training step on fresh windows, and the first held-out windows an evaluation reads.
+// and the first held-out windows an evaluation reads.
 //
 //   nn::DecoderOnlyOptions o = kit::char_lm_options(read_model(cfg), vocab, /*max_len=*/256);
 //   const data::LanguageModelTask task(corpus, 32, data::Split::kTrain);
 //   train::fit(model, settings, [&](const train::BatchPart& part) {
-//     return kit::lm_window_loss(model, task, settings.batch_size, gen, part);
+//     return kit::language_model_step(task, settings.batch_size, gen, part,   // kit.h
+//                                     [&](const Tensor& ids) { return model.forward(ids); });
 //   });
 //   std::vector<data::Example> held = kit::first_windows(corpus, 64, 200);   // up to 200
 #pragma once
@@ -38,21 +39,6 @@ inline nn::DecoderOnlyOptions char_lm_options(const train::options::ModelSetting
   o.dim_feedforward = m.dim_ff;
   o.dropout = m.dropout;
   return o;
-}
-
-// `batch` fresh windows of `task` (every rank draws them all, in order), collated with
-// data::collate_language_model; the loss is the mean next-token cross-entropy over this rank's
-// rows, one item per target token.
-template <class Model>
-train::StepLoss lm_window_loss(Model& m,
-                               const data::LanguageModelTask& task,
-                               int64_t batch,
-                               Generator& gen,
-                               const train::BatchPart& part) {
-  std::vector<data::Example> xs;
-  for (int64_t i = 0; i < batch; ++i) xs.push_back(task.sample(gen));
-  const data::Batch b = data::collate_language_model(part.items(xs));
-  return {cross_entropy(m.forward(b.tgt_in), b.tgt_out, data::kIgnoreIndex), b.tgt_out.numel()};
 }
 
 // The first min(n, available) windows of `len` characters of the corpus's held-out text (the

@@ -55,7 +55,7 @@
 #include "experiments/kit/constant_guess.h"
 #include "experiments/kit/evaluation.h"
 #include "experiments/kit/fit.h"
-#include "experiments/kit/mean_sd.h"
+#include "experiments/kit/language_model_steps.h"
 #include "experiments/kit/numbered_heatmap.h"
 #include "experiments/kit/percent.h"
 #include "experiments/kit/plot.h"

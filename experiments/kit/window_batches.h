@@ -7,21 +7,19 @@
 //     lm.add(model.forward(b.tgt_in).value(), b.tgt_out, data::kIgnoreIndex);   // (B,T,V)
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <vector>
 
 #include "data/batch.h"
+#include "experiments/kit/chunks.h"
 
 namespace attn::experiments::kit {
 
 inline std::vector<data::Batch> window_batches(const std::vector<data::Example>& windows,
                                                size_t size) {
   std::vector<data::Batch> batches;
-  for (size_t at = 0; at < windows.size(); at += size)
-    batches.push_back(data::collate_language_model(
-        {windows.begin() + static_cast<std::ptrdiff_t>(at),
-         windows.begin() + static_cast<std::ptrdiff_t>(std::min(at + size, windows.size()))}));
+  for (const std::vector<data::Example>& part : chunks(windows, size))
+    batches.push_back(data::collate_language_model(part));
   return batches;
 }
 

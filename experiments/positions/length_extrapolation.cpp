@@ -171,7 +171,8 @@ VariantRun train_and_measure(const Config& cfg,
   const data::LanguageModelTask train_task(corpus, train_len, data::Split::kTrain);
   Generator draw(seed * 1000 + 1);  // the same batches for every variant
   train::fit(model, fs, [&](const train::BatchPart& part) {
-    return kit::lm_window_loss(model, train_task, fs.batch_size, draw, part);
+    return kit::language_model_step(train_task, fs.batch_size, draw, part,
+                                    [&](const Tensor& ids) { return model.forward(ids); });
   });
   VariantRun r;
   r.name = variant;

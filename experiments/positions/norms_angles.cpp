@@ -62,7 +62,8 @@ SeedRun train_and_read(const Config& cfg,
       kit::fit_settings(ctx, fmt::format("seed {}", seed_index + 1), read_optimizer(cfg));
   s.optimizer.d_model = model.options().d_model;  // for --schedule noam
   train::fit(model, s, [&](const train::BatchPart& part) {
-    return kit::lm_window_loss(model, task, s.batch_size, draw, part);
+    return kit::language_model_step(task, s.batch_size, draw, part,
+                                    [&](const Tensor& ids) { return model.forward(ids); });
   });
   run.trained = norms::read_model(model, held, ps);
   return run;

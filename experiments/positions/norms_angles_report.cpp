@@ -24,7 +24,7 @@ double over_heads(const ModelReading& m, F f) {
 // "mean ± sd" over seeds of one number per seed.
 template <typename F>
 std::string over_seeds(const std::vector<SeedRun>& runs, F f, int precision = 3) {
-  return kit::mean_sd(kit::spread_over(runs, f), precision);
+  return kit::spread_text(kit::spread_over(runs, f), precision);
 }
 
 // Fractions per bin of `values` on [lo, hi) in `bins` bins (values outside are dropped).
@@ -180,7 +180,7 @@ void shape_table(const Config& cfg, RunContext& ctx, const Summaries& sums) {
       const std::vector<double> xs =
           kit::column(sums, [&](const SeedSummary& s) { return (s.*f)[l]; });
       ctx.result(fmt::format("{}_layer{}", key, l + 1), xs);
-      return kit::mean_sd(kit::spread_of(xs), 2);
+      return kit::spread_text(kit::spread_of(xs), 2);
     };
     v.add_row({std::to_string(l + 1), col("sink", &SeedSummary::sink),
                col("recent", &SeedSummary::recent), col("middle", &SeedSummary::middle),
