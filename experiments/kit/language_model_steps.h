@@ -1,7 +1,6 @@
 // One training step of a language model on fresh windows (data::LanguageModelTask): the step
-// train::fit calls, for a model whose forward maps token ids (B,T) to logits (B,T,V). What
-// every character model in the catalogue trains with (attention-rank, attention-zoo's dual chunk
-// study, mqa-gqa, length-extrapolation, norms-angles, ffn-memory).
+// train::fit calls, for a model whose forward maps token ids (B,T) to logits (B,T,V). Every
+// character model of the catalogue trains with it (mqa-gqa, norms-angles, ffn-memory, ...).
 //
 //   const data::LanguageModelTask task(corpus, /*block_len=*/64, data::Split::kTrain);
 //   train::fit(model, settings, [&](const train::BatchPart& part) {
