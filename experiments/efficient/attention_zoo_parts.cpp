@@ -6,7 +6,6 @@
 #include "data/tasks/recall.h"
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/require_increasing.h"
-#include "experiments/kit/step_cost_figures.h"
 #include "experiments/kit/step_costs.h"
 
 namespace attn::experiments::zoo {

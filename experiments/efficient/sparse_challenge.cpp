@@ -35,7 +35,6 @@
 #include "experiments/kit/classifier_steps.h"
 #include "experiments/kit/kit.h"
 #include "experiments/kit/spread.h"
-#include "experiments/kit/step_cost_figures.h"
 #include "experiments/kit/step_costs.h"
 
 namespace attn::experiments {

@@ -1,7 +1,11 @@
 #include "experiments/kit/step_costs.h"
 
+#include <fmt/format.h>
+
 #include "autograd/error.h"
 #include "experiments/common/interleaved_timing.h"
+#include "experiments/kit/plot.h"
+#include "experiments/run_context.h"
 
 namespace attn::experiments::kit {
 
@@ -27,6 +31,22 @@ void StepCosts::add(int64_t length,
 
 double StepCosts::slope_from() const {
   return ts[ts.size() >= 3 ? ts.size() - 3 : 0];
+}
+
+void step_cost_figures(RunContext& ctx,
+                       const StepCosts& costs,
+                       const std::vector<std::string>& labels,
+                       int64_t batch) {
+  LinePlot time = line_plot(fmt::format("Time per training step (batch {})", batch),
+                            "sequence length T", "ms per step (median)", Axes::kLogLog);
+  LinePlot memory = line_plot("Peak tensor memory of one forward + backward", "sequence length T",
+                              "MiB (exact tensor bytes)", Axes::kLogLog);
+  for (size_t i = 0; i < labels.size(); ++i) {
+    time.series.push_back({labels[i], costs.ts, costs.ms[i]});
+    memory.series.push_back({labels[i], costs.ts, costs.mib[i]});
+  }
+  ctx.figure("step_time", line_plot_svg(time), "Time per training step against T, log-log");
+  ctx.figure("peak_memory", line_plot_svg(memory), "Peak tensor memory against T, log-log");
 }
 
 }  // namespace attn::experiments::kit

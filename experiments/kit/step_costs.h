@@ -17,9 +17,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "experiments/common/peak_memory.h"
+
+namespace attn::experiments {
+class RunContext;
+}
 
 namespace attn::experiments::kit {
 
@@ -46,5 +51,15 @@ class StepCosts {
  private:
   PeakMemory probe_;
 };
+
+// The two figures of a measurement, a line per model against T on log-log axes: "step_time",
+// the median time per training step, and "peak_memory", the exact peak tensor bytes of one
+// forward + backward. labels[i] names model i; batch is the timed step's batch (in the title).
+//
+//   kit::step_cost_figures(ctx, costs, {"banded (window)", "dense (full)"}, /*batch=*/2);
+void step_cost_figures(RunContext& ctx,
+                       const StepCosts& costs,
+                       const std::vector<std::string>& labels,
+                       int64_t batch);
 
 }  // namespace attn::experiments::kit
