@@ -85,6 +85,38 @@ BroadcastRows plan_rows(const Shape& out, const Shape* const* ins, int count) {
 
 }  // namespace
 
+RowStart::RowStart(const BroadcastRows& plan, int k, const Shape& in, const Shape& out)
+    : step_(plan.row_step[k]), indexed_(plan.indexed[k]) {
+  if (!indexed_) return;
+  // The operand's element stride on every output axis (0 where it is broadcast), as in
+  // BroadcastIndex.
+  const int rank = static_cast<int>(out.size());
+  std::array<int64_t, kMaxRank> in_stride{};
+  int64_t stride = 1;
+  for (int axis = rank - 1; axis >= 0; --axis) {
+    const int64_t extent = aligned_extent(in, out, static_cast<size_t>(axis));
+    in_stride[axis] = extent == 1 ? 0 : stride;
+    stride *= extent;
+  }
+  // The outer axes are those before the inner run (whose extents multiply to plan.inner).
+  int outer = rank;
+  for (int64_t run = 1; outer > 0 && run < plan.inner;) run *= out[--outer];
+  // Collapse them from the innermost out: axis a joins the run inside it when stepping a by one
+  // moves the operand as far as walking the whole run does.
+  std::array<int64_t, kMaxRank> ext{}, str{};
+  int n = 0;
+  for (int axis = outer - 1; axis >= 0; --axis) {
+    if (out[axis] == 1) continue;
+    if (n > 0 && in_stride[axis] == str[n - 1] * ext[n - 1]) {
+      ext[n - 1] *= out[axis];
+      continue;
+    }
+    ext[n] = out[axis], str[n] = in_stride[axis], ++n;
+  }
+  axes_ = n;
+  for (int i = 0; i < n; ++i) extent_[i] = ext[n - 1 - i], stride_[i] = str[n - 1 - i];
+}
+
 BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b, const Shape& c) {
   const Shape* ins[] = {&a, &b, &c};
   return plan_rows(out, ins, 3);

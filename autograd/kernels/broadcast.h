@@ -41,8 +41,9 @@ class BroadcastIndex {
 //   column      (B,T,1) on (B,T,C): stride 0, start r
 //   scalar      () or (1,1) on anything: stride 0, start 0
 // so start = r * row_step. Any other pattern (an operand that has some of the outer axes, like
-// (B,1,C) on (B,T,C)) is `indexed`: its start comes from BroadcastIndex, a division per axis,
-// once per row. tests/autograd/broadcast_rows_test.cpp checks every pattern against it.
+// (B,1,C) on (B,T,C)) is `indexed`: its start comes from RowStart, a division per run of outer
+// axes, once per row. tests/autograd/broadcast_rows_test.cpp checks every pattern against
+// BroadcastIndex, the element-by-element definition.
 inline constexpr int kMaxOperands = 3;
 
 struct BroadcastRows {
@@ -55,17 +56,30 @@ BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b, c
 BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b);
 BroadcastRows broadcast_rows(const Shape& out, const Shape& a);
 
-// Row starts of operand k of a plan: r * row_step, or BroadcastIndex for an indexed operand.
+// Row starts of operand k of a plan: r * row_step, or, for an indexed operand, from the row's
+// position along the outer axes. Those are collapsed first: neighbouring axes along which the
+// operand is contiguous, or broadcast along both, act as one, and extent-1 axes drop out. So
+// (B,T,1,H) on (B,T,S,H) has two, (B*T) and (S): a row costs two divisions, not one per axis of
+// the output (BroadcastIndex on the row's first element: four here).
 class RowStart {
  public:
-  RowStart(const BroadcastRows& plan, int k, const Shape& in, const Shape& out)
-      : inner_(plan.inner), step_(plan.row_step[k]), indexed_(plan.indexed[k]), index_(in, out) {}
-  int64_t operator()(int64_t r) const { return indexed_ ? index_(r * inner_) : r * step_; }
+  RowStart(const BroadcastRows& plan, int k, const Shape& in, const Shape& out);
+  int64_t operator()(int64_t r) const {
+    if (!indexed_) return r * step_;
+    int64_t start = 0;
+    for (int axis = axes_ - 1; axis >= 0; --axis) {
+      start += (r % extent_[axis]) * stride_[axis];
+      r /= extent_[axis];
+    }
+    return start;
+  }
 
  private:
-  int64_t inner_, step_;
+  int64_t step_;
   bool indexed_;
-  BroadcastIndex index_;
+  int axes_ = 0;                            // collapsed outer axes, outermost first:
+  std::array<int64_t, kMaxRank> extent_{};  // their extents (product: the plan's rows)
+  std::array<int64_t, kMaxRank> stride_{};  // and the operand's element stride (0: broadcast)
 };
 
 template <class F>
