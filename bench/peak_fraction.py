@@ -3,6 +3,7 @@
 
     bench/peak_fraction.py --build build/release                  # W4, 1 and 2 threads, 3 rounds
     bench/peak_fraction.py --build build/release -w W1,W4 --threads 1 --rounds 5
+    bench/peak_fraction.py --build build/release --gemm-shapes     # the experiments' products
 
 Each round runs attn_fma_peak (12 independent FMA chains per thread on registers: the most the
 cores can do) and then each workload in attn_bench_cli, so both see the same machine. Both are
@@ -11,6 +12,11 @@ not count against either. A workload's share is its counted FLOPs per CPU second
 widest instruction set's one-thread peak (the per-core peak: at 2 threads the CPU time of both
 threads is in the denominator, so a thread waiting in a barrier counts against the share).
 Reported per thread count: the median over rounds, and the lowest and highest round.
+
+With --gemm-shapes the rounds run attn_gemm_shapes (bench/micro/gemm_shapes.cpp: the matrix
+products of the chapter experiments, one thread, our kernels and OpenBLAS) instead of the
+workloads, and each product's rate is read against the one-thread peak of the instruction set
+our kernels run with (ATTN_ISA, or the widest).
 """
 import argparse
 import json
@@ -33,7 +39,11 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--gemm-shapes", action="store_true",
+                   help="attn_gemm_shapes' products instead of the workloads")
     args = p.parse_args()
+    if args.gemm_shapes:
+        return gemm_shapes(args)
     bench = os.path.join(args.build, "attn_bench_cli")
     fma = os.path.join(args.build, "attn_fma_peak")
     workloads = args.workload.split(",")
@@ -63,6 +73,35 @@ def main():
         fractions = [g / pk for g, pk in v]
         print(f"{w:<4} {name:<36} {t:>7} {statistics.median(g for g, _ in v):>12.1f} "
               f"{statistics.median(fractions):>7.1%} {min(fractions):>6.1%}-{max(fractions):<6.1%}")
+    return 0
+
+
+def gemm_shapes(args):
+    """Each product's GFLOP/s (ours, OpenBLAS) against the FMA peak, rounds interleaved."""
+    fma = os.path.join(args.build, "attn_fma_peak")
+    shapes = os.path.join(args.build, "attn_gemm_shapes")
+    rates, peaks, isa = {}, [], None
+    for rnd in range(args.rounds):
+        peak_doc = run_json([fma, "--json"])
+        doc = run_json([shapes, "--json"])
+        isa = doc["isa"]
+        if isa not in peak_doc:
+            sys.exit(f"peak_fraction: attn_fma_peak has no peak for the kernels' {isa}")
+        peak = peak_doc[isa]["1"]
+        peaks.append(peak)
+        for r in doc["shapes"]:
+            key = (r["where"], r["op"], r["m"], r["n"], r["k"])
+            rates.setdefault(key, []).append((r["ours"] / peak, r["openblas"] / peak))
+        print(f"round {rnd + 1}/{args.rounds}: {isa} peak {peak:.1f} GFLOP/s per core",
+              file=sys.stderr, flush=True)
+    print(f"FMA peak ({isa}, one core, per CPU second): "
+          + ", ".join(f"{p:.1f}" for p in peaks) + " GFLOP/s in the rounds")
+    print("| product | op | m | n | k | ours: share of peak | OpenBLAS: share of peak |")
+    print("|---|---|--:|--:|--:|--:|--:|")
+    for (where, op, m, n, k), v in rates.items():
+        ours = statistics.median(o for o, _ in v)
+        blas = statistics.median(b for _, b in v)
+        print(f"| {where} | {op} | {m} | {n} | {k} | {ours:.0%} | {blas:.0%} |")
     return 0
 
 

@@ -2,6 +2,7 @@
 #   attn_bench        library: harness + workloads W1..W5 + run_bench_command (bench/bench_main.h)
 #   attn_bench_cli    `attnlab bench` as its own program (used by scripts/bench)
 #   attn_microbench   matmul through the tape vs raw sgemm, softmax/layer_norm GB/s, tape overhead
+#   attn_gemm_shapes  the experiments' matrix products, our kernels vs OpenBLAS, one thread
 # They are benchmarks, never tests: see docs/performance.md and scripts/bench.
 find_package(benchmark REQUIRED)
 
@@ -19,6 +20,10 @@ target_link_libraries(attn_bench_cli PRIVATE attn_bench CLI11::CLI11)
 add_executable(attn_microbench ${CMAKE_SOURCE_DIR}/bench/micro/micro_bench.cpp)
 target_include_directories(attn_microbench PRIVATE ${ATTN_CBLAS_INCLUDE})
 target_link_libraries(attn_microbench PRIVATE attn_autograd benchmark::benchmark)
+
+add_executable(attn_gemm_shapes ${CMAKE_SOURCE_DIR}/bench/micro/gemm_shapes.cpp)
+target_include_directories(attn_gemm_shapes PRIVATE ${ATTN_CBLAS_INCLUDE})
+target_link_libraries(attn_gemm_shapes PRIVATE attn_autograd OpenMP::OpenMP_CXX)
 
 # `attnlab bench`: the CLI calls attn::bench::run_bench_command when ATTN_HAVE_BENCH is defined.
 if(TARGET attnlab)

@@ -20,9 +20,9 @@ namespace {
 
 using namespace simd;
 
-// Plain BLAS with the extras as separate passes: for builds without AVX2/FMA (the Debug build),
-// where the register kernel would be a slow emulation, and for products too small to pay for
-// packing the weight.
+// Plain BLAS (gemm_split: small_gemm where that fits) with the extras as separate passes: for
+// builds without AVX2/FMA (the Debug build), where the register kernel would be a slow
+// emulation, and for products too small or too narrow to pay for packing the weight.
 void panel_gemm_by_blas(const PanelGemm& g) {
   if (g.row_init)
     for (int64_t i = 0; i < g.rows; ++i) {
@@ -281,9 +281,13 @@ void check_options(const PanelGemm& g) {
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
-// Few rows: packing the weight would cost about as much as the product itself.
+// Few rows: packing the weight would cost about as much as the product itself. Fewer columns
+// than one panel (a layer 8 or 16 wide): every block would be a partial_block, computing the
+// whole panel width into scratch and copying part of it out; small_gemm's blocks are one
+// register wide instead. Measured (attn_gemm_shapes, one thread): a (512,8) x (8,8)^T layer ran
+// at 10.7 GFLOP/s here against 43 by BLAS.
 bool takes_blas(const PanelGemm& g) {
-  return g.rows < kMinRows || g.k == 0 || (g.row_init && g.accumulate);
+  return g.rows < kMinRows || g.k == 0 || g.n < kWidth || (g.row_init && g.accumulate);
 }
 
 // The weight as panels, packed by the threads together, in a pooled buffer of *bytes.
