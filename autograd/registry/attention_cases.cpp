@@ -193,6 +193,8 @@ std::vector<OpCase> attention_op_cases() {
   rows.push_back(banded_row("banded_attention_random", 9, 1, false, {}, 2));
   rows.push_back(banded_row("banded_attention_random_global", 10, 1, false, {0, 6}, 3));
   rows.push_back(banded_row("banded_attention_random_causal", 10, 1, true, {4}, 2));
+  // Rows and keys over two of the op's 32-row blocks (the second ragged), with all three kinds.
+  rows.push_back(banded_row("banded_attention_blocks", 40, 3, false, {5, 33}, 2));
   rows.push_back(attention_weights_row("attention_weights_causal", 2, 2, 5, 5, true));
   rows.push_back(attention_weights_row("attention_weights_causal_cache", 2, 2, 3, 7, true));
   rows.push_back(attention_weights_row("attention_weights_causal_blocks", 1, 2, 37, 37, true));

@@ -60,7 +60,10 @@ TEST_SUITE("nn") {
         // near the start, a wide band), with globals and without.
         Case{23, 3, false, {}, 2}, Case{23, 3, true, {}, 3}, Case{23, 2, false, {5, 6, 17}, 4},
         Case{23, 2, true, {0, 11}, 2}, Case{11, 0, false, {4}, 9}, Case{9, 3, false, {}, 3},
-        Case{40, 7, true, {3}, 5}};
+        Case{40, 7, true, {3}, 5},
+        // Several of the op's 32-row blocks, a window wider than a block, globals and links.
+        Case{100, 9, false, {3, 60}, 4}, Case{97, 5, true, {50}, 2}, Case{70, 40, false},
+        Case{70, 40, true, {33}}};
     for (const Case& c : cases) {
       INFO("t=", c.t, " window=", c.window, " causal=", c.causal, " globals=", c.globals.size(),
            " links=", c.links);

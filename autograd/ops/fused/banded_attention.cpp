@@ -11,6 +11,11 @@
 // row reads nowhere else (outside the band, not global, causal: in the past), listed per row;
 // the key pass finds the rows that link to a key through an inverse list. O(T (w + g + r)).
 //
+// The band is computed a block of kBlockRows rows (or keys) at a time: the block's rows against
+// every key their bands reach, as one small matrix product, of which the band is kept. That
+// multiplies up to (kBlockRows + 2w) / (2w + 1) times the band's work, at the matrix kernels'
+// rate instead of one short dot product per (row, key): measured in docs/performance.md (W9).
+//
 // Replaces: matmul(q, k^T) -> mul_scalar -> masked_fill(sliding_window_mask) -> softmax ->
 // matmul (nn::SlidingWindowAttention's dense path, whose weights are zero outside the band);
 // tests/nn/banded_attention_test.cpp shows the two agree in outputs and gradients. Gain:
@@ -24,7 +29,10 @@
 
 #include "autograd/error.h"
 #include "autograd/functional.h"
+#include "autograd/kernels/blas.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/vec_math.h"
+#include "autograd/ops/fused/banded_links.h"
 
 namespace attn {
 
@@ -52,10 +60,8 @@ struct BandedAttentionOp final : Op {
   std::vector<int64_t> globals;       // the global positions, sorted, distinct
   std::vector<int64_t> global_index;  // (T): m when position i is globals[m], else -1
   int64_t batch = 1, t_len = 0, d = 0, dv = 0, window = 0, width = 0, slots = 0, n_global = 0;
-  RandomLinks links;                  // (T, r) link keys per row, -1 = empty
-  std::vector<int64_t> linked_start;  // (T + 1): the rows linking to key j are entries
-  std::vector<int64_t> linked_row;    // [linked_start[j], linked_start[j+1]) of linked_row
-  std::vector<int64_t> linked_slot;   // and, for each, the link slot n (0 .. r-1) it used
+  RandomLinks links;  // (T, r) link keys per row, -1 = empty
+  LinkedRows by_key;  // per key, the rows linking to it (banded_links.h)
   bool causal = false;
   real scale = 1;
 
@@ -76,6 +82,11 @@ struct BandedAttentionOp final : Op {
   template <class F>
   void each_key(int64_t i, const F& f) const {
     for (int64_t c = slot_begin(i); c < slot_end(i); ++c) f(c, i - window + c);
+    each_extra_key(i, f);
+  }
+  // The same for the keys outside the band only: the global keys and the row's random links.
+  template <class F>
+  void each_extra_key(int64_t i, const F& f) const {
     for (int64_t g = 0; g < n_global; ++g)
       if (global_slot_visible(i, g)) f(width + g, globals[static_cast<size_t>(g)]);
     for (int64_t n = 0; n < links.per_row; ++n)
@@ -84,6 +95,51 @@ struct BandedAttentionOp final : Op {
 
   BandedAttentionOp(int64_t window_in, bool is_causal, real scale_in)
       : window(window_in), causal(is_causal), scale(scale_in) {}
+
+  static constexpr int64_t kBlockRows = 32;
+  int64_t blocks() const { return (t_len + kBlockRows - 1) / kBlockRows; }
+  // The keys [first, second) that the bands of rows [i0, i1) reach: row i reads i - w .. i + w
+  // (causal: .. i).
+  std::pair<int64_t, int64_t> band_keys(int64_t i0, int64_t i1) const {
+    return {std::max<int64_t>(0, i0 - window), std::min(t_len, i1 + (causal ? 0 : window))};
+  }
+  // The rows [first, second) whose bands reach keys [j0, j1).
+  std::pair<int64_t, int64_t> band_rows(int64_t j0, int64_t j1) const {
+    return {std::max<int64_t>(0, j0 - (causal ? 0 : window)), std::min(t_len, j1 + window)};
+  }
+  // Ordinary row i's band slots, from its row of a dense block over keys [j_lo, ...) into its
+  // (W + g + r) entries, and back: slot c holds key i - w + c.
+  void band_from_dense(int64_t i, const real* dense_row, int64_t j_lo, real* slots_row) const {
+    for (int64_t c = slot_begin(i); c < slot_end(i); ++c)
+      slots_row[c] = dense_row[i - window + c - j_lo];
+  }
+  void band_to_dense(int64_t i, const real* slots_row, int64_t j_lo, real* dense_row) const {
+    for (int64_t c = slot_begin(i); c < slot_end(i); ++c)
+      dense_row[i - window + c - j_lo] = slots_row[c];
+  }
+  bool is_global(int64_t i) const { return global_index[static_cast<size_t>(i)] >= 0; }
+  // Block blk: rows [i0, i1) of batch entry b and the keys [j_lo, j_lo + keys) their bands reach,
+  // with a (rows x keys) dense block for a product over them.
+  struct RowBlock {
+    int64_t b, i0, i1, j_lo, keys;
+    std::vector<real> dense;
+  };
+  RowBlock row_block(int64_t blk) const {
+    const int64_t b = blk / blocks(), i0 = blk % blocks() * kBlockRows;
+    const int64_t i1 = std::min(t_len, i0 + kBlockRows);
+    const auto [j_lo, j_hi] = band_keys(i0, i1);
+    return {b,    i0,          i1,
+            j_lo, j_hi - j_lo, std::vector<real>(static_cast<size_t>((i1 - i0) * (j_hi - j_lo)))};
+  }
+  // The block's ordinary rows' band entries of `per_slot` (p or dS) laid out in its dense block,
+  // zero elsewhere (global rows, keys outside a row's band).
+  void bands_to_dense(RowBlock& rb, const Tensor& per_slot) const {
+    std::fill(rb.dense.begin(), rb.dense.end(), real(0));
+    for (int64_t i = rb.i0; i < rb.i1; ++i)
+      if (!is_global(i))
+        band_to_dense(i, per_slot.data() + (rb.b * t_len + i) * slots, rb.j_lo,
+                      rb.dense.data() + (i - rb.i0) * rb.keys);
+  }
 
   // q (...,T,D), k (...,T,D), v (...,T,Dv) -> o (...,T,Dv). An ordinary row i reads its band
   // slots c (key j = i - w + c), the global keys outside the band and its links; a global row
@@ -99,35 +155,17 @@ struct BandedAttentionOp final : Op {
     q = q_in, k = k_in, v = v_in;
     check_shapes(global_in);
     width = causal ? window + 1 : 2 * window + 1;
-    check_links(links_in);
+    by_key = linked_rows(links_in, t_len, window, causal, global_index);
+    links = links_in;
     slots = width + n_global + links.per_row;
     if (scale == 0) scale = static_cast<real>(1.0 / std::sqrt(static_cast<double>(d)));
     Shape out_shape = q.shape();
     out_shape.back() = dv;
-    Tensor o = Tensor::zeros(out_shape);
+    Tensor o = Tensor::empty(out_shape);  // every row is written (products with beta 0)
     p = Tensor::zeros({batch, t_len, slots});
     pg = Tensor::zeros({batch, std::max<int64_t>(n_global, 1), t_len});
-    kernels::parallel_for(batch * t_len, slots * (d + dv), [&](int64_t row) {
-      const int64_t b = row / t_len, i = row % t_len;
-      const int64_t m_row = global_index[static_cast<size_t>(i)];
-      const real* qi = q.data() + row * d;
-      const real* kb = k.data() + b * t_len * d;  // this batch's keys and values
-      const real* vb = v.data() + b * t_len * dv;
-      real* oi = o.data() + row * dv;
-      if (m_row >= 0) {  // a global query: a full (causal: lower) row
-        real* pr = pg.data() + (b * n_global + m_row) * t_len;
-        softmax_row(qi, kb, pr, key_end(i));
-        for (int64_t j = 0; j < key_end(i); ++j) axpy(pr[j], vb + j * dv, oi, dv);
-        return;
-      }
-      real* pr = p.data() + row * slots;
-      real m = -std::numeric_limits<real>::infinity(), sum = 0;
-      each_key(i, [&](int64_t n, int64_t j) {
-        m = std::max(m, pr[n] = scale * band_dot(qi, kb + j * d, d));
-      });
-      each_key(i, [&](int64_t n, int64_t) { sum += pr[n] = std::exp(pr[n] - m); });
-      each_key(i, [&](int64_t n, int64_t j) { axpy(pr[n] /= sum, vb + j * dv, oi, dv); });
-    });
+    kernels::parallel_for(batch * blocks(), kBlockRows * slots * (d + dv),
+                          [&](int64_t blk) { forward_block(blk, o); });
     return o;
   }
 
@@ -141,68 +179,13 @@ struct BandedAttentionOp final : Op {
   void backward() override {
     const Tensor& gy = dy();
     Tensor ds = Tensor::zeros(p.shape()), dsg = Tensor::zeros(pg.shape());
-    Tensor dq = Tensor::zeros(q.shape()), dk = Tensor::zeros(k.shape()),
-           dvv = Tensor::zeros(v.shape());
-    kernels::parallel_for(batch * t_len, slots * (d + dv), [&](int64_t row) {
-      const int64_t b = row / t_len, i = row % t_len;
-      const int64_t m_row = global_index[static_cast<size_t>(i)];
-      const real* gi = gy.data() + row * dv;
-      const real* kb = k.data() + b * t_len * d;
-      const real* vb = v.data() + b * t_len * dv;
-      real* dqi = dq.data() + row * d;
-      // each_entry(f) calls f(n, j) for every entry n of this row's weights, j its key row.
-      auto gradient_row = [&](const real* pr, real* sr, const auto& each_entry) {
-        real row_dot = 0;
-        each_entry([&](int64_t n, int64_t j) {
-          row_dot += pr[n] * (sr[n] = band_dot(gi, vb + j * dv, dv));
-        });
-        each_entry([&](int64_t n, int64_t j) {
-          sr[n] = pr[n] * (sr[n] - row_dot);
-          axpy(scale * sr[n], kb + j * d, dqi, d);
-        });
-      };
-      if (m_row >= 0) {  // a global query's full row
-        const int64_t off = (b * n_global + m_row) * t_len;
-        gradient_row(pg.data() + off, dsg.data() + off, [&](const auto& f) {
-          for (int64_t j = 0; j < key_end(i); ++j) f(j, j);
-        });
-        return;
-      }
-      gradient_row(p.data() + row * slots, ds.data() + row * slots,
-                   [&](const auto& f) { each_key(i, f); });
-    });
-    kernels::parallel_for(batch * t_len, slots * (d + dv), [&](int64_t key) {
-      const int64_t b = key / t_len, j = key % t_len;
-      real* dkj = dk.data() + key * d;
-      real* dvj = dvv.data() + key * dv;
-      auto gather = [&](int64_t r, real dsv, real pv) {  // row r (in the batch) read key j
-        axpy(scale * dsv, q.data() + r * d, dkj, d);
-        axpy(pv, gy.data() + r * dv, dvj, dv);
-      };
-      for (int64_t c = 0; c < width; ++c) {  // band rows (global rows hold zeros here)
-        const int64_t i = j + window - c;    // the row that reads key j in slot c
-        if (i < 0 || i >= t_len) continue;
-        const int64_t r = b * t_len + i;
-        gather(r, ds[r * slots + c], p[r * slots + c]);
-      }
-      for (int64_t g = 0; g < n_global; ++g) {  // global query rows
-        const int64_t off = (b * n_global + g) * t_len + j;
-        gather(b * t_len + globals[static_cast<size_t>(g)], dsg[off], pg[off]);
-      }
-      const int64_t link_base = width + n_global;
-      for (int64_t e = linked_start[static_cast<size_t>(j)];
-           e < linked_start[static_cast<size_t>(j) + 1]; ++e) {  // rows linking to j
-        const int64_t r = b * t_len + linked_row[static_cast<size_t>(e)];
-        const int64_t n = link_base + linked_slot[static_cast<size_t>(e)];
-        gather(r, ds[r * slots + n], p[r * slots + n]);
-      }
-      const int64_t m_key = global_index[static_cast<size_t>(j)];
-      if (m_key < 0) return;
-      for (int64_t i = 0; i < t_len; ++i) {  // ordinary rows through their global slot
-        const int64_t r = b * t_len + i;
-        gather(r, ds[r * slots + width + m_key], p[r * slots + width + m_key]);
-      }
-    });
+    // Every row of these is written by the blocks' products (beta 0) before anything adds to it.
+    Tensor dq = Tensor::empty(q.shape()), dk = Tensor::empty(k.shape()),
+           dvv = Tensor::empty(v.shape());
+    kernels::parallel_for(batch * blocks(), kBlockRows * slots * (d + dv),
+                          [&](int64_t blk) { backward_row_block(blk, gy, ds, dsg, dq); });
+    kernels::parallel_for(batch * blocks(), kBlockRows * slots * (d + dv),
+                          [&](int64_t blk) { backward_key_block(blk, gy, ds, dsg, dk, dvv); });
     accumulate(0, dq);
     accumulate(1, dk);
     accumulate(2, dvv);
@@ -211,13 +194,153 @@ struct BandedAttentionOp final : Op {
   const char* name() const override { return "banded_attention"; }
 
  private:
-  // A full softmax row over the keys 0 .. n-1: pr[j] = softmax_j(scale q_i . k_j).
-  void softmax_row(const real* qi, const real* kb, real* pr, int64_t n) const {
-    real m = -std::numeric_limits<real>::infinity();
-    for (int64_t j = 0; j < n; ++j) m = std::max(m, pr[j] = scale * band_dot(qi, kb + j * d, d));
-    real sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += pr[j] = std::exp(pr[j] - m);
-    for (int64_t j = 0; j < n; ++j) pr[j] /= sum;
+  // Rows [i0, i1) of batch entry b (block blk): S = scale Q K^T over the keys their bands reach
+  // (one product), each ordinary row's band taken from S and its other keys' scores added, the
+  // softmax over the row's slots (hidden ones -inf, weight 0), then O = P V over the same keys
+  // (the weights put back in the block) plus the other keys' terms. Global rows: full rows.
+  void forward_block(int64_t blk, Tensor& o) {
+    RowBlock rb = row_block(blk);
+    const int64_t b = rb.b, i0 = rb.i0, i1 = rb.i1, j_lo = rb.j_lo, keys = rb.keys;
+    std::vector<real>& dense = rb.dense;
+    const real *qb = q.data() + b * t_len * d, *kb = k.data() + b * t_len * d,
+               *vb = v.data() + b * t_len * dv;
+    real* ob = o.data() + b * t_len * dv;
+    kernels::gemm(false, true, i1 - i0, keys, d, scale, qb + i0 * d, d, kb + j_lo * d, d, 0,
+                  dense.data(), keys);
+    for (int64_t i = i0; i < i1; ++i) {
+      if (is_global(i)) continue;
+      real* pr = p.data() + (b * t_len + i) * slots;
+      std::fill(pr, pr + slots, -std::numeric_limits<real>::infinity());
+      band_from_dense(i, dense.data() + (i - i0) * keys, j_lo, pr);
+      each_extra_key(
+          i, [&](int64_t n, int64_t j) { pr[n] = scale * band_dot(qb + i * d, kb + j * d, d); });
+      kernels::softmax_row(pr, pr, slots);
+    }
+    bands_to_dense(rb, p);
+    kernels::gemm(false, false, i1 - i0, dv, keys, 1, dense.data(), keys, vb + j_lo * dv, dv, 0,
+                  ob + i0 * dv, dv);
+    for (int64_t i = i0; i < i1; ++i) {
+      real* oi = ob + i * dv;
+      if (!is_global(i)) {
+        const real* pr = p.data() + (b * t_len + i) * slots;
+        each_extra_key(i, [&](int64_t n, int64_t j) { axpy(pr[n], vb + j * dv, oi, dv); });
+        continue;
+      }
+      // A global query: a full (causal: lower) row, s = scale q_i K^T, p = softmax(s), o_i = p V.
+      const int64_t n = key_end(i);
+      real* pr = pg.data() + (b * n_global + global_index[static_cast<size_t>(i)]) * t_len;
+      kernels::gemm(false, true, 1, n, d, scale, qb + i * d, d, kb, d, 0, pr, n);
+      kernels::softmax_row(pr, pr, n);
+      kernels::gemm(false, false, 1, dv, n, 1, pr, n, vb, dv, 0, oi, dv);
+    }
+  }
+
+  // The row pass over rows [i0, i1): dP = dO V^T over the keys the bands reach (one product), each
+  // ordinary row's band of it and its other keys' dP_j, dS = p (dP - D) over its slots, then
+  // dq = scale dS K over the block (dS put back in the block) plus the other keys' terms.
+  void backward_row_block(
+      int64_t blk, const Tensor& gy, Tensor& ds, Tensor& dsg, Tensor& dq) const {
+    RowBlock rb = row_block(blk);
+    const int64_t b = rb.b, i0 = rb.i0, i1 = rb.i1, j_lo = rb.j_lo, keys = rb.keys;
+    std::vector<real>& dense = rb.dense;
+    const real *gb = gy.data() + b * t_len * dv, *kb = k.data() + b * t_len * d,
+               *vb = v.data() + b * t_len * dv;
+    real* dqb = dq.data() + b * t_len * d;
+    kernels::gemm(false, true, i1 - i0, keys, dv, 1, gb + i0 * dv, dv, vb + j_lo * dv, dv, 0,
+                  dense.data(), keys);
+    for (int64_t i = i0; i < i1; ++i) {
+      if (is_global(i)) continue;
+      const real* pr = p.data() + (b * t_len + i) * slots;
+      real* sr = ds.data() + (b * t_len + i) * slots;
+      band_from_dense(i, dense.data() + (i - i0) * keys, j_lo, sr);
+      each_extra_key(i,
+                     [&](int64_t n, int64_t j) { sr[n] = band_dot(gb + i * dv, vb + j * dv, dv); });
+      kernels::softmax_backward_row(pr, sr, sr, slots);
+    }
+    bands_to_dense(rb, ds);
+    kernels::gemm(false, false, i1 - i0, d, keys, scale, dense.data(), keys, kb + j_lo * d, d, 0,
+                  dqb + i0 * d, d);
+    for (int64_t i = i0; i < i1; ++i) {
+      real* dqi = dqb + i * d;
+      const real* gi = gb + i * dv;
+      if (!is_global(i)) {
+        const real* sr = ds.data() + (b * t_len + i) * slots;
+        each_extra_key(i, [&](int64_t n, int64_t j) { axpy(scale * sr[n], kb + j * d, dqi, d); });
+        continue;
+      }
+      // A global query's full row: dP = dO_i V^T, dS = p (dP - D), dq_i = scale dS K.
+      const int64_t off = (b * n_global + global_index[static_cast<size_t>(i)]) * t_len;
+      const int64_t n = key_end(i);
+      real* sr = dsg.data() + off;
+      kernels::gemm(false, true, 1, n, dv, 1, gi, dv, vb, dv, 0, sr, n);
+      kernels::softmax_backward_row(pg.data() + off, sr, sr, n);
+      kernels::gemm(false, false, 1, d, n, scale, sr, n, kb, d, 0, dqi, d);
+    }
+  }
+
+  // The key pass over keys [j0, j1): dK = scale dS^T Q and dV = P^T dO over the rows whose bands
+  // reach them (two products, the bands' entries laid out by key), then, per key, what the rows
+  // that read it outside their bands add: the global query rows, when the key is global the
+  // ordinary rows' global slot for it, and the rows linking to it.
+  void backward_key_block(int64_t blk,
+                          const Tensor& gy,
+                          const Tensor& ds,
+                          const Tensor& dsg,
+                          Tensor& dk,
+                          Tensor& dvv) const {
+    const int64_t b = blk / blocks(), j0 = blk % blocks() * kBlockRows;
+    const int64_t j1 = std::min(t_len, j0 + kBlockRows);
+    const auto [i_lo, i_hi] = band_rows(j0, j1);
+    const int64_t rows = i_hi - i_lo;
+    std::vector<real> ds_t(static_cast<size_t>((j1 - j0) * rows)), p_t(ds_t.size());
+    for (int64_t i = i_lo; i < i_hi; ++i) {  // global rows' band slots hold zeros: skipped
+      if (is_global(i)) continue;
+      const int64_t r = b * t_len + i;
+      const int64_t c_lo = std::max(slot_begin(i), j0 - i + window);
+      const int64_t c_hi = std::min(slot_end(i), j1 - i + window);
+      for (int64_t c = c_lo; c < c_hi; ++c) {
+        const size_t at = static_cast<size_t>((i - window + c - j0) * rows + (i - i_lo));
+        ds_t[at] = ds[r * slots + c], p_t[at] = p[r * slots + c];
+      }
+    }
+    const real *qb = q.data() + b * t_len * d, *gb = gy.data() + b * t_len * dv;
+    kernels::gemm(false, false, j1 - j0, d, rows, scale, ds_t.data(), rows, qb + i_lo * d, d, 0,
+                  dk.data() + (b * t_len + j0) * d, d);
+    kernels::gemm(false, false, j1 - j0, dv, rows, 1, p_t.data(), rows, gb + i_lo * dv, dv, 0,
+                  dvv.data() + (b * t_len + j0) * dv, dv);
+    for (int64_t j = j0; j < j1; ++j) gather_outside_bands(b, j, gy, ds, dsg, dk, dvv);
+  }
+
+  void gather_outside_bands(int64_t b,
+                            int64_t j,
+                            const Tensor& gy,
+                            const Tensor& ds,
+                            const Tensor& dsg,
+                            Tensor& dk,
+                            Tensor& dvv) const {
+    real* dkj = dk.data() + (b * t_len + j) * d;
+    real* dvj = dvv.data() + (b * t_len + j) * dv;
+    auto gather = [&](int64_t r, real dsv, real pv) {  // row r (in the batch) read key j
+      axpy(scale * dsv, q.data() + r * d, dkj, d);
+      axpy(pv, gy.data() + r * dv, dvj, dv);
+    };
+    for (int64_t g = 0; g < n_global; ++g) {  // global query rows
+      const int64_t off = (b * n_global + g) * t_len + j;
+      gather(b * t_len + globals[static_cast<size_t>(g)], dsg[off], pg[off]);
+    }
+    const int64_t link_base = width + n_global;
+    for (int64_t e = by_key.start[static_cast<size_t>(j)];
+         e < by_key.start[static_cast<size_t>(j) + 1]; ++e) {  // rows linking to j
+      const int64_t r = b * t_len + by_key.row[static_cast<size_t>(e)];
+      const int64_t n = link_base + by_key.slot[static_cast<size_t>(e)];
+      gather(r, ds[r * slots + n], p[r * slots + n]);
+    }
+    const int64_t m_key = global_index[static_cast<size_t>(j)];
+    if (m_key < 0) return;
+    for (int64_t i = 0; i < t_len; ++i) {  // ordinary rows through their global slot
+      const int64_t r = b * t_len + i;
+      gather(r, ds[r * slots + width + m_key], p[r * slots + width + m_key]);
+    }
   }
 
   void check_shapes(const std::vector<int64_t>& global_in) {
@@ -243,47 +366,6 @@ struct BandedAttentionOp final : Op {
     n_global = static_cast<int64_t>(globals.size());
     global_index.assign(static_cast<size_t>(t_len), -1);
     for (int64_t m = 0; m < n_global; ++m) global_index[static_cast<size_t>(globals[m])] = m;
-  }
-
-  // Enforces random_links.h's rule (an ordinary row's links lie outside its band, are not
-  // global, causal in its past, and are distinct; a global row has none), so that no key is read
-  // twice, then builds the inverse lists the key pass walks: O(T r).
-  void check_links(const RandomLinks& in) {
-    auto fail = [&](const std::string& why) {
-      return Error(fmt::format("banded_attention: random links: {}", why));
-    };
-    if (in.per_row < 0) throw fail(fmt::format("per_row must be >= 0, got {}", in.per_row));
-    if (static_cast<int64_t>(in.keys.size()) != t_len * in.per_row)
-      throw fail(fmt::format("{} keys for T = {} rows of {}", in.keys.size(), t_len, in.per_row));
-    links = in;
-    std::vector<int64_t> count(static_cast<size_t>(t_len) + 1, 0);
-    for (int64_t i = 0; i < t_len; ++i)
-      for (int64_t n = 0; n < links.per_row; ++n) {
-        const int64_t j = links.key(i, n);
-        if (j == -1) continue;
-        const auto bad = [&](const char* why) {
-          return fail(fmt::format("row {} links to key {}: {}", i, j, why));
-        };
-        if (j < 0 || j >= t_len) throw bad("outside [0, T)");
-        if (global_index[static_cast<size_t>(i)] >= 0) throw bad("a global row reads every key");
-        if (global_index[static_cast<size_t>(j)] >= 0) throw bad("a global key");
-        if (causal ? j >= i - window : std::abs(i - j) <= window)
-          throw bad(causal ? "not before the band (causal)" : "inside the band");
-        for (int64_t n2 = 0; n2 < n; ++n2)
-          if (links.key(i, n2) == j) throw bad("a repeated link");
-        ++count[static_cast<size_t>(j) + 1];
-      }
-    linked_start.assign(count.size(), 0);
-    for (size_t j = 1; j < count.size(); ++j) linked_start[j] = linked_start[j - 1] + count[j];
-    linked_row.assign(static_cast<size_t>(linked_start.back()), 0);
-    linked_slot.assign(linked_row.size(), 0);
-    std::vector<int64_t> next(linked_start.begin(), linked_start.end() - 1);
-    for (int64_t i = 0; i < t_len; ++i)
-      for (int64_t n = 0; n < links.per_row; ++n)
-        if (const int64_t j = links.key(i, n); j >= 0) {
-          const auto e = static_cast<size_t>(next[static_cast<size_t>(j)]++);
-          linked_row[e] = i, linked_slot[e] = n;
-        }
   }
 };
 
