@@ -10,8 +10,10 @@
 Each experiment runs in a fresh process (`attnlab run NAME --out TMP`); its wall time, its CPU
 time (user + system, all threads) and its peak resident memory come from the kernel's rusage of
 that process (os.wait4), so nothing is estimated. With --profile a second run goes under
-`perf record -e cpu-clock` (sampling; hardware counters are not needed) and the five functions
-with the most samples are kept. With --baseline OLD the old and the new binary alternate per
+`perf record -e cpu-clock` (sampling; hardware counters are not needed): the table shows the five
+functions with the most samples, and a table of the whole run's CPU seconds by function follows
+(each function's share of an experiment's samples times that experiment's CPU time, summed), with
+the part in matrix products (GEMM_FUNCTIONS). With --baseline OLD the old and the new binary alternate per
 experiment (A B, then B A in the next round) and the table gets the new/old ratio of wall and
 CPU time: the before/after figure of a speed change, measured side by side on the same load.
 
@@ -94,7 +96,15 @@ def run_once(cmd):
             "peak_rss_mib": usage.ru_maxrss / 1024}
 
 
-def top_functions(binary, args, scratch, count=5):
+# What the catalogue-wide profile (--profile) counts as matrix products: our GEMM kernels
+# (autograd/kernels/small_gemm.cpp, panel_gemm.cpp, pack.cpp) and OpenBLAS's (sgemm_*, with its
+# packing copies and buffer calls).
+GEMM_FUNCTIONS = re.compile(r"register_block|run_small_gemm|compute_rows|pack_b|pack_transposed|"
+                            r"partial_block|add_to_group_sums|finish_col_sums|"
+                            r"sgemm_|cblas_|blas_memory_")
+
+
+def top_functions(binary, args, scratch, count=60):
     """The `count` functions with the most cpu-clock samples in one run, as (percent, name)."""
     data = os.path.join(scratch, "perf.data")
     subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-o", data, "--", binary] + args,
@@ -187,6 +197,8 @@ def main():
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print_table(results, bool(args.baseline), args.quick)
+    if args.profile:
+        print_profile_summary(results)
     if args.baseline:
         print_status_changes(results)
     print(f"\nnumbers: {path}", file=sys.stderr)
@@ -213,6 +225,26 @@ def print_status_changes(results):
         print("| experiment | row | old | new |\n|---|---|---|---|")
         for experiment, name, old, new in changed:
             print(f"| {experiment} | {name[:90]} | {old} | {new} |")
+
+
+def print_profile_summary(results, count=25):
+    """The whole run's CPU time by function: each experiment's profile shares times its CPU s."""
+    by_function, total, gemm = {}, 0.0, 0.0
+    for row in results:
+        cpu = median_of(row, "new", "cpu_s")
+        total += cpu
+        for pct, fn in row.get("top_functions", []):
+            seconds = cpu * pct / 100
+            by_function[fn] = by_function.get(fn, 0.0) + seconds
+            gemm += seconds if GEMM_FUNCTIONS.search(fn) else 0.0
+    if total == 0:
+        return
+    print(f"\nCPU time by function over the {len(results)} experiments ({total:.0f} CPU s; each "
+          f"experiment's 60 functions with the most samples): matrix products {gemm:.0f} s "
+          f"({gemm / total:.0%}).\n")
+    print("| function | CPU s | share |\n|---|--:|--:|")
+    for fn, seconds in sorted(by_function.items(), key=lambda kv: -kv[1])[:count]:
+        print(f"| {fn} | {seconds:.1f} | {seconds / total:.1%} |")
 
 
 def median_of(row, label, key):
@@ -250,7 +282,7 @@ def print_table(results, with_baseline, quick):
         if not quick and bounds and not (bounds[0] / 2 <= wall <= max(bounds[1] * 2, 1.0)):
             verdict = " (check)"
         cells.append(row["announced"] + verdict)
-        cells.append("; ".join(f"{pct:.0f}% {fn}" for pct, fn in row.get("top_functions", [])))
+        cells.append("; ".join(f"{pct:.0f}% {fn}" for pct, fn in row.get("top_functions", [])[:5]))
         print("| " + " | ".join(cells) + " |")
     line = f"| **total** | {total['new'][0]:.0f} | {total['new'][1]:.0f} | |"
     if with_baseline:
