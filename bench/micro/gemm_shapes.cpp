@@ -97,21 +97,36 @@ Row measure(const Shape& s) {
   const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
   auto ours = [&] {
     if (s.linear) {
-      attn::kernels::panel_gemm({.rows = s.m, .k = s.k, .n = s.n, .a = a.data(), .lda = lda,
-                                 .b = b.data(), .ldb = ldb, .b_transposed = true,
-                                 .row_init = bias.data(), .c = c.data(), .ldc = s.n});
+      attn::kernels::panel_gemm({.rows = s.m,
+                                 .k = s.k,
+                                 .n = s.n,
+                                 .a = a.data(),
+                                 .lda = lda,
+                                 .b = b.data(),
+                                 .ldb = ldb,
+                                 .b_transposed = true,
+                                 .row_init = bias.data(),
+                                 .c = c.data(),
+                                 .ldc = s.n});
     } else {
-      attn::kernels::gemm({.trans_a = s.trans_a, .trans_b = s.trans_b, .m = s.m, .n = s.n,
-                           .k = s.k, .a = a.data(), .lda = lda, .b = b.data(), .ldb = ldb,
-                           .c = c.data(), .ldc = s.n});
+      attn::kernels::gemm({.trans_a = s.trans_a,
+                           .trans_b = s.trans_b,
+                           .m = s.m,
+                           .n = s.n,
+                           .k = s.k,
+                           .a = a.data(),
+                           .lda = lda,
+                           .b = b.data(),
+                           .ldb = ldb,
+                           .c = c.data(),
+                           .ldc = s.n});
     }
   };
   auto openblas = [&] {
     cblas_sgemm(CblasRowMajor, s.trans_a ? CblasTrans : CblasNoTrans,
-                s.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
-                static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a.data(),
-                static_cast<int>(lda), b.data(), static_cast<int>(ldb), 0.0f, c.data(),
-                static_cast<int>(s.n));
+                s.trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(s.m), static_cast<int>(s.n),
+                static_cast<int>(s.k), 1.0f, a.data(), static_cast<int>(lda), b.data(),
+                static_cast<int>(ldb), 0.0f, c.data(), static_cast<int>(s.n));
   };
   return {&s, rate(flops, ours), rate(flops, openblas)};
 }
