@@ -6,17 +6,33 @@
 
 namespace attn::kernels {
 
-BroadcastIndex::BroadcastIndex(const Shape& in, const Shape& out)
-    : rank_(static_cast<int>(out.size())), identity_(in == out) {
-  const int offset = rank_ - static_cast<int>(in.size());
+namespace {
+
+// Extent of `in` on output axis `axis` when `in` is aligned to the output's trailing axes.
+int64_t aligned_extent(const Shape& in, const Shape& out, size_t axis) {
+  const size_t offset = out.size() - in.size();
+  return axis < offset ? 1 : in[axis - offset];
+}
+
+// The element stride of `in` (row-major) along every axis of `out`, 0 where it is broadcast.
+std::array<int64_t, kMaxRank> aligned_strides(const Shape& in, const Shape& out) {
+  std::array<int64_t, kMaxRank> strides{};
   int64_t stride = 1;
-  for (int axis = rank_ - 1; axis >= 0; --axis) {
-    out_shape_[axis] = out[axis];
-    const int in_axis = axis - offset;
-    const int64_t extent = in_axis >= 0 ? in[in_axis] : 1;
-    in_stride_[axis] = extent == 1 ? 0 : stride;
+  for (size_t axis = out.size(); axis-- > 0;) {
+    const int64_t extent = aligned_extent(in, out, axis);
+    strides[axis] = extent == 1 ? 0 : stride;
     stride *= extent;
   }
+  return strides;
+}
+
+}  // namespace
+
+BroadcastIndex::BroadcastIndex(const Shape& in, const Shape& out)
+    : rank_(static_cast<int>(out.size())),
+      in_stride_(aligned_strides(in, out)),
+      identity_(in == out) {
+  std::copy(out.begin(), out.end(), out_shape_.begin());
 }
 
 int64_t BroadcastIndex::operator()(int64_t flat_out) const {
@@ -29,16 +45,6 @@ int64_t BroadcastIndex::operator()(int64_t flat_out) const {
   }
   return flat_in;
 }
-
-namespace {
-
-// Extent of `in` on output axis `axis` when `in` is aligned to the output's trailing axes.
-int64_t aligned_extent(const Shape& in, const Shape& out, size_t axis) {
-  const size_t offset = out.size() - in.size();
-  return axis < offset ? 1 : in[axis - offset];
-}
-
-}  // namespace
 
 namespace {
 
@@ -88,33 +94,20 @@ BroadcastRows plan_rows(const Shape& out, const Shape* const* ins, int count) {
 RowStart::RowStart(const BroadcastRows& plan, int k, const Shape& in, const Shape& out)
     : step_(plan.row_step[k]), indexed_(plan.indexed[k]) {
   if (!indexed_) return;
-  // The operand's element stride on every output axis (0 where it is broadcast), as in
-  // BroadcastIndex.
-  const int rank = static_cast<int>(out.size());
-  std::array<int64_t, kMaxRank> in_stride{};
-  int64_t stride = 1;
-  for (int axis = rank - 1; axis >= 0; --axis) {
-    const int64_t extent = aligned_extent(in, out, static_cast<size_t>(axis));
-    in_stride[axis] = extent == 1 ? 0 : stride;
-    stride *= extent;
-  }
+  const std::array<int64_t, kMaxRank> in_stride = aligned_strides(in, out);
   // The outer axes are those before the inner run (whose extents multiply to plan.inner).
-  int outer = rank;
+  int outer = static_cast<int>(out.size());
   for (int64_t run = 1; outer > 0 && run < plan.inner;) run *= out[--outer];
-  // Collapse them from the innermost out: axis a joins the run inside it when stepping a by one
+  // Collapse them, innermost first: an axis joins the run inside it when stepping it by one
   // moves the operand as far as walking the whole run does.
-  std::array<int64_t, kMaxRank> ext{}, str{};
-  int n = 0;
   for (int axis = outer - 1; axis >= 0; --axis) {
     if (out[axis] == 1) continue;
-    if (n > 0 && in_stride[axis] == str[n - 1] * ext[n - 1]) {
-      ext[n - 1] *= out[axis];
+    if (axes_ > 0 && in_stride[axis] == stride_[axes_ - 1] * extent_[axes_ - 1]) {
+      extent_[axes_ - 1] *= out[axis];
       continue;
     }
-    ext[n] = out[axis], str[n] = in_stride[axis], ++n;
+    extent_[axes_] = out[axis], stride_[axes_] = in_stride[axis], ++axes_;
   }
-  axes_ = n;
-  for (int i = 0; i < n; ++i) extent_[i] = ext[n - 1 - i], stride_[i] = str[n - 1 - i];
 }
 
 BroadcastRows broadcast_rows(const Shape& out, const Shape& a, const Shape& b, const Shape& c) {

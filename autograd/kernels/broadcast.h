@@ -67,7 +67,7 @@ class RowStart {
   int64_t operator()(int64_t r) const {
     if (!indexed_) return r * step_;
     int64_t start = 0;
-    for (int axis = axes_ - 1; axis >= 0; --axis) {
+    for (int axis = 0; axis < axes_; ++axis) {
       start += (r % extent_[axis]) * stride_[axis];
       r /= extent_[axis];
     }
@@ -77,7 +77,7 @@ class RowStart {
  private:
   int64_t step_;
   bool indexed_;
-  int axes_ = 0;                            // collapsed outer axes, outermost first:
+  int axes_ = 0;                            // collapsed outer axes, innermost first:
   std::array<int64_t, kMaxRank> extent_{};  // their extents (product: the plan's rows)
   std::array<int64_t, kMaxRank> stride_{};  // and the operand's element stride (0: broadcast)
 };

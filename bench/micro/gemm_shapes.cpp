@@ -10,11 +10,10 @@
 // products are from the CPU's peak, so this measures them at the experiments' own sizes (small
 // widths, d_model 8-96 and heads of 8-16, over 512-8192 rows), not at W4's.
 //
-// "ours" is what the ops call: kernels::panel_gemm for a linear layer's forward (x W^T + b) and
-// input gradient (dy W), kernels::gemm for everything else (the weight gradient dy^T x and
-// attention's per-head products). One thread, as in the experiments' side-by-side jobs
-// (experiments/kit/side_by_side.h). Rates are per second of CPU time
-// (CLOCK_PROCESS_CPUTIME_ID), the best of 5 runs, each at least ~20 ms, so time slices that
+// "ours" is what the ops call: kernels::panel_gemm for a linear layer's forward (x W^T + b),
+// kernels::gemm for the weight gradient (dy^T x) and attention's per-head products. One thread, as
+// in the experiments' side-by-side jobs (experiments/kit/side_by_side.h). Rates are per second of
+// CPU time (CLOCK_PROCESS_CPUTIME_ID), the best of 5 runs of 10^9 flops each, so time slices that
 // other programs take are not counted.
 #include <cblas.h>
 #include <omp.h>
@@ -70,11 +69,12 @@ double cpu_seconds() {
   return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
-// GFLOP/s per CPU second of f(), the best of 5 runs of enough calls for ~20 ms each.
+// GFLOP/s per CPU second of f(), the best of 5 runs of enough calls for 10^9 flops each (5-50 ms
+// at the rates measured here).
 template <class F>
 double rate(double flops, F&& f) {
   f();  // warm: buffers, packing space, caches
-  const int calls = std::max(1, static_cast<int>(2e-2 * 5e10 / flops));
+  const int calls = std::max(1, static_cast<int>(1e9 / flops));
   double best = 0;
   for (int run = 0; run < 5; ++run) {
     const double t0 = cpu_seconds();
